@@ -1,0 +1,6 @@
+"""REST API routes of every app, under /api/."""
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("surveys.api_urls")),
+]

@@ -1,0 +1,10 @@
+"""The Celery application; configuration comes from Django settings (CELERY_* names)."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("hedgelab")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,29 @@
+"""python manage.py import_items <study-slug> <file.csv>"""
+from django.core.management.base import BaseCommand, CommandError
+
+from surveys.importers import ImportFailed, import_items
+from surveys.models import Study
+
+
+class Command(BaseCommand):
+    help = "Import items from a CSV file (Belem stimulus format for speaker-belief studies). All or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="slug of an existing study")
+        parser.add_argument("csv", help="path of the CSV file")
+
+    def handle(self, *args, **options):
+        try:
+            study = Study.objects.get(slug=options["study"])
+        except Study.DoesNotExist:
+            raise CommandError(f"no study with slug {options['study']!r}") from None
+        try:
+            result = import_items(study, options["csv"])
+        except FileNotFoundError:
+            raise CommandError(f"no such file: {options['csv']}") from None
+        except ImportFailed as exc:
+            raise CommandError(str(exc)) from None
+        truth = ", ".join(f"{k}: {v}" for k, v in sorted(result.by_truth.items()))
+        self.stdout.write(self.style.SUCCESS(
+            f"imported {result.created} items into {study.slug} ({result.controls} controls; truth {truth})"
+        ))

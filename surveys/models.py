@@ -1,0 +1,252 @@
+"""Studies, items, participants, assignments and human responses (SPEC §2).
+
+Integrity rules live in the database, not only in code:
+- a participant is unique per (study, PROLIFIC_PID);
+- an assignment slot is unique per (participant, position) and per (participant, item);
+- a response is unique per assignment slot and per (participant, item), so an answer can be
+  neither duplicated nor attached to another participant's slot.
+"""
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from .instruments import get_instrument, instrument_choices
+
+
+def _new_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    """One survey: an instrument, its items, its texts and its Prolific settings."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        CLOSED = "closed", "Closed"
+
+    slug = models.SlugField(unique=True, help_text="Appears in the participant link /s/<slug>/.")
+    title = models.CharField(max_length=200)
+    instrument = models.CharField(max_length=50, choices=instrument_choices(), default="speaker_belief")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    description = models.TextField(blank=True, help_text="For researchers; never shown to participants.")
+    consent_text = models.TextField(blank=True)
+    instructions = models.TextField(blank=True, help_text="Shown before the two demonstrations.")
+    pledge_text = models.TextField(blank=True)
+    # Design: how a participant's items are drawn.
+    items_per_expression = models.PositiveSmallIntegerField(
+        default=2, help_text="Statements per expression for each participant (Belem: 2)."
+    )
+    controls_per_participant = models.PositiveSmallIntegerField(
+        default=2, help_text="Control items (no expression) added to each participant's list."
+    )
+    draw_speaker_names = models.BooleanField(
+        default=True,
+        help_text="Draw each slot's speaker from the gender-balanced name list (as in Belem et al.); "
+        "off: show each item's own speaker.",
+    )
+    attention_threshold = models.FloatField(
+        default=0.2, help_text="Participants with Spearman ρ at or below this fail the attention check."
+    )
+    reference_study = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="companions",
+        help_text="For a verifiable-set study: its non-verifiable companion (reference distribution and ranking).",
+    )
+    # Prolific: one completion code per outcome.
+    completion_code = models.CharField(max_length=40, default=_new_code)
+    failed_attention_code = models.CharField(max_length=40, default=_new_code)
+    screened_out_code = models.CharField(max_length=40, default=_new_code)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.slug})"
+
+    @property
+    def kind(self):
+        """The study's instrument object."""
+        return get_instrument(self.instrument)
+
+    def participant_link(self) -> str:
+        """The URL to paste into Prolific, with Prolific's placeholders."""
+        return (
+            f"{settings.SITE_URL}/s/{self.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+            f"&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
+        )
+
+    def demonstrations(self) -> list["Item"]:
+        """The study's two worked examples, in order."""
+        return list(self.items.filter(is_demonstration=True).order_by("demo_order", "id"))
+
+    def main_items(self):
+        """Items that can be assigned to participants and posed to models."""
+        return self.items.filter(is_demonstration=False)
+
+
+class Item(models.Model):
+    """One question. Its wording is computed by the study's instrument from these fields."""
+
+    class Truth(models.TextChoices):
+        TRUE = "true", "true"
+        FALSE = "false", "false"
+        NONE = "", "none (non-verifiable)"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(max_length=200, help_text="Unique within the study; built by the instrument.")
+    expression = models.CharField(max_length=100, blank=True, db_index=True)
+    speaker_name = models.CharField(max_length=100, blank=True)
+    speaker_gender = models.CharField(max_length=20, blank=True)
+    statement = models.TextField(blank=True, help_text="May hold [[they]]/[[their]] pronoun placeholders.")
+    statement_id = models.CharField(max_length=100, blank=True, db_index=True)
+    statement_type = models.CharField(max_length=100, blank=True)
+    truth = models.CharField(max_length=5, choices=Truth.choices, blank=True, default="")
+    is_control = models.BooleanField(default=False)
+    is_demonstration = models.BooleanField(default=False)
+    demo_order = models.PositiveSmallIntegerField(null=True, blank=True)
+    demo_answer = models.FloatField(null=True, blank=True, help_text="Shown answer of a demonstration.")
+    context = models.CharField(max_length=50, blank=True, help_text="Context setting (e.g. Tang's CNC/ENC).")
+    language = models.CharField(max_length=10, default="en")
+    ground_truth = models.FloatField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True, help_text="Kind-specific fields.")
+    source_row = models.PositiveIntegerField(null=True, blank=True, help_text="Row in the imported file.")
+
+    class Meta:
+        ordering = ["study", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="item_unique_key_per_study"),
+            models.CheckConstraint(
+                condition=Q(is_demonstration=False) | Q(demo_answer__isnull=False),
+                name="item_demonstration_has_answer",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "is_demonstration", "is_control"])]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def kind(self):
+        return self.study.kind
+
+    @property
+    def label(self) -> str:
+        """The item's label in analyses: its expression, or ``control``."""
+        return "control" if self.is_control else self.expression
+
+    def text(self) -> str:
+        """The item's main sentence as a participant sees it (with its own speaker)."""
+        return self.kind.sentence(self)
+
+
+class Participant(models.Model):
+    """One Prolific participant in one study."""
+
+    class Status(models.TextChoices):
+        STARTED = "started", "Started"
+        COMPLETED = "completed", "Completed"
+        RETURNED = "returned", "Returned"
+        TIMED_OUT = "timed_out", "Timed out"
+        SCREENED_OUT = "screened_out", "Screened out"
+
+    ACTIVE = (Status.STARTED, Status.COMPLETED)
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    prolific_pid = models.CharField(max_length=64)
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    prolific_session_id = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.STARTED, db_index=True)
+    user_agent = models.TextField(blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    instructions_read_at = models.DateTimeField(null=True, blank=True)
+    pledged_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    passed_attention = models.BooleanField(
+        null=True, blank=True, help_text="Live check at completion (canonical expression order)."
+    )
+    attention_rho = models.FloatField(null=True, blank=True, help_text="Spearman ρ of the study's attention filter.")
+    attention_included = models.BooleanField(null=True, blank=True)
+    completion_code = models.CharField(max_length=40, blank=True, help_text="The code this participant was sent back with.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "prolific_pid"], name="participant_unique_pid_per_study"),
+            models.CheckConstraint(
+                condition=~Q(status="completed") | Q(completed_at__isnull=False),
+                name="participant_completed_has_time",
+            ),
+        ]
+        ordering = ["study", "started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prolific_pid} in {self.study.slug}"
+
+
+class Assignment(models.Model):
+    """One slot of a participant's list: which item, at which position, with which speaker."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments")
+    position = models.PositiveSmallIntegerField()
+    speaker_name = models.CharField(max_length=100, blank=True)
+    speaker_gender = models.CharField(max_length=20, blank=True)
+    first_shown_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "position"], name="assignment_unique_position"),
+            models.UniqueConstraint(fields=["participant", "item"], name="assignment_unique_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant.prolific_pid} #{self.position}: {self.item.key}"
+
+    def speaker(self) -> tuple[str, str] | None:
+        """(name, gender) shown in this slot, or None to use the item's own speaker."""
+        return (self.speaker_name, self.speaker_gender) if self.speaker_name else None
+
+
+class Response(models.Model):
+    """A human answer. Exactly one per assignment slot; never updated after it is saved."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="response")
+    participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="responses")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="responses")
+    value = models.FloatField()
+    raw = models.CharField(max_length=200, blank=True, help_text="The submitted value as sent.")
+    time_taken_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Server-side: shown → saved.")
+    client_time_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Measured in the browser.")
+    created_at = models.DateTimeField(default=timezone.now)
+    imported = models.BooleanField(default=False, help_text="Imported from an earlier study rather than collected here.")
+
+    class Meta:
+        ordering = ["participant", "assignment__position"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "item"], name="response_unique_per_participant_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant.prolific_pid}: {self.item.key} = {self.value:g}"
+
+    def clean(self) -> None:
+        if self.assignment_id and (
+            self.assignment.participant_id != self.participant_id or self.assignment.item_id != self.item_id
+        ):
+            raise ValidationError("A response must belong to its own assignment's participant and item.")

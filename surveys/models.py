@@ -20,6 +20,13 @@ from django.utils import timezone
 from .instruments import get_instrument, instrument_choices
 
 
+def validate_instrument(value: str) -> None:
+    """Reject names that are not registered instruments."""
+    if value not in dict(instrument_choices()):
+        known = ", ".join(name for name, _ in instrument_choices())
+        raise ValidationError(f"{value!r} is not a registered instrument (known: {known})")
+
+
 def _new_code() -> str:
     return secrets.token_hex(4).upper()
 
@@ -34,7 +41,10 @@ class Study(models.Model):
 
     slug = models.SlugField(unique=True, help_text="Appears in the participant link /s/<slug>/.")
     title = models.CharField(max_length=200)
-    instrument = models.CharField(max_length=50, choices=instrument_choices(), default="speaker_belief")
+    instrument = models.CharField(
+        max_length=50, default="speaker_belief", validators=[validate_instrument],
+        help_text="Item kind; one of the registered instruments (surveys/instruments/).",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     description = models.TextField(blank=True, help_text="For researchers; never shown to participants.")
     consent_text = models.TextField(blank=True)

@@ -105,7 +105,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('slug', models.SlugField(help_text='Appears in the participant link /s/<slug>/.', unique=True)),
                 ('title', models.CharField(max_length=200)),
-                ('instrument', models.CharField(choices=[('speaker_belief', 'Speaker belief (Belem et al. 2024)')], default='speaker_belief', max_length=50)),
+                ('instrument', models.CharField(default='speaker_belief', help_text='Item kind; one of the registered instruments (surveys/instruments/).', max_length=50, validators=[surveys.models.validate_instrument])),
                 ('status', models.CharField(choices=[('draft', 'Draft'), ('live', 'Live'), ('closed', 'Closed')], default='draft', max_length=10)),
                 ('description', models.TextField(blank=True, help_text='For researchers; never shown to participants.')),
                 ('consent_text', models.TextField(blank=True)),

@@ -1,0 +1,166 @@
+"""Model endpoints, elicitation runs, stored prompts and model responses (SPEC §2, §5).
+
+A model response is unique per (run, item, sample index): a retried, resumed or redelivered task
+can fill in or complete that row, never add a second one.
+"""
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from surveys.models import Item, Study
+
+
+class ModelEndpoint(models.Model):
+    """An OpenAI-compatible API and one model behind it."""
+
+    class ApiStyle(models.TextChoices):
+        CHAT = "chat", "chat completions"
+        COMPLETIONS = "completions", "text completions"
+
+    name = models.SlugField(unique=True)
+    base_url = models.URLField(help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
+    model = models.CharField(max_length=200, help_text="Model id sent in each request.")
+    api_style = models.CharField(max_length=12, choices=ApiStyle.choices, default=ApiStyle.CHAT)
+    api_key_env = models.CharField(
+        max_length=100, blank=True,
+        help_text="NAME of the environment variable that holds the API key (the key itself is never stored).",
+    )
+    max_concurrency = models.PositiveIntegerField(default=4, help_text="Requests in flight at once, over all workers.")
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    price_prompt_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    price_completion_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    timeout_seconds = models.FloatField(default=60)
+    max_retries = models.PositiveSmallIntegerField(default=5)
+    supports_seed = models.BooleanField(default=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+    def api_key(self) -> str:
+        """The key from the named environment variable ("" when unset; local servers need none)."""
+        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+
+
+class ElicitationRun(models.Model):
+    """Posing a study's items (or a subset) to one endpoint in one mode."""
+
+    class Mode(models.TextChoices):
+        GREEDY = "greedy", "greedy (temperature 0, one answer)"
+        SAMPLED = "sampled", "sampled (n answers at temperature T)"
+        TOP_LOGPROBS = "top_logprobs", "top-logprobs distribution"
+        FULL_DISTRIBUTION = "full_distribution", "full distribution (completion logprobs)"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        BUDGET_EXHAUSTED = "budget_exhausted", "Stopped: budget reached"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Finished with failures"
+
+    name = models.CharField(max_length=200, blank=True)
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="runs")
+    items = models.ManyToManyField(Item, blank=True, related_name="+",
+                                   help_text="A subset of the study's items; empty means all of them.")
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="runs")
+    mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.GREEDY)
+    temperature = models.FloatField(default=0.0)
+    samples_per_item = models.PositiveIntegerField(default=1)
+    seed = models.BigIntegerField(null=True, blank=True, help_text="Sent where the endpoint takes one.")
+    top_logprobs = models.PositiveSmallIntegerField(default=20)
+    max_tokens = models.PositiveIntegerField(default=8)
+    few_shot = models.BooleanField(default=True, help_text="Include the study's two demonstrations.")
+    prompt_version = models.CharField(max_length=50, default="belem-2shot-v1")
+    budget_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True,
+                                     help_text="Stop cleanly once the cost reaches this.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    status_reason = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(samples_per_item__gte=1), name="run_at_least_one_sample"),
+            models.CheckConstraint(condition=Q(temperature__gte=0), name="run_temperature_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or f"run {self.pk}: {self.endpoint.name} on {self.study.slug} ({self.mode})"
+
+    def target_items(self):
+        """The items this run poses: its subset, or every main item of the study."""
+        subset = self.items.all()
+        return subset if subset.exists() else self.study.main_items()
+
+
+class StoredPrompt(models.Model):
+    """A prompt exactly as sent, stored once and addressed by its SHA-256 hash."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    api_style = models.CharField(max_length=12, choices=ModelEndpoint.ApiStyle.choices)
+    content = models.JSONField(help_text="The text (completions) or the message list (chat).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
+
+
+class ModelResponse(models.Model):
+    """One model answer (or the recorded failure to get one) for (run, item, sample index)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OK = "ok", "Parsed"
+        UNPARSEABLE = "unparseable", "Unparseable answer (kept)"
+        FAILED = "failed", "Request failed"
+
+    run = models.ForeignKey(ElicitationRun, on_delete=models.CASCADE, related_name="responses")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="model_responses")
+    sample_index = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
+    prompt = models.ForeignKey(StoredPrompt, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    prompt_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    raw_output = models.TextField(blank=True)
+    value = models.FloatField(null=True, blank=True, help_text="Parsed number (greedy/sampled) or the distribution's argmax.")
+    bin = models.FloatField(null=True, blank=True)
+    parse_error = models.CharField(max_length=300, blank=True)
+    distribution = models.JSONField(null=True, blank=True,
+                                    help_text='{"0": p, "5": p, …, "100": p, "-1": non-number mass}')
+    coverage = models.FloatField(null=True, blank=True, help_text="Probability mass the distribution accounts for.")
+    error = models.TextField(blank=True, help_text="Why the request failed, after all attempts.")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # provenance, so that a run can be reproduced and audited
+    base_url = models.CharField(max_length=300, blank=True)
+    model_id = models.CharField(max_length=200, blank=True)
+    system_fingerprint = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict, blank=True, help_text="All sampling parameters sent.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "item", "sample_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item", "sample_index"], name="model_response_unique_sample"),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} · {self.item.key} · #{self.sample_index}: {self.status}"

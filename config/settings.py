@@ -122,8 +122,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Redis visibility timeout: an unacknowledged task is redelivered after this many seconds.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # An unacknowledged task (its worker died) is redelivered after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
 
 # Production hardening: all on when DEBUG is off (`manage.py check --deploy` is then clean).
 if not DEBUG:

@@ -36,7 +36,6 @@ demo: migrate
 	$(PY) manage.py load_demo
 
 run: demo
-	@$(PY) manage.py ensure_admin
 	@bash bin/run-platform "$(HOST)" "$(PORT)"
 
 test: install browser

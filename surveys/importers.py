@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from .instruments import ImportRowError
 from .models import Item, Study
@@ -17,12 +17,18 @@ MAX_REPORTED_ERRORS = 20
 
 @dataclass
 class RowError:
-    line: int  # line in the file; the header is line 1
+    line: int  # line in the file where the row starts; the header is line 1
     column: str
     message: str
+    row: int | None = None  # the row as a spreadsheet numbers it (header = row 1); differs from
+    # ``line`` when a cell holds line breaks (as in the Belem files) or the file has blank lines
+
+    def where(self) -> str:
+        """``line N`` plus the spreadsheet row when it differs."""
+        return _where(self.line, self.row)
 
     def __str__(self) -> str:
-        return f"line {self.line}, column {self.column!r}: {self.message}"
+        return f"{self.where()}, column {self.column!r}: {self.message}"
 
 
 class ImportFailed(Exception):
@@ -41,33 +47,93 @@ class ImportResult:
     created: int
     controls: int
     by_truth: dict[str, int] = field(default_factory=dict)
+    demonstrations_added: int = 0
+
+
+@dataclass
+class CsvRecord:
+    """One data row of a CSV file and where it is."""
+
+    line: int  # first line of the row in the file (header = 1)
+    row: int  # the row as a spreadsheet numbers it (header = 1)
+    values: dict[str, str]
+
+    def error(self, column: str, message: str) -> RowError:
+        return RowError(self.line, column, message, self.row)
+
+    def where(self) -> str:
+        return _where(self.line, self.row)
+
+
+def _where(line: int, row: int | None) -> str:
+    return f"line {line}" + (f" (spreadsheet row {row})" if row and row != line else "")
+
+
+def _decode(source: str | Path | IO[bytes] | IO[str]) -> str:
+    if isinstance(source, (str, Path)):
+        data: str | bytes = Path(source).read_bytes()
+    else:
+        data = source.read()
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ImportFailed([RowError(1, "-", f"the file is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                                 "save it as CSV UTF-8")]) from None
+    return data.removeprefix("\ufeff")
+
+
+def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterable[str]) -> list[CsvRecord]:
+    """Data rows of a CSV file (UTF-8, BOM allowed) with their locations; blank rows are skipped.
+
+    ImportFailed if a required column is missing, a row has more or fewer cells than the header,
+    or the file is not valid CSV.
+    """
+    reader = csv.reader(io.StringIO(_decode(source), newline=""))
+    try:
+        header = next(reader, [])
+    except csv.Error as exc:
+        raise ImportFailed([RowError(1, "-", f"malformed CSV: {exc}")]) from None
+    header = [h.strip() for h in header]
+    missing = [c for c in required if c not in header]
+    if missing:
+        hint = ""
+        if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
+            hint = " (the file seems to use ';' or tabs between columns: save it as comma-separated CSV)"
+        raise ImportFailed([RowError(1, c, "required column is missing from the header" + hint, 1)
+                            for c in missing])
+    duplicated = sorted({h for h in header if h and header.count(h) > 1})
+    if duplicated:
+        raise ImportFailed([RowError(1, c, "the header has this column more than once", 1) for c in duplicated])
+    records: list[CsvRecord] = []
+    errors: list[RowError] = []
+    row_number = 1
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            errors.append(RowError(start, "-", f"malformed CSV: {exc}", row_number + 1))
+            break
+        row_number += 1
+        if not any(c.strip() for c in cells):
+            continue  # blank row
+        if len(cells) != len(header):
+            more_or_fewer = "more" if len(cells) > len(header) else "fewer"
+            errors.append(RowError(start, "-", f"the row has {len(cells)} cells, {more_or_fewer} than the "
+                                               f"{len(header)} columns of the header", row_number))
+            continue
+        records.append(CsvRecord(start, row_number, dict(zip(header, cells))))
+    if errors:
+        raise ImportFailed(errors)
+    return records
 
 
 def read_csv_rows(source: str | Path | IO[bytes] | IO[str], required: Iterable[str]) -> list[dict[str, str]]:
     """Rows of a CSV file (UTF-8, BOM allowed) as dicts; ImportFailed if a required column is missing."""
-    if isinstance(source, (str, Path)):
-        text = Path(source).read_bytes()
-    else:
-        text = source.read()
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ImportFailed([RowError(1, "-", f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})")])
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise ImportFailed([RowError(1, c, "required column is missing from the header") for c in missing])
-    rows = []
-    try:
-        for row in reader:
-            if None in row:  # more cells than header columns
-                raise ImportFailed([RowError(reader.line_num, "-", "the row has more cells than the header")])
-            rows.append(row)
-    except csv.Error as exc:
-        raise ImportFailed([RowError(reader.line_num, "-", f"malformed CSV: {exc}")]) from None
-    return rows
+    return [record.values for record in read_csv_records(source, required)]
 
 
 def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> ImportResult:
@@ -77,40 +143,46 @@ def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> Impo
     line and column, and the database is left as it was.
     """
     kind = study.kind
-    rows = read_csv_rows(source, kind.import_columns)
+    records = read_csv_records(source, kind.import_columns)
     errors: list[RowError] = []
     items: list[Item] = []
     existing = set(study.items.values_list("key", flat=True))
-    seen: dict[str, int] = {}
-    for index, row in enumerate(rows):
-        line = index + 2
-        if not any((v or "").strip() for v in row.values()):
-            continue  # blank line
+    seen: dict[str, CsvRecord] = {}
+    for record in records:
         try:
-            fields = kind.item_fields_from_row(row)
+            fields = kind.item_fields_from_row(record.values)
         except ImportRowError as exc:
-            errors.append(RowError(line, exc.column, exc.message))
+            errors.append(record.error(exc.column, exc.message))
             continue
         key = kind.item_key(fields)
         if key in seen:
-            errors.append(RowError(line, "statement_id", f"same item as line {seen[key]} ({key})"))
+            errors.append(record.error("statement_id", f"same item as {seen[key].where()} ({key})"))
             continue
         if key in existing:
-            errors.append(RowError(line, "statement_id", f"item {key} is already in study {study.slug}"))
+            errors.append(record.error("statement_id", f"item {key} is already in study {study.slug}"))
             continue
-        seen[key] = line
-        items.append(Item(study=study, key=key, source_row=line, **fields))
+        seen[key] = record
+        items.append(Item(study=study, key=key, source_row=record.row, **fields))
     if errors:
         raise ImportFailed(errors)
     if not items:
-        raise ImportFailed([RowError(2, "-", "the file has no rows")])
-    with transaction.atomic():
-        Item.objects.bulk_create(items, batch_size=500)
-        if not study.demonstrations() and hasattr(kind, "default_demonstrations"):
-            for order, fields in enumerate(kind.default_demonstrations(items), start=1):
-                Item.objects.create(study=study, key=f"demo-{order}", is_demonstration=True, demo_order=order,
-                                    **fields)
+        raise ImportFailed([RowError(2, "-", "the file has no rows", 2)])
+    demonstrations = 0
+    try:
+        with transaction.atomic():
+            Item.objects.bulk_create(items, batch_size=500)
+            if not study.demonstrations() and hasattr(kind, "default_demonstrations"):
+                for order, fields in enumerate(kind.default_demonstrations(items), start=1):
+                    Item.objects.create(study=study, key=f"demo-{order}", is_demonstration=True,
+                                        demo_order=order, **fields)
+                    demonstrations += 1
+    except IntegrityError:
+        # Another import into the same study won the race; the transaction left nothing behind.
+        raise ImportFailed([RowError(1, "-", f"study {study.slug} received items with the same keys while "
+                                             "this file was being imported; nothing was imported, try again")]
+                           ) from None
     truth: dict[str, int] = {}
     for item in items:
         truth[item.truth or "none"] = truth.get(item.truth or "none", 0) + 1
-    return ImportResult(created=len(items), controls=sum(i.is_control for i in items), by_truth=truth)
+    return ImportResult(created=len(items), controls=sum(i.is_control for i in items), by_truth=truth,
+                        demonstrations_added=demonstrations)

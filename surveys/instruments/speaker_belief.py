@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt, Speaker, first_number
@@ -79,6 +80,7 @@ TEST_INTRO = "Given the examples before, answer the following question by writin
 OPTIONS_LINE = "Choose the answer from the following options:"
 ANSWER_CUE = "Correct answer:"
 
+PLACEHOLDER = re.compile(r"\[\[(.*?)\]\]")
 TRUE_VALUES = {"true", "1", "yes"}
 FALSE_VALUES = {"false", "0", "no", ""}
 
@@ -230,15 +232,18 @@ class SpeakerBelief(Instrument):
         if pronouns_raw:
             try:
                 pronouns = ast.literal_eval(pronouns_raw)
-            except (ValueError, SyntaxError):
+            except Exception:  # literal_eval raises ValueError, SyntaxError, TypeError, RecursionError…
+                pronouns = None
+            if not isinstance(pronouns, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in pronouns.items()
+            ):
                 raise ImportRowError("pronouns", f"{pronouns_raw!r} is not a dict such as "
-                                                 "{'their': 'her', 'they': 'she'}") from None
-            if not isinstance(pronouns, dict) or not all(isinstance(v, str) for v in pronouns.values()):
-                raise ImportRowError("pronouns", f"{pronouns_raw!r} is not a dict of strings")
-        placeholders = {p for p in ("they", "their") if f"[[{p}]]" in statement}
-        missing = placeholders - set(pronouns)
+                                                 "{'their': 'her', 'they': 'she'}")
+        missing = sorted(set(PLACEHOLDER.findall(statement)) - set(pronouns))
         if missing:
-            raise ImportRowError("pronouns", f"no pronoun for [[{sorted(missing)[0]}]] used in the statement")
+            raise ImportRowError("statement" if missing[0] not in ("they", "their") else "pronouns",
+                                 f"no pronoun for [[{missing[0]}]] used in the statement "
+                                 "(placeholders: [[they]], [[their]])")
         truth = ""
         if statement_type.endswith("__true"):
             truth = "true"

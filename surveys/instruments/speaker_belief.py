@@ -11,6 +11,8 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Mapping
 
+from analysis.bins import bin_centre
+
 from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt, Speaker, first_number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -188,8 +190,8 @@ class SpeakerBelief(Instrument):
         return ParsedAnswer(raw=raw, value=value)
 
     def score(self, value: float) -> float:
-        """Bin centre c with c − 2.5 ≤ v < c + 2.5; 97.5–100 → 100 (SPEC §6)."""
-        return float(min(100, math.floor((value + 2.5) / 5) * 5))
+        """Bin centre c with c − 2.5 ≤ v < c + 2.5; 97.5–100 → 100 (SPEC §6; analysis.bins)."""
+        return bin_centre(value)
 
     def default_demonstrations(self, items: list["Item"]) -> list[dict[str, Any]]:
         """The paper's demonstration pair matching the imported set (verifiable if any item has a truth value)."""

@@ -1,0 +1,1 @@
+"""Demo studies shipped with hedgelab (data files + loader); see loader.py."""

@@ -1,0 +1,22 @@
+"""python manage.py load_demo — the two live demo studies (idempotent)."""
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from surveys.demo.loader import load_demo
+
+
+class Command(BaseCommand):
+    help = ("Create the demo studies `demo` (non-verifiable) and `demo-verifiable` with their items. "
+            "Studies that already exist are left unchanged.")
+
+    def handle(self, *args, **options):
+        outcomes = load_demo()
+        for outcome in outcomes:
+            style = self.style.SUCCESS if outcome.created else self.style.WARNING
+            self.stdout.write(style(outcome.message))
+        if not any(o.created for o in outcomes):
+            self.stdout.write("nothing changed: the demo studies were already loaded")
+        for outcome in outcomes:
+            study = outcome.study
+            self.stdout.write(f"{study.slug}:\n  Prolific link: {study.participant_link()}\n"
+                              f"  preview:       {settings.SITE_URL}/s/{study.slug}/preview/")

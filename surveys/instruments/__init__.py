@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt
 from .speaker_belief import SpeakerBelief
+from .wep_probability import WepProbability
 
 _KINDS: dict[str, Instrument] = {}
 
@@ -32,6 +33,7 @@ def instrument_choices() -> list[tuple[str, str]]:
 
 
 register(SpeakerBelief())
+register(WepProbability())
 
 __all__ = ["AnswerError", "ImportRowError", "Instrument", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

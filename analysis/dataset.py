@@ -1,0 +1,107 @@
+"""A study's answers from the database as the tidy table the metric functions take (analysis/answers.py).
+
+One row per answer. Columns shared by humans and models: ``respondent``, ``agent``, ``label``, ``value``,
+``truth``, ``item_id``, ``statement_id``. Humans add ``participant_id``, ``included`` (the stored attention
+filter decision) and ``time_taken_ms``; models add ``run_id``, ``mode``, ``sample_index``, ``status`` and
+``dist`` (the stored distribution mapping, or None for a single-value answer).
+
+Only completed participants' answers count (imported participants are completed). Of model responses,
+parsed (``ok``) and unparseable ones are answers (an unparseable answer has NaN and is counted as such);
+pending and failed requests are not answers and are left out.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from analysis.answers import CONTROL, HUMAN
+from elicitation.models import ElicitationRun, ModelResponse
+from surveys.models import Participant, Response, Study
+
+HUMAN_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
+                 "participant_id", "included", "time_taken_ms"]
+MODEL_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
+                 "run_id", "mode", "sample_index", "status", "dist"]
+ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
+
+
+def human_respondent(participant_id: int) -> str:
+    """The ``respondent`` id of a participant in analysis tables (never the PROLIFIC_PID)."""
+    return f"p{participant_id}"
+
+
+def run_respondent(run_id: int) -> str:
+    """The ``respondent`` id of a model run in analysis tables."""
+    return f"run-{run_id}"
+
+
+def _label(expression: str, is_control: bool) -> str:
+    return CONTROL if is_control else expression
+
+
+def human_answers(study: Study) -> pd.DataFrame:
+    """Every answer of the study's completed participants (columns :data:`HUMAN_COLUMNS`)."""
+    rows = (Response.objects
+            .filter(item__study=study, participant__status=Participant.Status.COMPLETED)
+            .order_by("participant_id", "assignment__position")
+            .values_list("participant_id", "item__expression", "item__is_control", "value", "item__truth",
+                         "item_id", "item__statement_id", "participant__attention_included", "time_taken_ms"))
+    records = [(human_respondent(pid), HUMAN, _label(expr, ctl), value, truth, item, sid, pid, inc, ms)
+               for pid, expr, ctl, value, truth, item, sid, inc, ms in rows.iterator(chunk_size=5000)]
+    df = pd.DataFrame.from_records(records, columns=HUMAN_COLUMNS)
+    df["value"] = df["value"].astype(float)
+    df["included"] = df["included"].astype("boolean")
+    df["time_taken_ms"] = df["time_taken_ms"].astype("Int64")
+    return df
+
+
+def agent_names(runs: Iterable[ElicitationRun]) -> dict[int, str]:
+    """Report name of each run: ``endpoint (mode)``, with the temperature when sampled.
+
+    The name leaves out the run's own name and study, so the same endpoint and mode match across a
+    non-verifiable study and its verifiable companion (for ΔPA). Two runs of one study that would share
+    a name get their run id appended.
+    """
+    runs = list(runs)
+    base: dict[int, str] = {}
+    for run in runs:
+        mode = run.mode if run.mode != ElicitationRun.Mode.SAMPLED else f"sampled T={run.temperature:g}"
+        base[run.pk] = f"{run.endpoint.name} ({mode})"
+    names: dict[int, str] = {}
+    for study_id in {run.study_id for run in runs}:
+        in_study = [r for r in runs if r.study_id == study_id]
+        counts = Counter(base[r.pk] for r in in_study)
+        for run in in_study:
+            names[run.pk] = base[run.pk] if counts[base[run.pk]] == 1 else f"{base[run.pk]} #{run.pk}"
+    return names
+
+
+def model_answers(study: Study) -> pd.DataFrame:
+    """Every model answer of the study's runs (columns :data:`MODEL_COLUMNS`)."""
+    runs = list(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
+    names = agent_names(runs)
+    modes = {run.pk: run.mode for run in runs}
+    rows = (ModelResponse.objects
+            .filter(run__study=study, status__in=ANSWER_STATUSES)
+            .order_by("run_id", "item_id", "sample_index")
+            .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
+                         "item__statement_id", "sample_index", "status", "distribution"))
+    records = [(run_respondent(run), names[run], _label(expr, ctl), np.nan if value is None else value, truth,
+                item, sid, run, modes[run], sample, status, dist or None)
+               for run, expr, ctl, value, truth, item, sid, sample, status, dist in rows.iterator(chunk_size=5000)]
+    df = pd.DataFrame.from_records(records, columns=MODEL_COLUMNS)
+    df["value"] = df["value"].astype(float)
+    return df
+
+
+def study_answers(study: Study) -> pd.DataFrame:
+    """Humans and models of one study in one table (model-only columns are empty for humans)."""
+    humans, models = human_answers(study), model_answers(study)
+    if humans.empty:
+        return models.reindex(columns=list(dict.fromkeys(MODEL_COLUMNS + HUMAN_COLUMNS)))
+    if models.empty:
+        return humans.reindex(columns=list(dict.fromkeys(HUMAN_COLUMNS + MODEL_COLUMNS)))
+    return pd.concat([humans, models], ignore_index=True)

@@ -1,0 +1,110 @@
+"""The attention filter applied to a study (SPEC §6; Belem et al. App. A), stored on its participants.
+
+The ranking of the labels comes from the mean answer of ALL completed participants of the
+non-verifiable study, before filtering; a verifiable study (one whose items carry a truth value) uses its
+``reference_study``'s ranking. Each completed participant's ρ and decision (ρ > study.attention_threshold)
+are saved on Participant.attention_rho / attention_included. Excluded participants are kept and listed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+from django.db import transaction
+
+from analysis.attention import attention_filter, label_ranking
+from analysis.dataset import human_answers
+from surveys.models import Participant, Study
+
+
+class FilterError(ValueError):
+    """The filter cannot run for this study; the message says why."""
+
+
+@dataclass
+class ExcludedParticipant:
+    participant_id: int
+    prolific_pid: str
+    rho: float | None
+    n_answers: int
+
+    def as_dict(self) -> dict:
+        return {"participant_id": self.participant_id, "prolific_pid": self.prolific_pid,
+                "rho": self.rho, "n_answers": self.n_answers}
+
+
+@dataclass
+class FilterResult:
+    study: str
+    threshold: float
+    ranking_study: str
+    ranking: list[dict] = field(default_factory=list)  # [{"label", "mean", "rank"}], highest mean first
+    evaluated: int = 0
+    included: int = 0
+    excluded: list[ExcludedParticipant] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"study": self.study, "threshold": self.threshold, "ranking_study": self.ranking_study,
+                "ranking": self.ranking, "evaluated": self.evaluated, "included": self.included,
+                "excluded": [e.as_dict() for e in self.excluded]}
+
+
+def is_verifiable(study: Study) -> bool:
+    """A study is a verifiable set when any of its main items has a truth value."""
+    return study.main_items().exclude(truth="").exists()
+
+
+def ranking_study(study: Study) -> Study:
+    """The study whose participants rank the labels: the study itself, or its reference for a verifiable set."""
+    if not is_verifiable(study):
+        return study
+    if study.reference_study is None:
+        raise FilterError(f"study {study.slug!r} has verifiable items but no reference_study: set its "
+                          "non-verifiable companion, whose label ranking the attention filter uses")
+    return study.reference_study
+
+
+def study_ranking(study: Study) -> pd.DataFrame:
+    """The label ranking the filter of ``study`` uses (label_ranking() of the ranking study's answers)."""
+    source = ranking_study(study)
+    answers = human_answers(source)
+    if answers.empty:
+        raise FilterError(f"study {source.slug!r} has no completed participants to rank the labels by")
+    return label_ranking(answers)
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def apply_attention_filter(study: Study) -> FilterResult:
+    """Compute ρ for every completed participant of ``study``, store ρ and the decision, and report.
+
+    Participants who are not completed are left untouched (their fields stay as they were).
+    """
+    ranking = study_ranking(study)
+    answers = human_answers(study)
+    result = FilterResult(study=study.slug, threshold=study.attention_threshold,
+                          ranking_study=ranking_study(study).slug,
+                          ranking=[{"label": label, "mean": float(row["mean"]), "rank": float(row["rank"])}
+                                   for label, row in ranking.iterrows()])
+    if answers.empty:
+        return result
+    table = attention_filter(answers, ranking, threshold=study.attention_threshold)
+    by_respondent = {int(r[1:]): row for r, row in table.iterrows()}
+    participants = list(Participant.objects.filter(study=study, status=Participant.Status.COMPLETED)
+                      .only("id", "prolific_pid", "attention_rho", "attention_included"))
+    for p in participants:
+        row = by_respondent.get(p.pk)
+        p.attention_rho = _finite(row["rho"]) if row is not None else None
+        p.attention_included = bool(row["included"]) if row is not None else False
+        if not p.attention_included:
+            result.excluded.append(ExcludedParticipant(p.pk, p.prolific_pid, p.attention_rho,
+                                                       int(row["n_answers"]) if row is not None else 0))
+    with transaction.atomic():
+        Participant.objects.bulk_update(participants, ["attention_rho", "attention_included"], batch_size=500)
+    result.evaluated = len(participants)
+    result.included = len(participants) - len(result.excluded)
+    result.excluded.sort(key=lambda e: (e.rho is not None, e.rho if e.rho is not None else 0.0))
+    return result

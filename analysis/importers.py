@@ -1,0 +1,379 @@
+"""Importing human answers collected elsewhere into a study, all or nothing.
+
+Two shapes:
+
+- **long** (:func:`import_responses`): one row per answer — participant id, the item (statement id and
+  expression, or the item's text), the answer, optionally the time taken. The column names are given
+  as a :class:`ResponseColumns` mapping (command-line options or the admin form).
+- **wide** (:func:`import_wide`): one row per respondent, one column per expression, as in the
+  Fagen-Ulmschneider survey (headers may be wrapped in quotes). Other columns (education, gender, …)
+  are reported as ignored. A study without items gets the items of its instrument's expressions first.
+
+Every imported participant is created completed (completed_at set) with one Assignment and one Response
+(``imported=True``) per answer. Any bad row raises :class:`surveys.importers.ImportFailed` naming the
+line (the header is line 1) and the column, and nothing is written.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from surveys.importers import ImportFailed, RowError, read_csv_rows
+from surveys.models import Assignment, Item, Participant, Response, Study
+
+CONTROL = "control"
+MAX_PID_LENGTH = Participant._meta.get_field("prolific_pid").max_length
+TIME_UNITS = {"ms": 1.0, "s": 1000.0}
+
+Source = str | Path | IO[bytes] | IO[str]
+
+
+def normalise(text: str) -> str:
+    """Lower case, single spaces, no surrounding quotes or final full stop: how texts are compared."""
+    text = " ".join(str(text or "").split()).strip().strip("\"'“”‘’").strip()
+    return text.rstrip(".").strip().lower()
+
+
+def normalise_expression(text: str) -> str:
+    """An expression cell as a label: lower case, single spaces; empty or "control" → "control"."""
+    label = " ".join(str(text or "").split()).strip("\"'“”‘’ ").lower()
+    return label or CONTROL
+
+
+@dataclass
+class ResponseColumns:
+    """Which column of a long file holds what. ``statement`` (statement id) or ``text`` (the item's rendered
+    text or its statement) identifies the item together with ``expression`` (and ``truth`` where a
+    statement id is shared by a true and a false item); a study with one item per expression needs
+    neither. ``time`` is the time taken, in ``time_unit`` ("ms" or "s")."""
+
+    participant: str
+    value: str
+    expression: str | None = None
+    statement: str | None = None
+    text: str | None = None
+    truth: str | None = None
+    time: str | None = None
+    time_unit: str = "ms"
+
+    def __post_init__(self) -> None:
+        if self.statement and self.text:
+            raise ValueError("give either a statement id column or a text column, not both")
+        if self.time_unit not in TIME_UNITS:
+            raise ValueError(f"time unit must be one of {', '.join(TIME_UNITS)}, not {self.time_unit!r}")
+
+    def required(self) -> list[str]:
+        return [c for c in (self.participant, self.value, self.expression, self.statement, self.text,
+                            self.truth, self.time) if c]
+
+
+@dataclass
+class ImportSummary:
+    participants: int
+    responses: int
+    items_created: int = 0
+    ignored_columns: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = f"imported {self.responses} answers of {self.participants} participants"
+        if self.items_created:
+            text += f"; created {self.items_created} items"
+        if self.ignored_columns:
+            text += f"; ignored columns: {', '.join(self.ignored_columns)}"
+        return text
+
+
+@dataclass
+class _Answer:
+    line: int
+    pid: str
+    item: Item
+    value: float
+    raw: str
+    time_ms: int | None
+
+
+# --- matching rows to items -------------------------------------------------------------------
+class ItemIndex:
+    """The study's main items, looked up by statement id, by text, or by expression alone."""
+
+    def __init__(self, study: Study):
+        self.items = list(study.main_items())
+        self.by_statement: dict[str, list[Item]] = defaultdict(list)
+        self.by_text: dict[str, list[Item]] = defaultdict(list)
+        self.by_label: dict[str, list[Item]] = defaultdict(list)
+        for item in self.items:
+            self.by_label[item.label].append(item)
+            if item.statement_id:
+                self.by_statement[item.statement_id.strip()].append(item)
+            texts = {normalise(item.text()), normalise(item.statement)}
+            for text in texts - {""}:
+                self.by_text[text].append(item)
+
+    def match(self, cols: ResponseColumns, row: dict[str, str]) -> Item:
+        """The one item a row names; _CellError (column, message) otherwise."""
+        label = None
+        if cols.expression:
+            if not (row[cols.expression] or "").strip():
+                raise _CellError(cols.expression, "is empty (write 'control' for a control item)")
+            label = normalise_expression(row[cols.expression])
+        truth = None
+        if cols.truth:
+            truth = normalise(row[cols.truth])
+            if truth not in ("true", "false", ""):
+                raise _CellError(cols.truth, f"{row[cols.truth]!r} is not true, false or empty")
+        if cols.statement or cols.text:
+            key_col = cols.statement or cols.text
+            if not (row[key_col] or "").strip():
+                raise _CellError(key_col, "is empty")
+            if cols.statement:
+                key = row[key_col].strip()
+                candidates, what = self.by_statement.get(key, []), f"statement id {key!r}"
+            else:
+                candidates = self.by_text.get(normalise(row[key_col]), [])
+                what = f"text {row[key_col].strip()[:80]!r}"
+        elif label is not None:
+            key_col, candidates, what = cols.expression, self.by_label.get(label, []), f"expression {label!r}"
+        else:
+            raise _CellError("-", "no column identifies the item: give a statement, text or expression column")
+        if not candidates:
+            raise _CellError(key_col, f"no item of the study has {what}")
+        if label is not None:
+            narrowed = [i for i in candidates if i.label == label]
+            if not narrowed:
+                known = ", ".join(sorted({i.label for i in candidates}))
+                raise _CellError(cols.expression, f"no item with {what} has expression {label!r} (it has: {known})")
+            candidates = narrowed
+        if truth is not None:
+            candidates = [i for i in candidates if i.truth == truth]
+            if not candidates:
+                raise _CellError(cols.truth, f"no item with {what} has truth {truth or 'none'!r}")
+        if len(candidates) > 1:
+            hint = ("add a truth column" if {i.truth for i in candidates} >= {"true", "false"}
+                    else "add an expression column or identify the items by text")
+            raise _CellError(key_col, f"{what} matches {len(candidates)} items ({hint})")
+        return candidates[0]
+
+
+class _CellError(ValueError):
+    def __init__(self, column: str, message: str):
+        super().__init__(message)
+        self.column, self.message = column, message
+
+
+def _number(raw: str, column: str, low: float, high: float) -> float:
+    text = (raw or "").strip()
+    if not text:
+        raise _CellError(column, "is empty")
+    try:
+        value = float(text)
+    except ValueError:
+        raise _CellError(column, f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise _CellError(column, f"{text} is outside {low:g}–{high:g}")
+    return value
+
+
+def _time_ms(raw: str, column: str, unit: str) -> int | None:
+    text = (raw or "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text) * TIME_UNITS[unit]
+    except ValueError:
+        raise _CellError(column, f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0 or value > 2**31 - 1:
+        raise _CellError(column, f"{text} is not a time taken in {unit}")
+    return int(round(value))
+
+
+def _check_pid(raw: str, column: str, taken: set[str]) -> str:
+    pid = (raw or "").strip()
+    if not pid:
+        raise _CellError(column, "is empty")
+    if len(pid) > MAX_PID_LENGTH:
+        raise _CellError(column, f"participant id longer than {MAX_PID_LENGTH} characters")
+    if pid in taken:
+        raise _CellError(column, f"participant {pid!r} is already in the study (imported before?)")
+    return pid
+
+
+def _is_blank(row: dict[str, Any]) -> bool:
+    return not any((v or "").strip() for v in row.values() if isinstance(v, str))
+
+
+# --- writing ----------------------------------------------------------------------------------
+def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
+    """Create the participants, slots and responses of ``answers`` in one transaction."""
+    now = timezone.now()
+    by_pid: dict[str, list[_Answer]] = defaultdict(list)
+    for answer in answers:
+        by_pid[answer.pid].append(answer)
+    with transaction.atomic():
+        participants = Participant.objects.bulk_create([
+            Participant(study=study, prolific_pid=pid, status=Participant.Status.COMPLETED, started_at=now,
+                        completed_at=now, status_changed_at=now, user_agent="imported")
+            for pid in by_pid
+        ], batch_size=500)
+        if any(p.pk is None for p in participants):  # a backend that returns no primary keys
+            ids = dict(Participant.objects.filter(study=study, prolific_pid__in=list(by_pid))
+                       .values_list("prolific_pid", "pk"))
+            for p in participants:
+                p.pk = p.id = ids[p.prolific_pid]
+        slots: list[Assignment] = []
+        for participant in participants:
+            for position, answer in enumerate(by_pid[participant.prolific_pid], start=1):
+                slots.append(Assignment(participant=participant, item=answer.item, position=position,
+                                        first_shown_at=None))
+        slots = Assignment.objects.bulk_create(slots, batch_size=1000)
+        if any(s.pk is None for s in slots):
+            ids = {(a.participant_id, a.position): a.pk for a in
+                   Assignment.objects.filter(participant__in=participants).only("id", "participant_id", "position")}
+            for s in slots:
+                s.pk = s.id = ids[(s.participant_id, s.position)]
+        ordered = [a for p in participants for a in by_pid[p.prolific_pid]]
+        Response.objects.bulk_create([
+            Response(assignment=slot, participant=slot.participant, item=slot.item, value=answer.value,
+                     raw=answer.raw[:200], time_taken_ms=answer.time_ms, created_at=now, imported=True)
+            for slot, answer in zip(slots, ordered)
+        ], batch_size=1000)
+    return len(participants), len(answers)
+
+
+def import_responses(study: Study, source: Source, columns: ResponseColumns) -> ImportSummary:
+    """Import a long file of answers (one row per answer) into ``study``. All or nothing."""
+    rows = read_csv_rows(source, columns.required())
+    kind = study.kind
+    index = ItemIndex(study)
+    if not index.items:
+        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} has no items: import its items first")])
+    taken = set(Participant.objects.filter(study=study).values_list("prolific_pid", flat=True))
+    errors: list[RowError] = []
+    answers: list[_Answer] = []
+    seen: dict[tuple[str, int], int] = {}
+    for offset, row in enumerate(rows):
+        line = offset + 2
+        if _is_blank(row):
+            continue
+        try:
+            pid = _check_pid(row[columns.participant], columns.participant, taken)
+            item = index.match(columns, row)
+            value = _number(row[columns.value], columns.value, kind.scale_min, kind.scale_max)
+            time_ms = _time_ms(row[columns.time], columns.time, columns.time_unit) if columns.time else None
+        except _CellError as exc:
+            errors.append(RowError(line, exc.column, exc.message))
+            continue
+        first = seen.get((pid, item.pk))
+        if first is not None:
+            errors.append(RowError(line, columns.participant,
+                                   f"participant {pid!r} answers item {item.key} again (first on line {first})"))
+            continue
+        seen[(pid, item.pk)] = line
+        answers.append(_Answer(line, pid, item, value, row[columns.value].strip(), time_ms))
+    if errors:
+        raise ImportFailed(errors)
+    if not answers:
+        raise ImportFailed([RowError(2, "-", "the file has no rows")])
+    participants, responses = _save(study, answers)
+    return ImportSummary(participants=participants, responses=responses)
+
+
+# --- wide files -------------------------------------------------------------------------------
+def header_label(header: str) -> str:
+    """A wide file's column header as a label: quotes stripped, lower case (\"\"\"Almost Certain\"\"\" → almost certain)."""
+    return " ".join(str(header or "").replace('"', " ").split()).lower()
+
+
+def _ensure_items(study: Study) -> int:
+    """Create one item per expression of the study's instrument when the study has no items. Returns the count."""
+    if study.main_items().exists():
+        return 0
+    kind = study.kind
+    make = getattr(kind, "items_for_expressions", None)
+    if make is None:
+        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} has no items and its instrument "
+                                             f"{kind.name!r} cannot create them from a wide file: import its "
+                                             "items first, or use a study with the wep_probability instrument")])
+    items = [Item(study=study, key=kind.item_key(fields), **fields) for fields in make()]
+    Item.objects.bulk_create(items)
+    if not study.demonstrations() and hasattr(kind, "default_demonstrations"):
+        for order, fields in enumerate(kind.default_demonstrations(items), start=1):
+            Item.objects.create(study=study, key=f"demo-{order}", is_demonstration=True, demo_order=order, **fields)
+    return len(items)
+
+
+def import_wide(study: Study, source: Source, *, id_column: str | None = None, id_prefix: str = "row-") -> ImportSummary:
+    """Import a wide file (one row per respondent, one column per expression) into ``study``. All or nothing.
+
+    Respondent ids come from ``id_column`` or are ``id_prefix`` + the line number. Blank answer cells are
+    skipped (no answer); a row with no answer at all is an error.
+    """
+    rows = read_csv_rows(source, [id_column] if id_column else [])
+    header = list(rows[0].keys()) if rows else []
+    if not rows:
+        raise ImportFailed([RowError(2, "-", "the file has no rows")])
+    kind = study.kind
+    with transaction.atomic():
+        created = _ensure_items(study)
+        by_label: dict[str, list[Item]] = defaultdict(list)
+        for item in study.main_items():
+            by_label[item.label].append(item)
+        matched: dict[str, Item] = {}
+        errors: list[RowError] = []
+        ignored: list[str] = []
+        for column in header:
+            if column == id_column:
+                continue
+            label = header_label(column)
+            items = by_label.get(label, [])
+            if len(items) > 1:
+                errors.append(RowError(1, column, f"expression {label!r} matches {len(items)} items of the study"))
+            elif items:
+                if any(m.pk == items[0].pk for m in matched.values()):
+                    errors.append(RowError(1, column, f"a second column for expression {label!r}"))
+                matched[column] = items[0]
+            else:
+                ignored.append(column)
+        if not matched and not errors:
+            known = ", ".join(sorted(by_label))
+            errors.append(RowError(1, "-", f"no column is an expression of the study ({known})"))
+        taken = set(Participant.objects.filter(study=study).values_list("prolific_pid", flat=True))
+        pids: dict[str, int] = {}
+        answers: list[_Answer] = []
+        for offset, row in enumerate(rows):
+            line = offset + 2
+            if _is_blank(row):
+                continue
+            try:
+                pid = _check_pid(row[id_column] if id_column else f"{id_prefix}{line}", id_column or "-", taken)
+            except _CellError as exc:
+                errors.append(RowError(line, exc.column, exc.message))
+                continue
+            if pid in pids:
+                errors.append(RowError(line, id_column or "-", f"respondent {pid!r} again (first on line {pids[pid]})"))
+                continue
+            pids[pid] = line
+            row_answers = []
+            for column, item in matched.items():
+                if not (row[column] or "").strip():
+                    continue
+                try:
+                    value = _number(row[column], column, kind.scale_min, kind.scale_max)
+                except _CellError as exc:
+                    errors.append(RowError(line, exc.column, exc.message))
+                    continue
+                row_answers.append(_Answer(line, pid, item, value, row[column].strip(), None))
+            if matched and not row_answers and not any(e.line == line for e in errors):
+                errors.append(RowError(line, "-", "the row has no answer"))
+            answers += row_answers
+        if errors:
+            raise ImportFailed(errors)  # leaving the atomic block undoes the items created above
+        participants, responses = _save(study, answers)
+    return ImportSummary(participants=participants, responses=responses, items_created=created,
+                         ignored_columns=ignored)

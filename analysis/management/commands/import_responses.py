@@ -1,0 +1,43 @@
+"""python manage.py import_responses <study> <csv> --participant COL (--statement COL | --text COL)
+--expression COL --value COL [--truth COL] [--time COL [--time-unit ms|s]]"""
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.importers import ResponseColumns, import_responses
+from surveys.importers import ImportFailed
+
+from ._common import get_study
+
+
+class Command(BaseCommand):
+    help = ("Import human answers in long format (one row per answer) from an earlier study. "
+            "All or nothing: any bad row is reported with its line and column and nothing is imported.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="slug of the study whose items the answers belong to")
+        parser.add_argument("csv", help="path of the CSV file (UTF-8, header row)")
+        parser.add_argument("--participant", required=True, metavar="COL", help="column with the participant id")
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--statement", metavar="COL", help="column with the statement id")
+        which.add_argument("--text", metavar="COL", help="column with the item's rendered text or its statement")
+        parser.add_argument("--expression", metavar="COL",
+                            help="column with the expression ('control' for control items); required unless "
+                                 "the text identifies the item on its own")
+        parser.add_argument("--value", required=True, metavar="COL", help="column with the answer")
+        parser.add_argument("--truth", metavar="COL",
+                            help="column with true/false, where a statement id is shared by a true and a false item")
+        parser.add_argument("--time", metavar="COL", help="column with the time taken")
+        parser.add_argument("--time-unit", choices=["ms", "s"], default="ms", help="unit of --time (default ms)")
+
+    def handle(self, *args, **options):
+        study = get_study(options["study"])
+        columns = ResponseColumns(participant=options["participant"], value=options["value"],
+                                  expression=options["expression"], statement=options["statement"],
+                                  text=options["text"], truth=options["truth"], time=options["time"],
+                                  time_unit=options["time_unit"])
+        try:
+            summary = import_responses(study, options["csv"], columns)
+        except FileNotFoundError:
+            raise CommandError(f"no such file: {options['csv']}") from None
+        except ImportFailed as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(self.style.SUCCESS(f"{study.slug}: {summary}"))

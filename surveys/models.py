@@ -190,6 +190,11 @@ class Participant(models.Model):
     passed_attention = models.BooleanField(
         null=True, blank=True, help_text="Live check at completion (canonical expression order)."
     )
+    live_attention_rho = models.FloatField(
+        null=True, blank=True,
+        help_text="Spearman ρ of the live check at completion (answers vs. the canonical expression order); "
+        "empty when it was undefined.",
+    )
     attention_rho = models.FloatField(null=True, blank=True, help_text="Spearman ρ of the study's attention filter.")
     attention_included = models.BooleanField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True, help_text="The code this participant was sent back with.")

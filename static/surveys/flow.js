@@ -1,0 +1,49 @@
+/* Participant pages: guard against double submission, measure the time spent on an item page,
+   ask again when no answer is chosen, and let Enter submit from the answer buttons.
+   The server enforces all of this too; the page works without JavaScript. */
+(function () {
+  "use strict";
+  var started = performance.now();
+
+  document.querySelectorAll("form[method=post]").forEach(function (form) {
+    form.addEventListener("submit", function (event) {
+      if (event.defaultPrevented) return;
+      if (form.hasAttribute("data-submitting")) { event.preventDefault(); return; }
+      form.setAttribute("data-submitting", "");
+    });
+  });
+  // A page restored from the back/forward cache may be submitted again (the server decides).
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      document.querySelectorAll("form[data-submitting]").forEach(function (f) { f.removeAttribute("data-submitting"); });
+      started = performance.now();
+    }
+  });
+
+  var form = document.querySelector("form[data-answer-form]");
+  if (!form) return;
+  var error = form.querySelector("[data-answer-error]");
+  var clientTime = form.querySelector("input[name=client_time_ms]");
+
+  // Capture: runs before the double-submission guard, which skips a submission cancelled here.
+  form.addEventListener("submit", function (event) {
+    if (!form.querySelector("input[name=value]:checked")) {
+      event.preventDefault();
+      if (error) {
+        error.textContent = "Please choose an answer before continuing.";
+        error.hidden = false;
+      }
+      var first = form.querySelector("input[name=value]");
+      if (first) first.focus();
+      return;
+    }
+    if (clientTime) clientTime.value = String(Math.round(performance.now() - started));
+  }, true);
+
+  form.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && event.target.matches("input[type=radio]")) {
+      event.preventDefault();  // submits the choice made (never the merely focused button)
+      if (form.requestSubmit) form.requestSubmit(); else form.submit();
+    }
+  });
+})();

@@ -1,0 +1,408 @@
+"""The Prolific participant flow (SPEC §4) as plain functions; the views only call these.
+
+A participant's place in the study is derived from their own row, never stored separately:
+no consent time → consent; no instructions time → instructions; no pledge time → pledge;
+an unanswered slot → that item; all slots answered → completed (with the code they were sent back with).
+Participants who returned the study, timed out or were screened out see an "ended" page.
+
+Every write locks the participant row (``select_for_update``) so that double clicks, stale tabs and
+concurrent requests are serialised; the unique constraints in ``surveys.models`` are the last line of
+defence (an ``IntegrityError`` on saving an answer means it was already answered).
+"""
+from __future__ import annotations
+
+import enum
+import math
+import random
+import re
+import warnings
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Mapping, Sequence
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from scipy import stats
+
+from .assignment import assign
+from .instruments import AnswerError
+from .models import Assignment, Participant, Response, Study
+
+PID_PARAM, STUDY_PARAM, SESSION_PARAM = "PROLIFIC_PID", "STUDY_ID", "SESSION_ID"
+PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,64}")
+# Prolific substitutes {{%PROLIFIC_PID%}}; a link pasted without "URL parameters" keeps the placeholder.
+PLACEHOLDER = re.compile(r"%[A-Z_]+%|\{\{|\}\}")
+MAX_CLIENT_MS = 24 * 3600 * 1000  # anything longer than a day is not a measurement
+MAX_STORED_MS = 2**31 - 1  # PositiveIntegerField's portable upper bound
+
+ENDED_STATUSES = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.SCREENED_OUT)
+
+
+class Step(str, enum.Enum):
+    """Where a participant is in the study."""
+
+    CONSENT = "consent"
+    INSTRUCTIONS = "instructions"
+    PLEDGE = "pledge"
+    ITEM = "item"
+    DONE = "done"  # completed: show the code and the link back to Prolific
+    ENDED = "ended"  # returned, timed out or screened out
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A participant's current step; for ``Step.ITEM`` also the slot and "Question number of total"."""
+
+    step: Step
+    slot: Assignment | None = None
+    number: int = 0
+    total: int = 0
+
+
+class FlowError(Exception):
+    """A request the flow refuses; ``title`` and ``message`` are shown to the person, with ``status``."""
+
+    status = 400
+
+    def __init__(self, title: str, message: str, status: int | None = None):
+        super().__init__(message)
+        self.title = title
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+class StudyNotOpen(FlowError):
+    """The study does not accept new participants (draft, closed or without items)."""
+
+    status = 403
+
+
+class OutOfStep(FlowError):
+    """A form for a step the participant is no longer (or not yet) at, e.g. from a stale tab."""
+
+    status = 409
+
+
+@dataclass(frozen=True)
+class EntryParams:
+    pid: str
+    study_id: str
+    session_id: str
+
+
+# --- entry --------------------------------------------------------------------------------------
+def _check_id(params: Mapping[str, str], name: str, required: bool) -> str:
+    value = (params.get(name) or "").strip()
+    if not value:
+        if required:
+            raise FlowError(
+                "This link is missing your Prolific ID",
+                f"The address has no {name}. Please open the study again from Prolific "
+                "(use the link or button on the study page); it adds your Prolific ID for you.",
+            )
+        return ""
+    if PLACEHOLDER.search(value):
+        raise FlowError(
+            "This link has not been filled in by Prolific",
+            f"The address contains Prolific's placeholder {value!r} instead of your {name}. "
+            "Please open the study from its page on Prolific. (Researchers: in the Prolific study settings, "
+            "choose to record Prolific IDs via URL parameters.)",
+        )
+    if not PROLIFIC_ID.fullmatch(value):
+        raise FlowError(
+            "This link has an invalid Prolific ID",
+            f"The {name} in the address ({value[:80]!r}) is not valid: it should be 1 to 64 letters and digits. "
+            "Please open the study again from Prolific.",
+        )
+    return value
+
+
+def check_entry_params(params: Mapping[str, str]) -> EntryParams:
+    """The Prolific parameters of a study link; FlowError (400) names what is missing or malformed."""
+    return EntryParams(
+        pid=_check_id(params, PID_PARAM, required=True),
+        study_id=_check_id(params, STUDY_PARAM, required=False),
+        session_id=_check_id(params, SESSION_PARAM, required=False),
+    )
+
+
+def check_study_open(study: Study) -> None:
+    """Raise StudyNotOpen unless ``study`` accepts new participants."""
+    if study.status == Study.Status.DRAFT:
+        raise StudyNotOpen("This study has not started yet",
+                           "The study is not open yet. Please try again later or return it on Prolific.")
+    if study.status == Study.Status.CLOSED:
+        raise StudyNotOpen("This study is closed",
+                           "The study is no longer accepting participants. Please return it on Prolific.")
+    if not study.main_items().exists():
+        raise StudyNotOpen("This study is not ready",
+                           "The study has no questions yet. Please return it on Prolific.")
+
+
+def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Participant:
+    """The participant for a study link: created on first entry, the same row when the PID comes back.
+
+    New participants are only admitted to a live study with items; a known PID may always come back
+    (to resume, or to see their completion code). Nothing is created when the link is refused.
+    """
+    ids = check_entry_params(params)
+    existing = Participant.objects.filter(study=study, prolific_pid=ids.pid).first()
+    if existing is not None:
+        return existing
+    check_study_open(study)
+    participant, _ = Participant.objects.get_or_create(
+        study=study,
+        prolific_pid=ids.pid,
+        defaults={"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,
+                  "user_agent": user_agent[:1000]},
+    )
+    return participant
+
+
+# --- where the participant is ---------------------------------------------------------------------
+def current_step(participant: Participant) -> Progress:
+    """The participant's current step, derived from their timestamps, status and slots."""
+    if participant.status in ENDED_STATUSES:
+        return Progress(Step.ENDED)
+    if participant.status == Participant.Status.COMPLETED:
+        return Progress(Step.DONE)
+    if participant.consented_at is None:
+        return Progress(Step.CONSENT)
+    if participant.instructions_read_at is None:
+        return Progress(Step.INSTRUCTIONS)
+    if participant.pledged_at is None:
+        return Progress(Step.PLEDGE)
+    slots = list(participant.assignments.select_related("item", "response").order_by("position"))
+    answered = sum(1 for s in slots if hasattr(s, "response"))
+    for slot in slots:
+        if not hasattr(slot, "response"):
+            return Progress(Step.ITEM, slot=slot, number=answered + 1, total=len(slots))
+    # Pledged and every slot answered, but not yet marked completed (cannot normally happen, since
+    # the last answer completes in the same transaction): the view calls complete().
+    return Progress(Step.DONE, number=len(slots), total=len(slots))
+
+
+def _locked(participant: Participant) -> Participant:
+    """The participant's row, re-read and locked until the end of the transaction."""
+    return Participant.objects.select_for_update().get(pk=participant.pk)
+
+
+def _expect(participant: Participant, step: Step) -> None:
+    if current_step(participant).step != step:
+        raise OutOfStep("This page was already submitted",
+                        "That page was already submitted (perhaps in another tab); here is where you are now.")
+
+
+def record_consent(participant: Participant, agreed: bool) -> bool:
+    """Record consent; ``agreed=False`` (declining) changes nothing. Returns ``agreed``.
+
+    OutOfStep if consent was already recorded.
+    """
+    with transaction.atomic():
+        locked = _locked(participant)
+        _expect(locked, Step.CONSENT)
+        if agreed:
+            locked.consented_at = timezone.now()
+            locked.save(update_fields=["consented_at"])
+    participant.refresh_from_db()
+    return agreed
+
+
+def record_instructions(participant: Participant) -> None:
+    """Record that the instructions (with the two demonstrations) were read."""
+    with transaction.atomic():
+        locked = _locked(participant)
+        _expect(locked, Step.INSTRUCTIONS)
+        locked.instructions_read_at = timezone.now()
+        locked.save(update_fields=["instructions_read_at"])
+    participant.refresh_from_db()
+
+
+def record_pledge(participant: Participant, rng: random.Random | None = None) -> list[Assignment]:
+    """Record the integrity pledge and draw the participant's items (balanced; see surveys.assignment).
+
+    Items are drawn here rather than at entry, so people who stop before the first question hold no slots.
+    """
+    with transaction.atomic():
+        locked = _locked(participant)
+        _expect(locked, Step.PLEDGE)
+        locked.pledged_at = timezone.now()
+        locked.save(update_fields=["pledged_at"])
+        slots = assign(locked, rng)
+    participant.refresh_from_db()
+    return slots
+
+
+def mark_shown(slot: Assignment, now: datetime | None = None) -> None:
+    """Record when a slot was first shown (only the first time: reloads keep the original time)."""
+    now = now or timezone.now()
+    Assignment.objects.filter(pk=slot.pk, first_shown_at__isnull=True).update(first_shown_at=now)
+    if slot.first_shown_at is None:
+        slot.refresh_from_db(fields=["first_shown_at"])
+
+
+# --- answers --------------------------------------------------------------------------------------
+class Outcome(str, enum.Enum):
+    SAVED = "saved"  # the answer was stored; go on to the next step
+    INVALID = "invalid"  # no or a bad value: ask the same question again with ``message``
+    ALREADY_ANSWERED = "already_answered"  # double click or stale tab: the first answer stands
+    REJECTED = "rejected"  # not this participant's current slot (tampered or out of order)
+    NOT_ANSWERING = "not_answering"  # the participant is not at the question step (e.g. completed)
+
+
+@dataclass(frozen=True)
+class Submission:
+    outcome: Outcome
+    message: str = ""
+    response: Response | None = None
+
+
+def parse_client_ms(raw: Any) -> int | None:
+    """The browser-measured time in ms, or None when missing or implausible (never an error)."""
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value) or value < 0 or value > MAX_CLIENT_MS:
+        return None
+    return int(round(value))
+
+
+def submit_answer(participant: Participant, position: int, item_id: int, raw_value: Any,
+                  client_time_ms: Any = None) -> Submission:
+    """Save the answer to the participant's current slot; never a duplicate or an overwrite.
+
+    ``position`` and ``item_id`` come from the form and must name the participant's current slot.
+    The last answer also completes the participant (see ``complete``) in the same transaction.
+    """
+    with transaction.atomic():
+        locked = _locked(participant)
+        progress = current_step(locked)
+        if progress.step != Step.ITEM:
+            message = ("Your answers are already complete." if progress.step == Step.DONE
+                       else "This page cannot take answers now.")
+            return Submission(Outcome.NOT_ANSWERING, message)
+        slot = locked.assignments.select_related("item", "response").filter(position=position).first()
+        if slot is None or slot.item_id != item_id:
+            return Submission(Outcome.REJECTED, "That answer did not match your current question, so it was "
+                                                "not saved. Please answer the question below.")
+        if hasattr(slot, "response"):
+            return Submission(Outcome.ALREADY_ANSWERED, "Your answer to that question was already saved; "
+                                                        "it has not been changed.")
+        if slot.pk != progress.slot.pk:
+            return Submission(Outcome.REJECTED, "Please answer the questions in order.")
+        raw = "" if raw_value is None else str(raw_value).strip()
+        if not raw:
+            return Submission(Outcome.INVALID, "Please choose an answer before continuing.")
+        try:
+            value = locked.study.kind.validate(raw)
+        except AnswerError as exc:
+            return Submission(Outcome.INVALID, str(exc))
+        client_ms = parse_client_ms(client_time_ms)
+        now = timezone.now()
+        taken = None
+        if slot.first_shown_at is not None:
+            taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
+        try:
+            with transaction.atomic():
+                response = Response.objects.create(
+                    assignment=slot, participant=locked, item_id=slot.item_id, value=value, raw=raw[:200],
+                    time_taken_ms=taken, client_time_ms=client_ms, created_at=now,
+                )
+        except IntegrityError:
+            return Submission(Outcome.ALREADY_ANSWERED, "Your answer to that question was already saved; "
+                                                        "it has not been changed.")
+        if progress.number >= progress.total:
+            complete(locked)
+    participant.refresh_from_db()
+    return Submission(Outcome.SAVED, response=response)
+
+
+# --- completion -----------------------------------------------------------------------------------
+def attention_rho(values: Sequence[float], labels: Sequence[str], order: Sequence[str]) -> float | None:
+    """Spearman ρ between answers and the canonical order of their labels (first = highest expected).
+
+    Answers whose label is not in ``order`` (controls) are left out. None when ρ is undefined
+    (fewer than two answers, or constant answers or labels).
+    """
+    rank = {label: len(order) - i for i, label in enumerate(order)}
+    pairs = [(float(v), rank[label]) for v, label in zip(values, labels) if label in rank]
+    if len(pairs) < 2:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConstantInputWarning: handled as undefined below
+        rho = stats.spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
+    return None if rho is None or not math.isfinite(rho) else float(rho)
+
+
+def passes_attention(rho: float | None, threshold: float) -> bool:
+    """The live check: pass only when ρ is defined and above the study's threshold."""
+    return rho is not None and rho > threshold
+
+
+def complete(participant: Participant) -> str:
+    """Mark the participant completed, run the live attention check, store and return the code to send.
+
+    Idempotent: a completed participant keeps the code they were first given. The check compares
+    the participant's non-control answers with the instrument's ``canonical_order()``; an instrument
+    without one has no live check (``passed_attention`` stays empty and the completion code is sent).
+    """
+    with transaction.atomic():
+        locked = _locked(participant)
+        if locked.status == Participant.Status.COMPLETED:
+            return locked.completion_code
+        study = locked.study
+        order = study.kind.canonical_order()
+        if order:
+            answers = list(locked.responses.filter(item__is_control=False).values_list("value", "item__expression"))
+            rho = attention_rho([a[0] for a in answers], [a[1] for a in answers], order)
+            passed: bool | None = passes_attention(rho, study.attention_threshold)
+        else:
+            rho, passed = None, None
+        code = study.failed_attention_code if passed is False else study.completion_code
+        now = timezone.now()
+        locked.status = Participant.Status.COMPLETED
+        locked.completed_at = now
+        locked.status_changed_at = now
+        locked.live_attention_rho = rho
+        locked.passed_attention = passed
+        locked.completion_code = code
+        locked.save(update_fields=["status", "completed_at", "status_changed_at", "live_attention_rho",
+                                   "passed_attention", "completion_code"])
+    participant.refresh_from_db()
+    return code
+
+
+def completion_url(code: str) -> str:
+    """Prolific's completion address for ``code`` (settings.PROLIFIC_COMPLETE_URL)."""
+    return f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
+
+
+# --- researcher actions ---------------------------------------------------------------------------
+def mark_participants(queryset: QuerySet[Participant], status: str) -> int:
+    """Set ``status`` (returned, timed out or screened out) on the participants in ``queryset``.
+
+    For the admin action. Their unanswered slots stop counting for balancing at once
+    (surveys.assignment.item_usage); their answers are kept. Returns the number of rows changed.
+    """
+    if status not in ENDED_STATUSES:
+        allowed = ", ".join(s.value for s in ENDED_STATUSES)
+        raise ValueError(f"{status!r} is not a status a researcher can set (allowed: {allowed})")
+    with transaction.atomic():
+        return queryset.exclude(status=status).update(status=status, status_changed_at=timezone.now())
+
+
+def reinstate_participants(queryset: QuerySet[Participant]) -> int:
+    """Undo ``mark_participants``: back to completed (if they had completed) or started. Returns rows changed."""
+    now = timezone.now()
+    with transaction.atomic():
+        ended = queryset.filter(status__in=ENDED_STATUSES)
+        done = ended.filter(completed_at__isnull=False).update(status=Participant.Status.COMPLETED,
+                                                               status_changed_at=now)
+        started = ended.filter(completed_at__isnull=True).update(status=Participant.Status.STARTED,
+                                                                 status_changed_at=now)
+    return done + started

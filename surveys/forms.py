@@ -1,0 +1,35 @@
+"""Forms of the participant pages. They check the shape of a POST; surveys.flow decides what it means."""
+from __future__ import annotations
+
+from django import forms
+
+
+class ConsentForm(forms.Form):
+    """Two submit buttons named ``choice``: agree or decline."""
+
+    choice = forms.ChoiceField(choices=[("agree", "I agree"), ("decline", "I do not agree")],
+                               error_messages={"required": "Please choose whether you agree to take part."})
+
+    @property
+    def agreed(self) -> bool:
+        return self.cleaned_data.get("choice") == "agree"
+
+
+class PledgeForm(forms.Form):
+    """The integrity pledge: a checkbox that must be ticked."""
+
+    pledge = forms.BooleanField(
+        required=True,
+        label="I pledge to answer every question carefully and to the best of my ability.",
+        error_messages={"required": "Please tick the box to confirm the pledge before you start."},
+    )
+
+
+class AnswerForm(forms.Form):
+    """One item page. ``position`` and ``item`` say which slot the page showed; ``value`` is the answer,
+    checked by the instrument (surveys.flow.submit_answer); ``client_time_ms`` is measured by the page."""
+
+    position = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    item = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    value = forms.CharField(required=False, max_length=50)
+    client_time_ms = forms.CharField(required=False, max_length=30, widget=forms.HiddenInput)

@@ -1,0 +1,103 @@
+"""The researcher's preview: the participant flow with its state in the session, writing nothing.
+
+The preview walks the same steps and renders the same templates as a participant's visit, with a
+sample of items drawn exactly like a participant's (surveys.assignment.draw_items / draw_speakers,
+which only read). No Participant, Assignment or Response row is ever created.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .assignment import draw_items, draw_speakers
+from .flow import Progress, Step, attention_rho, passes_attention
+from .instruments import AnswerError
+from .models import Assignment, Item, Study
+
+
+@dataclass
+class PreviewState:
+    """Where a preview is: the step, the drawn slots (item id, speaker name, gender) and the answers given."""
+
+    step: Step = Step.CONSENT
+    slots: list[tuple[int, str, str]] = field(default_factory=list)
+    answers: list[float] = field(default_factory=list)
+
+    def to_session(self) -> dict[str, Any]:
+        return {"step": self.step.value, "slots": [list(s) for s in self.slots], "answers": list(self.answers)}
+
+    @classmethod
+    def from_session(cls, data: Any) -> "PreviewState":
+        """The state saved by ``to_session``; a fresh preview if it is missing or unreadable."""
+        try:
+            return cls(step=Step(data["step"]), slots=[(int(i), str(n), str(g)) for i, n, g in data["slots"]],
+                       answers=[float(a) for a in data["answers"]])
+        except (KeyError, TypeError, ValueError):
+            return cls()
+
+
+def draw_preview_slots(study: Study, rng: random.Random | None = None) -> list[tuple[int, str, str]]:
+    """A participant-like sample of (item id, speaker name, speaker gender), read-only."""
+    rng = rng or random.Random()
+    items = draw_items(study, rng)
+    speakers = draw_speakers(study, len(items), rng)
+    return [(item.id, *(spk or ("", ""))) for item, spk in zip(items, speakers)]
+
+
+def preview_progress(study: Study, state: PreviewState) -> Progress:
+    """Like ``flow.current_step``; for the item step the slot is an unsaved Assignment."""
+    if state.step != Step.ITEM:
+        return Progress(state.step, number=len(state.answers), total=len(state.slots))
+    index = len(state.answers)
+    item_id, name, gender = state.slots[index]
+    item = Item.objects.select_related("study").get(pk=item_id, study=study)
+    slot = Assignment(item=item, position=index + 1, speaker_name=name, speaker_gender=gender)
+    return Progress(Step.ITEM, slot=slot, number=index + 1, total=len(state.slots))
+
+
+def preview_consent(state: PreviewState, agreed: bool) -> None:
+    if state.step == Step.CONSENT and agreed:
+        state.step = Step.INSTRUCTIONS
+
+
+def preview_instructions(state: PreviewState) -> None:
+    if state.step == Step.INSTRUCTIONS:
+        state.step = Step.PLEDGE
+
+
+def preview_pledge(study: Study, state: PreviewState, rng: random.Random | None = None) -> None:
+    if state.step == Step.PLEDGE:
+        state.slots = draw_preview_slots(study, rng)
+        state.answers = []
+        state.step = Step.ITEM if state.slots else Step.DONE
+
+
+def preview_answer(study: Study, state: PreviewState, position: int, raw_value: Any) -> str:
+    """Validate and keep an answer in the preview state; returns an error message ('' when accepted)."""
+    if state.step != Step.ITEM or position != len(state.answers) + 1:
+        return ""  # stale form: ignored, the view shows the current step
+    raw = "" if raw_value is None else str(raw_value).strip()
+    if not raw:
+        return "Please choose an answer before continuing."
+    try:
+        value = study.kind.validate(raw)
+    except AnswerError as exc:
+        return str(exc)
+    state.answers.append(value)
+    if len(state.answers) == len(state.slots):
+        state.step = Step.DONE
+    return ""
+
+
+def preview_summary(study: Study, state: PreviewState) -> dict[str, Any]:
+    """What would happen at completion: the live attention check and the code that would be sent."""
+    items = Item.objects.in_bulk([s[0] for s in state.slots[: len(state.answers)]])
+    pairs = [(a, items[s[0]]) for a, s in zip(state.answers, state.slots) if s[0] in items]
+    order = study.kind.canonical_order()
+    rho = attention_rho([a for a, i in pairs if not i.is_control],
+                        [i.expression for a, i in pairs if not i.is_control], order) if order else None
+    passed = passes_attention(rho, study.attention_threshold) if order else None
+    code = study.failed_attention_code if passed is False else study.completion_code
+    return {"rho": rho, "passed": passed, "code": code, "checked": bool(order),
+            "answers": [(i, a) for a, i in pairs]}

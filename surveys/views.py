@@ -1,0 +1,283 @@
+"""Participant pages and the researcher preview. Thin: every decision is made in surveys.flow / surveys.preview.
+
+The participant is identified by the study link's PROLIFIC_PID on entry and by the session afterwards;
+each step has its own URL, and a request for any other step than the current one is redirected to it.
+"""
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any, Callable
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from . import flow
+from .flow import FlowError, Outcome, Progress, Step
+from .forms import AnswerForm, ConsentForm, PledgeForm
+from .models import Item, Participant, Study
+from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_pledge,
+                      preview_progress, preview_summary)
+
+STEP_URLS = {
+    Step.CONSENT: "surveys:consent",
+    Step.INSTRUCTIONS: "surveys:instructions",
+    Step.PLEDGE: "surveys:pledge",
+    Step.ITEM: "surveys:item",
+    Step.DONE: "surveys:done",
+    Step.ENDED: "surveys:done",
+}
+STALE_PAGE = "That page was already submitted (perhaps in another tab); here is where you are now."
+
+
+# --- helpers --------------------------------------------------------------------------------------
+def _session_key(study: Study) -> str:
+    return f"hedgelab.participant.{study.pk}"
+
+
+def _redirect_key(study: Study) -> str:
+    return f"hedgelab.redirect.{study.pk}"
+
+
+def _step_redirect(study: Study, step: Step) -> HttpResponse:
+    return redirect(STEP_URLS[step], slug=study.slug)
+
+
+def problem(request: HttpRequest, error: FlowError, study: Study | None = None) -> HttpResponse:
+    """The clear error page for a refused request, with the error's HTTP status."""
+    return render(request, "surveys/problem.html", {"title": error.title, "message": error.message,
+                                                    "study": study}, status=error.status)
+
+
+def _study(slug: str) -> Study:
+    try:
+        return Study.objects.get(slug=slug)
+    except Study.DoesNotExist:
+        raise FlowError("No study at this address",
+                        "There is no study at this address. Please check the link on Prolific.", status=404) from None
+
+
+def participant_page(*steps: Step) -> Callable:
+    """Resolve the study and the session's participant; redirect unless they are at one of ``steps``."""
+
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        @never_cache
+        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
+            try:
+                study = _study(slug)
+            except FlowError as exc:
+                return problem(request, exc)
+            participant = Participant.objects.filter(pk=request.session.get(_session_key(study)),
+                                                     study=study).first()
+            if participant is None:
+                return problem(request, FlowError(
+                    "We could not find your place in this study",
+                    "Please open the study again with the link on Prolific; you will continue where you left off.",
+                ), study)
+            progress = flow.current_step(participant)
+            if progress.step not in steps:
+                if request.method == "POST":
+                    messages.info(request, STALE_PAGE)
+                return _step_redirect(study, progress.step)
+            return view(request, study, participant, progress)
+
+        return wrapper
+
+    return decorator
+
+
+def _step_context(study: Study, step: Step, action: str, preview: bool, **extra: Any) -> dict[str, Any]:
+    return {"study": study, "step": step.value, "action": action, "preview": preview, **extra}
+
+
+def _demo_answer(value: float | None) -> float | int | None:
+    return int(value) if value is not None and float(value).is_integer() else value
+
+
+def _instructions_context(study: Study) -> dict[str, Any]:
+    """The task description, the study's instructions and its two demonstrations (answers shown)."""
+    kind = study.kind
+    demos = [{"q": kind.page_context(demo), "answer": _demo_answer(demo.demo_answer), "prefix": f"demo{n}"}
+             for n, demo in enumerate(study.demonstrations(), start=1)]
+    return {"intro": kind.intro() if hasattr(kind, "intro") else {}, "demos": demos,
+            "item_template": kind.template_name}
+
+
+def _item_context(study: Study, progress: Progress, error: str = "") -> dict[str, Any]:
+    slot = progress.slot
+    return {
+        "q": study.kind.page_context(slot.item, slot.speaker()),
+        "item_template": study.kind.template_name,
+        "slot": slot,
+        "number": progress.number,
+        "total": progress.total,
+        "percent": round(100 * (progress.number - 1) / progress.total) if progress.total else 0,
+        "error": error,
+    }
+
+
+# --- participant pages ----------------------------------------------------------------------------
+@never_cache
+@require_http_methods(["GET"])
+def entry(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study link: validate the Prolific parameters, find or create the participant, go to their step."""
+    try:
+        study = _study(slug)
+    except FlowError as exc:
+        return problem(request, exc)
+    if flow.PID_PARAM not in request.GET and request.session.get(_session_key(study)):
+        return _step_redirect(study, Step.CONSENT)  # the step page redirects on to the current step
+    try:
+        participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""))
+    except FlowError as exc:
+        return problem(request, exc, study)
+    request.session[_session_key(study)] = participant.pk
+    return _step_redirect(study, flow.current_step(participant).step)
+
+
+@participant_page(Step.CONSENT)
+def consent(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    form = ConsentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            agreed = flow.record_consent(participant, form.agreed)
+        except flow.OutOfStep:
+            messages.info(request, STALE_PAGE)
+            return _step_redirect(study, flow.current_step(participant).step)
+        if not agreed:
+            return render(request, "surveys/declined.html", {"study": study})
+        return _step_redirect(study, Step.INSTRUCTIONS)
+    return render(request, "surveys/consent.html",
+                  _step_context(study, Step.CONSENT, request.path, False, form=form))
+
+
+@participant_page(Step.INSTRUCTIONS)
+def instructions(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    if request.method == "POST":
+        try:
+            flow.record_instructions(participant)
+        except flow.OutOfStep:
+            messages.info(request, STALE_PAGE)
+        return _step_redirect(study, flow.current_step(participant).step)
+    return render(request, "surveys/instructions.html",
+                  _step_context(study, Step.INSTRUCTIONS, request.path, False, **_instructions_context(study)))
+
+
+@participant_page(Step.PLEDGE)
+def pledge(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    form = PledgeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            flow.record_pledge(participant)
+        except flow.OutOfStep:
+            messages.info(request, STALE_PAGE)
+        return _step_redirect(study, flow.current_step(participant).step)
+    return render(request, "surveys/pledge.html", _step_context(study, Step.PLEDGE, request.path, False, form=form))
+
+
+@participant_page(Step.ITEM)
+def item(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    error = ""
+    if request.method == "POST":
+        form = AnswerForm(request.POST)
+        if not form.is_valid():
+            messages.warning(request, "That answer did not match your current question, so it was not saved. "
+                                      "Please answer the question below.")
+            return _step_redirect(study, Step.ITEM)
+        data = form.cleaned_data
+        result = flow.submit_answer(participant, data["position"], data["item"], data["value"],
+                                    data["client_time_ms"])
+        if result.outcome == Outcome.INVALID:
+            error = result.message
+            progress = flow.current_step(participant)
+        else:
+            if result.outcome != Outcome.SAVED:
+                messages.info(request, result.message)
+            after = flow.current_step(participant)
+            if result.outcome == Outcome.SAVED and after.step == Step.DONE:
+                request.session[_redirect_key(study)] = True
+            return _step_redirect(study, after.step)
+    flow.mark_shown(progress.slot)
+    return render(request, "surveys/item.html",
+                  _step_context(study, Step.ITEM, request.path, False, **_item_context(study, progress, error)))
+
+
+@participant_page(Step.DONE, Step.ENDED)
+def done(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    """Completion (code, link back to Prolific; redirects right after the last answer) or the ended page."""
+    if progress.step == Step.ENDED:
+        return render(request, "surveys/ended.html", {"study": study, "participant": participant})
+    code = flow.complete(participant)
+    return render(request, "surveys/done.html", {
+        "study": study, "code": code, "url": flow.completion_url(code),
+        "redirect": request.session.pop(_redirect_key(study), False),
+    })
+
+
+# --- researcher preview ---------------------------------------------------------------------------
+def _preview_key(study: Study) -> str:
+    return f"hedgelab.preview.{study.pk}"
+
+
+@staff_member_required
+@never_cache
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The participant flow for a researcher (staff), any study status; state in the session, nothing saved."""
+    try:
+        study = _study(slug)
+    except FlowError as exc:
+        return problem(request, exc)
+    key = _preview_key(study)
+    if "restart" in request.GET:
+        request.session[key] = PreviewState().to_session()
+        return redirect("surveys:preview", slug=study.slug)
+    state = PreviewState.from_session(request.session.get(key))
+    action = reverse("surveys:preview", kwargs={"slug": study.slug})
+    context: dict[str, Any] = {}
+    if request.method == "POST" and request.POST.get("step") == state.step.value:
+        if state.step == Step.CONSENT:
+            form = ConsentForm(request.POST)
+            if form.is_valid() and not form.agreed:
+                return render(request, "surveys/declined.html", {"study": study, "preview": True})
+            if form.is_valid():
+                preview_consent(state, True)
+            else:
+                context["form"] = form
+        elif state.step == Step.INSTRUCTIONS:
+            preview_instructions(state)
+        elif state.step == Step.PLEDGE:
+            form = PledgeForm(request.POST)
+            if form.is_valid():
+                preview_pledge(study, state)
+            else:
+                context["form"] = form
+        elif state.step == Step.ITEM:
+            form = AnswerForm(request.POST)
+            if form.is_valid():
+                context["error"] = preview_answer(study, state, form.cleaned_data["position"],
+                                                  form.cleaned_data["value"])
+        request.session[key] = state.to_session()
+        if not context.get("error") and "form" not in context:
+            return redirect("surveys:preview", slug=study.slug)
+    request.session[key] = state.to_session()
+    try:
+        progress = preview_progress(study, state)
+    except (Item.DoesNotExist, IndexError):  # the study's items changed since the preview started
+        request.session[key] = PreviewState().to_session()
+        return redirect("surveys:preview", slug=study.slug)
+    base = _step_context(study, state.step, action, True)
+    if state.step == Step.CONSENT:
+        return render(request, "surveys/consent.html", base | {"form": context.get("form") or ConsentForm()})
+    if state.step == Step.INSTRUCTIONS:
+        return render(request, "surveys/instructions.html", base | _instructions_context(study))
+    if state.step == Step.PLEDGE:
+        return render(request, "surveys/pledge.html", base | {"form": context.get("form") or PledgeForm()})
+    if state.step == Step.ITEM:
+        return render(request, "surveys/item.html", base | _item_context(study, progress, context.get("error", "")))
+    summary = preview_summary(study, state)
+    return render(request, "surveys/preview_done.html", base | summary | {"url": flow.completion_url(summary["code"])})

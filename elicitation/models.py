@@ -37,6 +37,9 @@ class ModelEndpoint(models.Model):
     price_completion_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
     timeout_seconds = models.FloatField(default=60)
     max_retries = models.PositiveSmallIntegerField(default=5)
+    retry_backoff_seconds = models.FloatField(
+        default=1.0, help_text="First retry waits about this long; each further retry doubles it (with jitter).")
+    retry_backoff_max_seconds = models.FloatField(default=60.0, help_text="Longest wait between two attempts.")
     supports_seed = models.BooleanField(default=True)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -89,6 +92,7 @@ class ElicitationRun(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    last_started_at = models.DateTimeField(null=True, blank=True, help_text="Last start or resume.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -100,6 +104,15 @@ class ElicitationRun(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"run {self.pk}: {self.endpoint.name} on {self.study.slug} ({self.mode})"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from .runs import settings_errors
+
+        errors = settings_errors(self)
+        if errors:
+            raise ValidationError(errors)
 
     def target_items(self):
         """The items this run poses: its subset, or every main item of the study."""
@@ -152,6 +165,13 @@ class ModelResponse(models.Model):
     model_id = models.CharField(max_length=200, blank=True)
     system_fingerprint = models.CharField(max_length=200, blank=True)
     params = models.JSONField(default=dict, blank=True, help_text="All sampling parameters sent.")
+    detail = models.JSONField(null=True, blank=True,
+                              help_text="Raw mode output: logprobs at the answer position, the full-distribution "
+                                        "detail, the errors of failed attempts.")
+    requests = models.PositiveIntegerField(default=0, help_text="HTTP requests sent for this answer (all attempts).")
+    # A worker holds the row while it asks for it; a lease that runs out (killed worker) frees the row.
+    lease_owner = models.CharField(max_length=120, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     answered_at = models.DateTimeField(null=True, blank=True)
 
@@ -164,3 +184,41 @@ class ModelResponse(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} · {self.item.key} · #{self.sample_index}: {self.status}"
+
+
+class EndpointSlot(models.Model):
+    """One of an endpoint's ``max_concurrency`` request slots, leased by a worker for one request.
+
+    Shared by every worker through the database, so the limit holds across processes and machines;
+    a lease that expires (killed worker) frees the slot.
+    """
+
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.CASCADE, related_name="slots")
+    index = models.PositiveIntegerField()
+    holder = models.CharField(max_length=120, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "index"], name="endpoint_slot_unique_index")]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint.name} slot {self.index}: {self.holder or 'free'}"
+
+
+class RateBucket(models.Model):
+    """A token bucket in the database (requests or tokens per minute of one endpoint)."""
+
+    class Kind(models.TextChoices):
+        REQUESTS = "requests", "requests per minute"
+        TOKENS = "tokens", "tokens per minute"
+
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.CASCADE, related_name="buckets")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    level = models.FloatField(help_text="Tokens left in the bucket at updated_at.")
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "kind"], name="rate_bucket_unique_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint.name} {self.kind}: {self.level:.2f}"

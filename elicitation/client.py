@@ -1,0 +1,176 @@
+"""Talking to an OpenAI-compatible endpoint: one request at a time, and our own retry policy.
+
+The ``openai`` client is built with ``max_retries=0``; :func:`call_with_retries` retries 429, 408/409,
+5xx, timeouts, connection errors and malformed bodies with exponential backoff and jitter, honours
+``Retry-After`` / ``retry-after-ms``, and counts every attempt so it can be stored with the answer.
+"""
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+import openai
+
+from .models import ModelEndpoint
+
+T = TypeVar("T")
+RETRYABLE_STATUS = {408, 409, 429}
+
+
+class MalformedResponse(Exception):
+    """The endpoint answered 200 with a body that is not a completion."""
+
+    def __init__(self, body: Any):
+        self.body = body
+        super().__init__(f"malformed response (not a completion): {str(body)[:300]}")
+
+
+class Stopped(Exception):
+    """The run was cancelled or hit its budget; no further request is sent."""
+
+
+@dataclass
+class Failure:
+    """Why one attempt failed, and whether trying again can help."""
+
+    reason: str
+    retryable: bool
+    retry_after: float | None = None
+    raw: str = ""
+
+
+class RequestFailed(Exception):
+    """Every attempt failed (or the failure cannot be retried)."""
+
+    def __init__(self, failure: Failure, attempts: int, history: list[str]):
+        self.failure = failure
+        self.attempts = attempts
+        self.history = history
+        super().__init__(f"{failure.reason} (after {attempts} attempt{'s' if attempts != 1 else ''})")
+
+
+@dataclass
+class Attempted:
+    """The result of the successful attempt, with the attempt count and the earlier failures."""
+
+    value: Any
+    attempts: int
+    latency_ms: int
+    history: list[str] = field(default_factory=list)
+
+
+class EndpointClient:
+    """An ``openai.OpenAI`` client for one endpoint, without built-in retries, that counts the HTTP
+    requests it sends (``requests``), including those of multi-request modes."""
+
+    def __init__(self, endpoint: ModelEndpoint):
+        self.requests = 0
+        http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count]})
+        self.openai = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key() or "none",
+                                    max_retries=0, timeout=endpoint.timeout_seconds, http_client=http_client)
+
+    def _count(self, request: Any) -> None:
+        self.requests += 1
+
+    def close(self) -> None:
+        self.openai.close()
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def classify(exc: BaseException, timeout: float | None = None) -> Failure:
+    """Turn an exception from one attempt into a Failure (re-raise anything unexpected)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure(f"timeout: no answer within {timeout:g} s" if timeout else "timeout", True)
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure(f"connection error: {exc}", True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        message = getattr(exc, "message", "") or str(exc)
+        retryable = status in RETRYABLE_STATUS or status >= 500
+        body = exc.response.text if exc.response is not None else ""
+        return Failure(f"HTTP {status}: {message}"[:500], retryable,
+                       parse_retry_after(exc.response.headers) if exc.response is not None else None, raw=body[:2000])
+    if isinstance(exc, MalformedResponse):
+        return Failure(str(exc), True, raw=str(exc.body)[:2000])
+    if isinstance(exc, openai.APIResponseValidationError):
+        return Failure(f"malformed response: {exc}", True)
+    raise exc
+
+
+def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None,
+                  rng: random.Random | None = None) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based).
+
+    Exponential with "equal jitter": d = min(cap, base·2^(attempt−1)), wait d/2 + U(0, d/2). A
+    ``Retry-After`` from the server is a floor (never retry earlier than the server asked).
+    """
+    rng = rng or random
+    ceiling = min(cap, base * (2 ** (attempt - 1)))
+    delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return delay
+
+
+def call_with_retries(
+    attempt_fn: Callable[[], T],
+    *,
+    max_retries: int,
+    base: float,
+    cap: float,
+    timeout: float | None = None,
+    before_attempt: Callable[[int], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    rng: random.Random | None = None,
+) -> Attempted:
+    """Call ``attempt_fn`` until it succeeds, at most ``max_retries + 1`` times.
+
+    ``before_attempt(n)`` runs before each attempt and may raise :class:`Stopped`; ``sleep`` is
+    used for the waits (it may also raise Stopped, e.g. when the run is cancelled meanwhile).
+    Raises :class:`RequestFailed` with the last failure and the number of attempts made.
+    """
+    history: list[str] = []
+    attempts = max(1, max_retries + 1)
+    for attempt in range(1, attempts + 1):
+        if before_attempt is not None:
+            before_attempt(attempt)
+        started = time.monotonic()
+        try:
+            value = attempt_fn()
+        except Stopped:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classify() re-raises what it does not know
+            failure = classify(exc, timeout)
+            history.append(f"attempt {attempt}: {failure.reason}")
+            if not failure.retryable or attempt == attempts:
+                raise RequestFailed(failure, attempt, history) from exc
+            sleep(backoff_delay(attempt, base, cap, failure.retry_after, rng))
+            continue
+        return Attempted(value, attempt, int((time.monotonic() - started) * 1000), history)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,39 @@
+"""Tunables of the elicitation machinery. Each is read from Django settings if set there,
+else from the environment variable of the same name, else the default."""
+from __future__ import annotations
+
+from django.conf import settings
+
+from config.env import env_str
+
+
+def _float(name: str, default: float) -> float:
+    value = getattr(settings, name, None)
+    if value is not None:
+        return float(value)
+    raw = env_str(name, "")
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number") from None
+
+
+def lease_grace_seconds() -> float:
+    """Seconds a row or slot lease outlives the request timeout before another worker may take it
+    over (a killed worker's work is redone after timeout + this)."""
+    return _float("ELICITATION_LEASE_GRACE_SECONDS", 30.0)
+
+
+def poll_seconds() -> float:
+    """How often a worker waiting for a free slot or rate budget looks again."""
+    return _float("ELICITATION_POLL_SECONDS", 0.05)
+
+
+def full_distribution_requests() -> float:
+    """Requests one full-distribution answer is assumed to need, for cost estimates."""
+    return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", 12.0)
+
+
+def queue() -> str:
+    """Celery queue the elicitation tasks go to ("celery", the default queue, unless set)."""
+    return getattr(settings, "ELICITATION_QUEUE", None) or env_str("ELICITATION_QUEUE", "celery")

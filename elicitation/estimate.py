@@ -1,0 +1,75 @@
+"""Token and cost arithmetic: prices, and the estimate shown before a run starts."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from . import conf
+from .models import ElicitationRun, ModelEndpoint
+from .prompts import approx_tokens, build_prompt, prompt_content
+
+MICRO = Decimal("0.000001")
+
+
+def cost_of(endpoint: ModelEndpoint, prompt_tokens: float, completion_tokens: float) -> Decimal:
+    """Price of the tokens at the endpoint's prices per 1,000 tokens (USD, 6 decimals)."""
+    cost = (Decimal(str(prompt_tokens)) * endpoint.price_prompt_per_1k
+            + Decimal(str(completion_tokens)) * endpoint.price_completion_per_1k) / Decimal(1000)
+    return cost.quantize(MICRO, rounding=ROUND_HALF_UP)
+
+
+def requests_per_answer(run: ElicitationRun) -> float:
+    """Requests one answer needs (full distribution: an assumed number, see ``conf``)."""
+    if run.mode == ElicitationRun.Mode.FULL_DISTRIBUTION:
+        return conf.full_distribution_requests()
+    return 1.0
+
+
+@dataclass
+class Estimate:
+    """What a run will cost at most (completion tokens counted at ``max_tokens``)."""
+
+    items: int
+    answers: int
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: Decimal
+    method: str = "prompt tokens ≈ characters / 4 (+4 per chat message); completion tokens = max_tokens"
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cost_usd"] = str(self.cost_usd)
+        return data
+
+
+def estimate_run(run: ElicitationRun, answers_left_only: bool = False) -> Estimate:
+    """Estimated requests, tokens and cost of ``run`` (all answers, or only those still to do)."""
+    from .models import ModelResponse
+
+    endpoint, study = run.endpoint, run.study
+    demos = study.demonstrations()
+    items = list(run.target_items())
+    per_item_samples = {item.pk: run.samples_per_item for item in items}
+    if answers_left_only and run.pk:
+        done = (ModelResponse.objects.filter(run=run)
+                .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED])
+                .values_list("item_id", flat=True))
+        for item_id in done:
+            if item_id in per_item_samples:
+                per_item_samples[item_id] -= 1
+    per_request = requests_per_answer(run)
+    answers = prompt_tokens = 0
+    for item in items:
+        n = max(0, per_item_samples[item.pk])
+        if not n:
+            continue
+        content = prompt_content(build_prompt(study, item, run.few_shot, demos), endpoint.api_style)
+        answers += n
+        prompt_tokens += approx_tokens(content) * n
+    requests = int(round(answers * per_request))
+    prompt_tokens = int(round(prompt_tokens * per_request))
+    completion_tokens = requests * int(run.max_tokens)
+    return Estimate(items=len(items), answers=answers, requests=requests, prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens, cost_usd=cost_of(endpoint, prompt_tokens, completion_tokens))

@@ -1,0 +1,237 @@
+"""The four elicitation modes (SPEC §5): what is sent, and how the reply becomes an answer.
+
+- greedy: temperature 0, one answer, the first number parsed by the instrument.
+- sampled: one request per sample at the run's temperature; the seed (where the endpoint takes one)
+  is the run's seed + the sample index, so each sample is reproducible and distinct.
+- top_logprobs: ``top_logprobs`` alternatives at the answer position (the first generated token that
+  is not whitespace); number tokens 0–100 go to the instrument's bins, everything else (other tokens
+  and the mass outside the top-k) to the "-1" bin; ``coverage`` is the mass the top-k list covers.
+- full_distribution: delegated to ``elicitation.full_distribution.full_distribution`` (completions
+  endpoints only); numbers 0–100 are binned with the instrument's ``score``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from surveys.instruments import Instrument
+
+from .client import MalformedResponse
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
+
+Mode = ElicitationRun.Mode
+NON_NUMBER_BIN = "-1"
+NUMBER_TOKEN = re.compile(r"^\d{1,3}(?:\.\d+)?$")
+
+
+@dataclass
+class TokenLogprobs:
+    """One generated position: the chosen token, its logprob and the top alternatives."""
+
+    token: str
+    logprob: float
+    top: list[tuple[str, float]]
+
+
+@dataclass
+class Completion:
+    """The parts of a completion reply that are stored."""
+
+    text: str
+    positions: list[TokenLogprobs] | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    system_fingerprint: str
+    finish_reason: str
+
+
+@dataclass
+class Outcome:
+    """A model answer ready to be written to its ModelResponse row."""
+
+    status: str
+    raw_output: str
+    value: float | None = None
+    bin: float | None = None
+    parse_error: str = ""
+    distribution: dict[str, float] | None = None
+    coverage: float | None = None
+    detail: dict[str, Any] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    system_fingerprint: str = ""
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: int) -> dict[str, Any]:
+    """Every sampling parameter sent for one answer (stored with it as provenance)."""
+    greedy = run.mode in (Mode.GREEDY, Mode.FULL_DISTRIBUTION)
+    params: dict[str, Any] = {"temperature": 0.0 if greedy else float(run.temperature),
+                              "max_tokens": int(run.max_tokens)}
+    if run.seed is not None and endpoint.supports_seed:
+        params["seed"] = int(run.seed) + (sample_index if run.mode == Mode.SAMPLED else 0)
+    if run.mode == Mode.TOP_LOGPROBS:
+        if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT:
+            params.update(logprobs=True, top_logprobs=int(run.top_logprobs))
+        else:
+            params["logprobs"] = int(run.top_logprobs)
+    if run.mode == Mode.FULL_DISTRIBUTION:
+        params["top_logprobs"] = int(run.top_logprobs)
+    return params
+
+
+def _positions(choice: Any, api_style: str) -> list[TokenLogprobs] | None:
+    logprobs = getattr(choice, "logprobs", None)
+    if logprobs is None:
+        return None
+    if api_style == ModelEndpoint.ApiStyle.CHAT:
+        content = getattr(logprobs, "content", None)
+        if content is None:
+            return None
+        return [TokenLogprobs(p.token, float(p.logprob), [(t.token, float(t.logprob)) for t in (p.top_logprobs or [])])
+                for p in content]
+    tokens = getattr(logprobs, "tokens", None)
+    if tokens is None:
+        return None
+    token_logprobs = logprobs.token_logprobs or [None] * len(tokens)
+    tops = logprobs.top_logprobs or [None] * len(tokens)
+    return [TokenLogprobs(tok, float(lp) if lp is not None else float("nan"),
+                          [(t, float(v)) for t, v in (top or {}).items()])
+            for tok, lp, top in zip(tokens, token_logprobs, tops)]
+
+
+def complete(client: Any, endpoint: ModelEndpoint, content: Any, params: dict[str, Any]) -> Completion:
+    """Send one request in the endpoint's API style; MalformedResponse if the reply is not a completion."""
+    if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT:
+        reply = client.chat.completions.create(model=endpoint.model, messages=content, **params)
+    else:
+        reply = client.completions.create(model=endpoint.model, prompt=content, **params)
+    choices = getattr(reply, "choices", None)
+    if isinstance(reply, (str, bytes)) or not choices:
+        raise MalformedResponse(reply)
+    choice = choices[0]
+    if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT:
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None) if message is not None else None
+    else:
+        text = getattr(choice, "text", None)
+    if text is None and getattr(choice, "finish_reason", None) is None:
+        raise MalformedResponse(reply)
+    usage = getattr(reply, "usage", None)
+    return Completion(
+        text=text or "",
+        positions=_positions(choice, endpoint.api_style),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        system_fingerprint=getattr(reply, "system_fingerprint", None) or "",
+        finish_reason=getattr(choice, "finish_reason", None) or "",
+    )
+
+
+def empty_bins(kind: Instrument) -> dict[str, float]:
+    """{"0": 0, "5": 0, …, "100": 0, "-1": 0} for the instrument's bins."""
+    bins = {f"{kind.score(v):g}": 0.0 for v in kind.answer_options()}
+    bins[NON_NUMBER_BIN] = 0.0
+    return bins
+
+
+def parse_text(kind: Instrument, completion: Completion) -> Outcome:
+    """Greedy and sampled modes: the first number in the text, snapped to its bin."""
+    parsed = kind.parse_model_answer(completion.text)
+    base = dict(raw_output=completion.text, prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens, system_fingerprint=completion.system_fingerprint,
+                detail={"finish_reason": completion.finish_reason})
+    if parsed.ok:
+        return Outcome(status=ModelResponse.Status.OK, value=parsed.value, bin=kind.score(parsed.value), **base)
+    return Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error=parsed.error[:300], **base)
+
+
+def number_value(kind: Instrument, token: str) -> float | None:
+    """The number a single token spells (whitespace ignored), if it is one on the instrument's scale."""
+    stripped = token.strip()
+    if not NUMBER_TOKEN.match(stripped):
+        return None
+    parsed = kind.parse_model_answer(stripped)
+    return parsed.value if parsed.ok else None
+
+
+def answer_position(positions: list[TokenLogprobs]) -> int | None:
+    """Index of the first generated token that is not only whitespace."""
+    for i, position in enumerate(positions):
+        if position.token.strip():
+            return i
+    return None
+
+
+def top_logprobs_outcome(kind: Instrument, completion: Completion, top_k: int) -> Outcome:
+    """Top-logprobs mode: the distribution over bins at the answer position (paper App. C.6.2)."""
+    base = dict(raw_output=completion.text, prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens, system_fingerprint=completion.system_fingerprint)
+    if not completion.positions:
+        return Outcome(status=ModelResponse.Status.FAILED, error="the endpoint returned no logprobs "
+                       "(does it support logprobs/top_logprobs?)", **base)
+    index = answer_position(completion.positions)
+    if index is None:
+        return Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error="the answer is empty",
+                       detail={"positions": len(completion.positions)}, **base)
+    position = completion.positions[index]
+    alternatives = position.top or [(position.token, position.logprob)]
+    bins = empty_bins(kind)
+    numbers: dict[float, float] = {}
+    covered = 0.0
+    for token, logprob in alternatives:
+        p = math.exp(logprob)
+        covered += p
+        value = number_value(kind, token)
+        if value is not None:
+            numbers[value] = numbers.get(value, 0.0) + p
+            bins[f"{kind.score(value):g}"] += p
+    number_mass = sum(numbers.values())
+    bins[NON_NUMBER_BIN] = max(0.0, 1.0 - number_mass)
+    detail = {"answer_position": index, "token": position.token, "top_logprobs": [[t, lp] for t, lp in alternatives],
+              "number_mass": number_mass, "top_k_requested": top_k, "finish_reason": completion.finish_reason}
+    outcome = Outcome(status=ModelResponse.Status.OK, distribution=bins, coverage=min(1.0, covered),
+                      detail=detail, **base)
+    if not numbers:
+        outcome.status = ModelResponse.Status.UNPARSEABLE
+        outcome.parse_error = f"no number among the top {len(alternatives)} tokens at the answer position"
+        return outcome
+    best = max(numbers, key=lambda v: (numbers[v], -v))
+    outcome.value, outcome.bin = best, kind.score(best)
+    return outcome
+
+
+def full_distribution_outcome(kind: Instrument, result: Any) -> Outcome:
+    """Full-distribution mode: the FullDistribution of ``elicitation.full_distribution`` as bins."""
+    bins = empty_bins(kind)
+    probs = {int(n): float(p) for n, p in result.probs.items()}
+    for number, p in probs.items():
+        bins[f"{kind.score(number):g}"] += p
+    bins[NON_NUMBER_BIN] = float(result.nonnumber)
+    detail = result.detail if isinstance(result.detail, dict) else {"detail": result.detail}
+    coverage = detail.get("coverage")
+    coverage = float(coverage) if isinstance(coverage, (int, float)) else sum(probs.values())
+    raw = json.dumps({"probs": {str(n): p for n, p in sorted(probs.items())}, "nonnumber": result.nonnumber},
+                     separators=(",", ":"))
+    outcome = Outcome(status=ModelResponse.Status.OK, raw_output=raw, distribution=bins, coverage=coverage,
+                      detail=detail, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                      system_fingerprint=result.system_fingerprint or "")
+    positive = {n: p for n, p in probs.items() if p > 0}
+    if not positive:
+        outcome.status = ModelResponse.Status.UNPARSEABLE
+        outcome.parse_error = "no probability on any number 0–100"
+        return outcome
+    best = max(positive, key=lambda n: (positive[n], -n))
+    outcome.value, outcome.bin = float(best), kind.score(best)
+    return outcome
+
+
+def call_full_distribution(client: Any, endpoint: ModelEndpoint, prompt: str, params: dict[str, Any]) -> Any:
+    """Helper C2's ``full_distribution`` (imported late: the module is optional until it lands)."""
+    from .full_distribution import full_distribution
+
+    return full_distribution(client, endpoint.model, prompt, params)

@@ -1,0 +1,68 @@
+"""Model prompts: built by the item's own instrument, stored once, addressed by their hash."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from surveys.instruments import Prompt
+from surveys.models import Item, Study
+
+from .models import ModelEndpoint, StoredPrompt
+
+PromptContent = str | list[dict[str, str]]
+
+
+def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[Item] | None = None) -> Prompt:
+    """The instrument's prompt for ``item`` (with the study's two demonstrations when ``few_shot``)."""
+    demos = study.demonstrations() if demonstrations is None else demonstrations
+    return study.kind.build_prompt(item, demos, few_shot)
+
+
+def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:
+    """What is sent: the text (completions endpoints) or the message list (chat endpoints)."""
+    return prompt.messages if api_style == ModelEndpoint.ApiStyle.CHAT else prompt.text
+
+
+def canonical_bytes(content: PromptContent) -> bytes:
+    """The bytes that are hashed: the UTF-8 text itself, or the messages as compact, key-sorted JSON."""
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    return json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def prompt_hash(content: PromptContent) -> str:
+    """SHA-256 (hex) of the prompt as sent."""
+    return hashlib.sha256(canonical_bytes(content)).hexdigest()
+
+
+def store_prompt(content: PromptContent, api_style: str) -> StoredPrompt:
+    """The StoredPrompt for ``content``, created on first use (safe when several workers race)."""
+    sha = prompt_hash(content)
+    found = StoredPrompt.objects.filter(sha256=sha).first()
+    if found is not None:
+        return found
+    try:
+        with transaction.atomic():
+            return StoredPrompt.objects.create(sha256=sha, api_style=api_style, content=content)
+    except IntegrityError:  # another worker stored it first
+        return StoredPrompt.objects.get(sha256=sha)
+
+
+def approx_tokens(content: PromptContent) -> int:
+    """Approximate token count: characters / 4 (rounded up), plus 4 per chat message for the role
+    markup. Good to about ±25 % for English with GPT-style tokenizers; used for estimates and
+    rate budgets only, never for billing (the endpoint's reported usage is what is stored)."""
+    if isinstance(content, str):
+        return math.ceil(len(content) / 4)
+    return sum(math.ceil(len(m.get("content", "")) / 4) + 4 for m in content)
+
+
+def render_for_display(content: Any) -> str:
+    """A stored prompt as readable text (chat messages as "[role]" blocks)."""
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" for m in content)

@@ -1,0 +1,220 @@
+"""A run's life: create, start, cancel, resume, run in-process, and its progress figures."""
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+from typing import Any, Callable, Iterable
+
+from django.db import transaction
+from django.db.models import Count, Sum
+from django.utils import timezone
+
+from surveys.models import Item, Study
+
+from . import conf
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
+
+Mode = ElicitationRun.Mode
+Status = ElicitationRun.Status
+RESUMABLE = {Status.RUNNING, Status.CANCELLED, Status.BUDGET_EXHAUSTED, Status.FAILED, Status.COMPLETED}
+
+
+class RunStateError(Exception):
+    """The action does not apply to the run in its current state."""
+
+
+def settings_errors(run: ElicitationRun) -> dict[str, str]:
+    """Problems with a run's settings, by field (empty when the run can be started)."""
+    errors: dict[str, str] = {}
+    mode = run.mode
+    if mode in (Mode.GREEDY, Mode.TOP_LOGPROBS, Mode.FULL_DISTRIBUTION) and run.samples_per_item != 1:
+        errors["samples_per_item"] = f"{mode} gives one answer per item: set samples per item to 1 (or use sampled)."
+    if mode == Mode.GREEDY and run.temperature != 0:
+        errors["temperature"] = "greedy means temperature 0; use the sampled mode for another temperature."
+    if mode == Mode.SAMPLED and run.temperature <= 0:
+        errors["temperature"] = "sampled mode needs a temperature above 0 (temperature 0 gives n copies of one answer)."
+    if mode == Mode.TOP_LOGPROBS and not 1 <= run.top_logprobs <= 20:
+        errors["top_logprobs"] = "OpenAI-compatible endpoints return between 1 and 20 alternatives per position."
+    if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
+        errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
+                          f"{run.endpoint.name} is a chat endpoint.")
+    if run.max_tokens < 1:
+        errors["max_tokens"] = "at least 1 token."
+    if run.budget_usd is not None and run.budget_usd <= 0:
+        errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
+    return errors
+
+
+def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *, items: Iterable[Item] = (),
+               samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
+               max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
+               prompt_version: str | None = None, created_by: Any = None) -> ElicitationRun:
+    """A new draft run (validated; ValidationError names the bad settings)."""
+    run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
+                         temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
+                         top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, created_by=created_by)
+    if prompt_version:
+        run.prompt_version = prompt_version
+    run.full_clean()
+    items = list(items)
+    foreign = [i.key for i in items if i.study_id != study.pk or i.is_demonstration]
+    if foreign:
+        from django.core.exceptions import ValidationError
+
+        raise ValidationError({"items": f"not main items of {study.slug}: {', '.join(foreign[:5])}"})
+    with transaction.atomic():
+        run.save()
+        if items:
+            run.items.set(items)
+    return run
+
+
+def ensure_rows(run: ElicitationRun) -> int:
+    """Create the pending row of every (item, sample) the run still lacks; the number of rows."""
+    item_ids = list(run.target_items().values_list("pk", flat=True))
+    ModelResponse.objects.bulk_create(
+        [ModelResponse(run=run, item_id=item_id, sample_index=s)
+         for item_id in item_ids for s in range(run.samples_per_item)],
+        ignore_conflicts=True, batch_size=500,
+    )
+    return ModelResponse.objects.filter(run=run).count()
+
+
+def pending_item_ids(run: ElicitationRun) -> list[int]:
+    return list(ModelResponse.objects.filter(run=run, status=ModelResponse.Status.PENDING)
+                .values_list("item_id", flat=True).distinct().order_by("item_id"))
+
+
+def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
+    """Queue one task per item (after the current transaction commits)."""
+    from .tasks import elicit_item
+
+    run_id, queue = run.pk, conf.queue()
+
+    def send() -> None:
+        for item_id in item_ids:
+            elicit_item.apply_async((run_id, item_id), queue=queue)
+
+    transaction.on_commit(send)
+
+
+def _set_running(run: ElicitationRun) -> None:
+    now = timezone.now()
+    run.status, run.status_reason, run.finished_at, run.last_started_at = Status.RUNNING, "", None, now
+    run.started_at = run.started_at or now
+    run.save(update_fields=["status", "status_reason", "finished_at", "last_started_at", "started_at"])
+
+
+def start_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
+    """Start a draft run: create its rows and queue its items. Returns the queued item ids."""
+    errors = settings_errors(run)
+    if errors:
+        raise RunStateError("; ".join(f"{k}: {v}" for k, v in errors.items()))
+    with transaction.atomic():
+        run = ElicitationRun.objects.select_for_update().get(pk=run.pk)
+        if run.status != Status.DRAFT:
+            raise RunStateError(f"run {run.pk} is {run.get_status_display().lower()}, not a draft; use resume")
+        if ensure_rows(run) == 0:
+            raise RunStateError(f"run {run.pk} has no items to ask (does study {run.study.slug} have items?)")
+        _set_running(run)
+        item_ids = pending_item_ids(run)
+        if queue:
+            enqueue(run, item_ids)
+    return item_ids
+
+
+def cancel_run(run: ElicitationRun, reason: str = "") -> bool:
+    """Stop a running run: no new request is sent; queued tasks become no-ops. False if not running."""
+    return bool(ElicitationRun.objects.filter(pk=run.pk, status__in=[Status.RUNNING, Status.DRAFT]).update(
+        status=Status.CANCELLED, status_reason=reason or "cancelled", finished_at=timezone.now()))
+
+
+def resume_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
+    """Carry on a stopped or finished run: failed answers become pending again and every item with a
+    pending answer is queued (answers already given are kept). Returns the queued item ids."""
+    if run.status == Status.DRAFT:
+        return start_run(run, queue=queue)
+    with transaction.atomic():
+        run = ElicitationRun.objects.select_for_update().get(pk=run.pk)
+        if run.status not in RESUMABLE:
+            raise RunStateError(f"run {run.pk} cannot be resumed from {run.status}")
+        ensure_rows(run)
+        ModelResponse.objects.filter(run=run, status=ModelResponse.Status.FAILED).update(
+            status=ModelResponse.Status.PENDING)
+        item_ids = pending_item_ids(run)
+        _set_running(run)
+        if queue:
+            enqueue(run, item_ids)
+    if not item_ids:
+        from .worker import finish_if_done
+
+        finish_if_done(run.pk)
+    return item_ids
+
+
+def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
+             sleep: Callable[[float], None] = time.sleep) -> ElicitationRun:
+    """Answer a running run's pending items in this process (no worker), one request at a time.
+    Rows another worker holds are waited for. Returns the run as it ended."""
+    from .worker import finish_if_done, new_owner, process_item
+
+    owner = new_owner()
+    while True:
+        run.refresh_from_db(fields=["status"])
+        if run.status != Status.RUNNING:
+            break
+        waits = []
+        for item_id in pending_item_ids(run):
+            retry_in = process_item(run.pk, item_id, owner=owner, sleep=sleep)
+            if retry_in is not None:
+                waits.append(retry_in)
+            if on_item is not None:
+                on_item()
+        if not waits:
+            finish_if_done(run.pk)
+            run.refresh_from_db(fields=["status"])
+            if run.status != Status.RUNNING or not pending_item_ids(run):
+                break
+            continue
+        sleep(min(waits))
+    run.refresh_from_db()
+    return run
+
+
+def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
+    """The figures of the run page: counts, tokens, cost, answers per second, recent failures."""
+    rows = ModelResponse.objects.filter(run=run)
+    counts = {status: n for status, n in rows.values_list("status").annotate(n=Count("id")).order_by()}
+    total = sum(counts.values())
+    if total == 0 and run.status == Status.DRAFT:
+        total = run.target_items().count() * run.samples_per_item
+    sums = rows.aggregate(prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"),
+                          cost=Sum("cost_usd"), requests=Sum("requests"))
+    now = timezone.now()
+    done_statuses = [ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE]
+    rate = None
+    if run.last_started_at:
+        end = run.finished_at if run.finished_at and run.finished_at > run.last_started_at else now
+        elapsed = (end - run.last_started_at).total_seconds()
+        recent = rows.filter(status__in=done_statuses, answered_at__gte=run.last_started_at).count()
+        rate = round(recent / elapsed, 3) if elapsed > 0 else None
+    ok, unparseable = counts.get(ModelResponse.Status.OK, 0), counts.get(ModelResponse.Status.UNPARSEABLE, 0)
+    failed_rows = (rows.filter(status=ModelResponse.Status.FAILED).select_related("item")
+                   .order_by("-answered_at")[:failures])
+    return {
+        "run": run.pk, "status": run.status, "status_display": run.get_status_display(),
+        "status_reason": run.status_reason,
+        "total": total, "done": ok + unparseable, "ok": ok, "unparseable": unparseable,
+        "failed": counts.get(ModelResponse.Status.FAILED, 0), "pending": counts.get(ModelResponse.Status.PENDING, 0),
+        "in_flight": rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now).count(),
+        "prompt_tokens": sums["prompt_tokens"] or 0, "completion_tokens": sums["completion_tokens"] or 0,
+        "requests": sums["requests"] or 0,
+        "cost_usd": str(sums["cost"] or Decimal("0")),
+        "budget_usd": str(run.budget_usd) if run.budget_usd is not None else None,
+        "answers_per_second": rate,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "failures": [{"item": r.item.key, "item_id": r.item_id, "sample_index": r.sample_index, "error": r.error,
+                      "attempts": r.attempts} for r in failed_rows],
+    }
+

@@ -1,0 +1,122 @@
+"""Per-endpoint concurrency and rate limits shared by every worker, kept in the database.
+
+- Concurrency: ``max_concurrency`` slot rows per endpoint; a worker leases one with a conditional
+  UPDATE (atomic on SQLite and PostgreSQL) for the length of one request. A lease that expires — its
+  worker was killed — frees the slot.
+- Rate: a token bucket per endpoint and kind (requests / tokens per minute). Its capacity is one
+  second's worth (at least one request), so requests are paced evenly rather than sent in bursts.
+
+Clocks: leases and buckets use each worker's clock; keep the machines' clocks in sync (NTP).
+"""
+from __future__ import annotations
+
+import random
+import time
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Callable, Iterator
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from . import conf
+from .models import EndpointSlot, ModelEndpoint, RateBucket
+
+StopCheck = Callable[[], None]  # raises to abandon waiting
+
+
+def ensure_slots(endpoint: ModelEndpoint) -> None:
+    """Create the endpoint's slot rows (idempotent)."""
+    EndpointSlot.objects.bulk_create(
+        [EndpointSlot(endpoint=endpoint, index=i) for i in range(max(1, endpoint.max_concurrency))],
+        ignore_conflicts=True,
+    )
+
+
+def try_acquire_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float) -> int | None:
+    """Lease a free (or expired) slot for ``owner``; its index, or None if all are taken."""
+    count = max(1, endpoint.max_concurrency)
+    start = random.randrange(count)
+    for offset in range(count):
+        index = (start + offset) % count
+        now = timezone.now()
+        taken = (EndpointSlot.objects
+                 .filter(endpoint=endpoint, index=index)
+                 .filter(Q(holder="") | Q(expires_at__isnull=True) | Q(expires_at__lt=now))
+                 .update(holder=owner, expires_at=now + timedelta(seconds=lease_seconds)))
+        if taken:
+            return index
+    return None
+
+
+def release_slot(endpoint: ModelEndpoint, index: int, owner: str) -> None:
+    """Give a slot back (only if ``owner`` still holds it)."""
+    EndpointSlot.objects.filter(endpoint=endpoint, index=index, holder=owner).update(holder="", expires_at=None)
+
+
+def slots_in_use(endpoint: ModelEndpoint) -> int:
+    """Slots currently leased (and not expired)."""
+    return EndpointSlot.objects.filter(endpoint=endpoint, index__lt=max(1, endpoint.max_concurrency),
+                                       expires_at__gte=timezone.now()).exclude(holder="").count()
+
+
+@contextmanager
+def endpoint_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float,
+                  should_stop: StopCheck | None = None, sleep: Callable[[float], None] = time.sleep) -> Iterator[int]:
+    """Hold one of the endpoint's concurrency slots for the body of the ``with``; waits until one is free."""
+    ensure_slots(endpoint)
+    while True:
+        index = try_acquire_slot(endpoint, owner, lease_seconds)
+        if index is not None:
+            break
+        if should_stop is not None:
+            should_stop()
+        sleep(conf.poll_seconds() * (1 + random.random()))
+    try:
+        yield index
+    finally:
+        release_slot(endpoint, index, owner)
+
+
+def try_take(endpoint: ModelEndpoint, kind: str, amount: float, per_minute: float) -> float:
+    """Take ``amount`` from the endpoint's ``kind`` bucket; 0 if taken, else seconds until it could be."""
+    rate = per_minute / 60.0
+    capacity = max(amount, rate, 1.0)
+    now = timezone.now()
+    if not RateBucket.objects.filter(endpoint=endpoint, kind=kind).exists():
+        try:
+            with transaction.atomic():
+                RateBucket.objects.create(endpoint=endpoint, kind=kind, level=capacity, updated_at=now)
+        except IntegrityError:
+            pass
+    with transaction.atomic():
+        bucket = RateBucket.objects.select_for_update().get(endpoint=endpoint, kind=kind)
+        now = timezone.now()
+        elapsed = max(0.0, (now - bucket.updated_at).total_seconds())
+        level = min(capacity, bucket.level + elapsed * rate)
+        wait = 0.0
+        if level >= amount:
+            level -= amount
+        else:
+            wait = (amount - level) / rate
+        bucket.level, bucket.updated_at = level, now
+        bucket.save(update_fields=["level", "updated_at"])
+    return wait
+
+
+def take_rate(endpoint: ModelEndpoint, tokens: int, should_stop: StopCheck | None = None,
+              sleep: Callable[[float], None] = time.sleep) -> None:
+    """Wait until the endpoint's requests-per-minute and tokens-per-minute budgets allow one request."""
+    limits = [(RateBucket.Kind.REQUESTS, 1.0, endpoint.requests_per_minute),
+              (RateBucket.Kind.TOKENS, float(tokens), endpoint.tokens_per_minute)]
+    for kind, amount, per_minute in limits:
+        if not per_minute:
+            continue
+        while True:
+            wait = try_take(endpoint, kind, amount, float(per_minute))
+            if wait <= 0:
+                break
+            if should_stop is not None:
+                should_stop()
+            sleep(min(wait, 1.0) + random.uniform(0, conf.poll_seconds()))

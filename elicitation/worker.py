@@ -1,0 +1,250 @@
+"""Answering the pending samples of one item: the body of the Celery task (and of ``--sync``).
+
+Never lose, never duplicate:
+- every (run, item, sample) row exists before any request (created when the run starts);
+- a worker leases a row (conditional UPDATE) before asking for it, renews the lease before each
+  attempt, and writes the answer only while the row is still pending — the first answer wins, a
+  late second one is discarded, never added;
+- a killed worker's lease runs out after the request timeout + a grace period, and the row is then
+  taken up by whichever task (redelivered or re-queued by resume) comes next.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any, Callable
+
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from surveys.instruments import Instrument
+from surveys.models import Item
+
+from . import conf, throttle
+from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
+from .estimate import cost_of, requests_per_answer
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
+                    request_params, top_logprobs_outcome)
+from .prompts import approx_tokens, build_prompt, prompt_content, store_prompt
+
+log = logging.getLogger(__name__)
+Sleep = Callable[[float], None]
+
+
+def new_owner() -> str:
+    """A lease owner id: host, process and a random part (unique per task execution)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def lease_seconds(endpoint: ModelEndpoint) -> float:
+    """How long a row or slot lease lasts: one request timeout plus the grace period."""
+    return float(endpoint.timeout_seconds) + conf.lease_grace_seconds()
+
+
+@dataclass
+class RunContext:
+    """What answering one item needs, fetched once per task."""
+
+    run: ElicitationRun
+    endpoint: ModelEndpoint
+    kind: Instrument
+    demonstrations: list[Item]
+    client: EndpointClient
+    owner: str
+    sleep: Sleep = time.sleep
+    spent_cache: dict[str, Any] = field(default_factory=dict)
+
+    def check_running(self) -> None:
+        """Raise Stopped unless the run is (still) running."""
+        status = ElicitationRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        if status != ElicitationRun.Status.RUNNING:
+            raise Stopped(f"run is {status}")
+
+    def pause(self, seconds: float) -> None:
+        """Sleep, looking every half second whether the run was stopped meanwhile."""
+        end = time.monotonic() + seconds
+        while True:
+            self.check_running()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.sleep(min(left, 0.5))
+
+
+def check_budget(run: ElicitationRun, next_cost: Decimal) -> None:
+    """Stop the run (budget_exhausted) if the cost so far plus the next request's estimate exceeds the budget."""
+    if run.budget_usd is None:
+        return
+    spent = ModelResponse.objects.filter(run=run).aggregate(s=Sum("cost_usd"))["s"] or Decimal(0)
+    if spent + next_cost > run.budget_usd:
+        ElicitationRun.objects.filter(pk=run.pk, status=ElicitationRun.Status.RUNNING).update(
+            status=ElicitationRun.Status.BUDGET_EXHAUSTED, finished_at=timezone.now(),
+            status_reason=f"budget reached: spent ${spent} of ${run.budget_usd}; the next request "
+                          f"(≈ ${next_cost}) would exceed it. Raise the budget and resume to continue.")
+        raise Stopped("budget exhausted")
+
+
+def claim(row: ModelResponse, owner: str, seconds: float) -> bool:
+    """Lease a pending row for ``owner`` unless another live worker holds it."""
+    now = timezone.now()
+    return bool(ModelResponse.objects
+                .filter(pk=row.pk, status=ModelResponse.Status.PENDING)
+                .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+                .update(lease_owner=owner, lease_until=now + timedelta(seconds=seconds)))
+
+
+def renew(row: ModelResponse, owner: str, seconds: float) -> None:
+    ModelResponse.objects.filter(pk=row.pk, lease_owner=owner).update(
+        lease_until=timezone.now() + timedelta(seconds=seconds))
+
+
+def release(row: ModelResponse, owner: str, attempts: int, requests: int, history: list[str]) -> None:
+    """Give a row back untouched (run stopped), keeping count of the attempts made."""
+    updates: dict[str, Any] = {"lease_owner": "", "lease_until": None}
+    if attempts:
+        updates.update(attempts=row.attempts + attempts, requests=row.requests + requests,
+                       detail={"attempt_errors": history} if history else row.detail)
+    ModelResponse.objects.filter(pk=row.pk, lease_owner=owner, status=ModelResponse.Status.PENDING).update(**updates)
+
+
+def interpret(ctx: RunContext, value: Any) -> Outcome:
+    mode = ctx.run.mode
+    if mode == Mode.FULL_DISTRIBUTION:
+        return full_distribution_outcome(ctx.kind, value)
+    if mode == Mode.TOP_LOGPROBS:
+        return top_logprobs_outcome(ctx.kind, value, ctx.run.top_logprobs)
+    return parse_text(ctx.kind, value)
+
+
+def write(row: ModelResponse, fields: dict[str, Any]) -> bool:
+    """Fill in a still-pending row; False (and nothing written) if another worker answered it first."""
+    fields = {**fields, "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
+    written = ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING).update(**fields)
+    if not written:
+        log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
+                    row.run_id, row.item_id, row.sample_index)
+    return bool(written)
+
+
+def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
+    """Ask for one (item, sample). Returns seconds until another worker's lease on the row runs out
+    (the row is busy), else None. Raises Stopped when the run is no longer running."""
+    run, endpoint = ctx.run, ctx.endpoint
+    lease = lease_seconds(endpoint)
+    if not claim(row, ctx.owner, lease):
+        current = ModelResponse.objects.filter(pk=row.pk).values("status", "lease_until").first()
+        if current is None or current["status"] != ModelResponse.Status.PENDING or current["lease_until"] is None:
+            return None
+        return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
+
+    made = {"attempts": 0}
+    ctx.client.requests = 0
+    history: list[str] = []
+    try:
+        content = prompt_content(build_prompt(run.study, item, run.few_shot, ctx.demonstrations), endpoint.api_style)
+        stored = store_prompt(content, endpoint.api_style)
+        params = request_params(run, endpoint, row.sample_index)
+        est_prompt = approx_tokens(content)
+        per_answer = requests_per_answer(run)
+        next_cost = cost_of(endpoint, est_prompt * per_answer, run.max_tokens * per_answer)
+        ModelResponse.objects.filter(pk=row.pk).update(
+            prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
+            model_id=endpoint.model)
+
+        def before_attempt(n: int) -> None:
+            ctx.check_running()
+            check_budget(run, next_cost)
+            renew(row, ctx.owner, lease)
+
+        def attempt() -> Any:
+            throttle.take_rate(endpoint, est_prompt + run.max_tokens, should_stop=ctx.check_running, sleep=ctx.sleep)
+            with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running, sleep=ctx.sleep):
+                renew(row, ctx.owner, lease)
+                made["attempts"] += 1
+                if run.mode == Mode.FULL_DISTRIBUTION:
+                    return call_full_distribution(ctx.client.openai, endpoint, content, params)
+                return complete(ctx.client.openai, endpoint, content, params)
+
+        done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
+                                 cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
+                                 before_attempt=before_attempt, sleep=ctx.pause)
+        history = done.history
+        outcome = interpret(ctx, done.value)
+        prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt
+        completion_tokens = outcome.completion_tokens if outcome.completion_tokens is not None else 0
+        detail = dict(outcome.detail or {})
+        if history:
+            detail["attempt_errors"] = history
+        if outcome.prompt_tokens is None:
+            detail["usage_estimated"] = True
+        write(row, {
+            "status": outcome.status, "raw_output": outcome.raw_output, "value": outcome.value, "bin": outcome.bin,
+            "parse_error": outcome.parse_error, "distribution": outcome.distribution, "coverage": outcome.coverage,
+            "error": outcome.error, "detail": detail or None,
+            "attempts": row.attempts + done.attempts, "requests": row.requests + ctx.client.requests,
+            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "cost_usd": cost_of(endpoint, prompt_tokens, completion_tokens), "latency_ms": done.latency_ms,
+            "system_fingerprint": outcome.system_fingerprint[:200],
+        })
+    except RequestFailed as failed:
+        write(row, {"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
+                    "raw_output": failed.failure.raw, "attempts": row.attempts + failed.attempts,
+                    "requests": row.requests + ctx.client.requests, "detail": {"attempt_errors": failed.history}})
+    except Stopped:
+        release(row, ctx.owner, made["attempts"], ctx.client.requests, history)
+        raise
+    except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
+        log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)
+        write(row, {"status": ModelResponse.Status.FAILED, "error": f"internal error: {exc!r}"[:2000],
+                    "attempts": row.attempts + made["attempts"], "requests": row.requests + ctx.client.requests,
+                    "detail": {"attempt_errors": history} if history else None})
+    return None
+
+
+def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: Sleep = time.sleep) -> float | None:
+    """Answer every pending sample of one item in one run.
+
+    Returns None when nothing is left for this item (or the run is stopped), else the number of
+    seconds after which to try again because another worker holds some of its rows.
+    """
+    run = ElicitationRun.objects.select_related("endpoint", "study").filter(pk=run_id).first()
+    if run is None or run.status != ElicitationRun.Status.RUNNING:
+        return None
+    item = Item.objects.get(pk=item_id)
+    rows = list(ModelResponse.objects.filter(run=run, item=item, status=ModelResponse.Status.PENDING)
+                .order_by("sample_index"))
+    if not rows:
+        finish_if_done(run.pk)
+        return None
+    ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=run.study.demonstrations(),
+                     client=EndpointClient(run.endpoint), owner=owner or new_owner(), sleep=sleep)
+    retry_in: float | None = None
+    try:
+        for row in rows:
+            busy = answer_row(ctx, row, item)
+            if busy is not None:
+                retry_in = busy if retry_in is None else min(retry_in, busy)
+    except Stopped:
+        return None
+    finally:
+        ctx.client.close()
+    finish_if_done(run.pk)
+    return retry_in
+
+
+def finish_if_done(run_id: int) -> bool:
+    """Mark a running run completed (or failed, if any answer failed) once no row is pending."""
+    if ModelResponse.objects.filter(run_id=run_id, status=ModelResponse.Status.PENDING).exists():
+        return False
+    failed = ModelResponse.objects.filter(run_id=run_id, status=ModelResponse.Status.FAILED).count()
+    status = ElicitationRun.Status.FAILED if failed else ElicitationRun.Status.COMPLETED
+    reason = f"{failed} answer(s) failed; resume the run to retry them" if failed else ""
+    return bool(ElicitationRun.objects.filter(pk=run_id, status=ElicitationRun.Status.RUNNING).update(
+        status=status, status_reason=reason, finished_at=timezone.now()))

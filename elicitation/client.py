@@ -103,6 +103,18 @@ def parse_retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _error_message(exc: openai.APIStatusError) -> str:
+    """The server's own error message (from an OpenAI-style error body), else the client's text."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+    return getattr(exc, "message", "") or str(exc)
+
+
 def classify(exc: BaseException, timeout: float | None = None) -> Failure:
     """Turn an exception from one attempt into a Failure (re-raise anything unexpected)."""
     if isinstance(exc, openai.APITimeoutError):
@@ -111,7 +123,7 @@ def classify(exc: BaseException, timeout: float | None = None) -> Failure:
         return Failure(f"connection error: {exc}", True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        message = getattr(exc, "message", "") or str(exc)
+        message = _error_message(exc)
         retryable = status in RETRYABLE_STATUS or status >= 500
         body = exc.response.text if exc.response is not None else ""
         return Failure(f"HTTP {status}: {message}"[:500], retryable,

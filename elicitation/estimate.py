@@ -14,8 +14,8 @@ MICRO = Decimal("0.000001")
 
 def cost_of(endpoint: ModelEndpoint, prompt_tokens: float, completion_tokens: float) -> Decimal:
     """Price of the tokens at the endpoint's prices per 1,000 tokens (USD, 6 decimals)."""
-    cost = (Decimal(str(prompt_tokens)) * endpoint.price_prompt_per_1k
-            + Decimal(str(completion_tokens)) * endpoint.price_completion_per_1k) / Decimal(1000)
+    cost = (Decimal(str(prompt_tokens)) * Decimal(str(endpoint.price_prompt_per_1k))
+            + Decimal(str(completion_tokens)) * Decimal(str(endpoint.price_completion_per_1k))) / Decimal(1000)
     return cost.quantize(MICRO, rounding=ROUND_HALF_UP)
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from surveys.models import Item, Study
 
 from . import conf
+from .estimate import MICRO
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
@@ -209,7 +210,7 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
         "in_flight": rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now).count(),
         "prompt_tokens": sums["prompt_tokens"] or 0, "completion_tokens": sums["completion_tokens"] or 0,
         "requests": sums["requests"] or 0,
-        "cost_usd": str(sums["cost"] or Decimal("0")),
+        "cost_usd": str(Decimal(sums["cost"] or 0).quantize(MICRO)),
         "budget_usd": str(run.budget_usd) if run.budget_usd is not None else None,
         "answers_per_second": rate,
         "started_at": run.started_at.isoformat() if run.started_at else None,

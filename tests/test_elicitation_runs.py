@@ -1,0 +1,337 @@
+"""Retries, timeouts, budget, cancellation, resume, leases and limits (in-process, against the stub)."""
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from elicitation import throttle
+from elicitation.client import backoff_delay, parse_retry_after
+from elicitation.estimate import estimate_run
+from elicitation.models import ElicitationRun, ModelResponse
+from elicitation.prompts import approx_tokens, build_prompt, prompt_content
+from elicitation.runs import RunStateError, cancel_run, create_run, progress, resume_run, run_sync, start_run
+from elicitation.worker import process_item
+from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
+
+pytestmark = pytest.mark.django_db
+Status = ElicitationRun.Status
+
+
+def items_of(study, n):
+    return list(study.main_items().order_by("id")[:n])
+
+
+def started(study, endpoint, items, **settings) -> ElicitationRun:
+    run = create_run(study, endpoint, items=items, **settings)
+    start_run(run, queue=False)
+    return run
+
+
+# --- retry policy -------------------------------------------------------------------------------
+
+def test_429_with_retry_after_then_success(stub, imported_nv):
+    stub.queue(Reply.error(429, "slow down", headers={"Retry-After": "1"}), Reply.answer("65"))
+    endpoint = make_endpoint(stub, retry_backoff_seconds=0.01)
+    run = run_sync(started(imported_nv, endpoint, items_of(imported_nv, 1)))
+
+    row = ModelResponse.objects.get(run=run)
+    assert (row.status, row.value, row.attempts, row.requests) == ("ok", 65, 2, 2)
+    assert len(stub.requests) == 2
+    # the retry came no earlier than the server asked (backoff alone would wait ~0.01 s)
+    assert stub.requests[1].received_at - stub.requests[0].received_at >= 1.0
+    assert row.detail["attempt_errors"] == ["attempt 1: HTTP 429: slow down"]
+    assert run.status == Status.COMPLETED
+
+
+def test_retry_after_ms_is_honoured(stub, imported_nv):
+    stub.queue(Reply.error(503, headers={"retry-after-ms": "600"}), Reply.answer("20"))
+    run = run_sync(started(imported_nv, make_endpoint(stub), items_of(imported_nv, 1)))
+    assert ModelResponse.objects.get(run=run).attempts == 2
+    assert stub.requests[1].received_at - stub.requests[0].received_at >= 0.6
+
+
+def test_5xx_until_retries_are_exhausted_marks_the_answer_failed(stub, imported_nv):
+    stub.default = Reply.error(502, "upstream exploded")
+    endpoint = make_endpoint(stub, max_retries=2)
+    run = run_sync(started(imported_nv, endpoint, items_of(imported_nv, 2)))
+
+    rows = list(ModelResponse.objects.filter(run=run))
+    assert len(rows) == 2 and len(stub.requests) == 6  # 2 items × (1 + 2 retries)
+    for row in rows:
+        assert row.status == "failed" and row.attempts == 3 and row.requests == 3
+        assert row.error == "HTTP 502: upstream exploded"
+        assert len(row.detail["attempt_errors"]) == 3
+        assert "upstream exploded" in row.raw_output  # the error body is kept
+    assert run.status == Status.FAILED and "2 answer(s) failed" in run.status_reason
+    p = progress(run)
+    assert p["failed"] == 2 and p["done"] == 0
+    assert {f["error"] for f in p["failures"]} == {"HTTP 502: upstream exploded"}
+
+
+def test_client_errors_are_not_retried(stub, imported_nv):
+    stub.default = Reply.error(400, "model not found")
+    run = run_sync(started(imported_nv, make_endpoint(stub, max_retries=4), items_of(imported_nv, 1)))
+    row = ModelResponse.objects.get(run=run)
+    assert row.status == "failed" and row.attempts == 1 and len(stub.requests) == 1
+    assert "400" in row.error and "model not found" in row.error
+
+
+def test_timeout_is_retried_then_recorded(stub, imported_nv):
+    stub.default = Reply.answer("50", delay=1.5)
+    endpoint = make_endpoint(stub, timeout_seconds=0.3, max_retries=1)
+    run = run_sync(started(imported_nv, endpoint, items_of(imported_nv, 1)))
+    row = ModelResponse.objects.get(run=run)
+    assert row.status == "failed" and row.attempts == 2 and len(stub.requests) == 2
+    assert row.error.startswith("timeout")
+
+
+def test_timeout_then_answer(stub, imported_nv):
+    stub.queue(Reply.answer("10", delay=1.5), Reply.answer("85"))
+    endpoint = make_endpoint(stub, timeout_seconds=0.3, max_retries=2)
+    run = run_sync(started(imported_nv, endpoint, items_of(imported_nv, 1)))
+    row = ModelResponse.objects.get(run=run)
+    assert (row.status, row.value, row.attempts) == ("ok", 85, 2)
+    assert row.detail["attempt_errors"][0].startswith("attempt 1: timeout")
+
+
+def test_garbage_http_body_is_retried_and_kept_when_it_persists(stub, imported_nv):
+    items = items_of(imported_nv, 2)
+    stub.queue(Reply.garbage(), Reply.answer("45"), Reply.garbage(b'{"not": "a completion"}', "application/json"),
+               Reply.garbage(b'{"not": "a completion"}', "application/json"))
+    run = run_sync(started(imported_nv, make_endpoint(stub, max_retries=1), items))
+    first, second = ModelResponse.objects.filter(run=run).order_by("item_id")
+    assert (first.status, first.value, first.attempts) == ("ok", 45, 2)
+    assert second.status == "failed" and second.error.startswith("malformed response")
+    assert "not" in second.raw_output
+
+
+def test_backoff_is_exponential_with_jitter_and_capped():
+    rng = random.Random(1)
+    for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (8, 10.0)]:
+        for _ in range(50):
+            d = backoff_delay(attempt, base=1.0, cap=10.0, retry_after=None, rng=rng)
+            assert ceiling / 2 <= d <= ceiling
+    assert backoff_delay(1, base=1.0, cap=10.0, retry_after=30.0, rng=rng) == 30.0
+
+
+def test_parse_retry_after_forms():
+    assert parse_retry_after({"retry-after": "3"}) == 3.0
+    assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    future = timezone.now() + timedelta(seconds=20)
+    from email.utils import format_datetime
+
+    assert 15 < parse_retry_after({"retry-after": format_datetime(future, usegmt=True)}) <= 20
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None
+
+
+# --- budget ------------------------------------------------------------------------------------
+
+def test_budget_cap_stops_cleanly_and_resume_with_more_budget_finishes(stub, imported_nv):
+    items = items_of(imported_nv, 4)
+    # each answer really costs 1000 prompt tokens × $1/1k = $1.00
+    stub.default = Reply.answer("60", prompt_tokens=1000, completion_tokens=0)
+    endpoint = make_endpoint(stub, price_prompt_per_1k="1", price_completion_per_1k="0")
+    run = started(imported_nv, endpoint, items, budget_usd=Decimal("2.5"), max_tokens=1)
+    # the estimate of one request (characters/4 + max_tokens) is between $0.50 and $1.00, so:
+    # before #1: 0 + est ≤ 2.5; before #2: 1 + est ≤ 2.5; before #3: 2 + est > 2.5 → stop
+    per_request = [(approx_tokens(prompt_content(build_prompt(imported_nv, i, True), "chat")) + 1) / 1000
+                   for i in items]
+    assert all(0.5 < c < 1.0 for c in per_request)
+    run = run_sync(run)
+
+    assert run.status == Status.BUDGET_EXHAUSTED and "budget reached" in run.status_reason
+    assert len(stub.requests) == 2
+    counts = dict(ModelResponse.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by())
+    assert counts == {"ok": 2, "pending": 2}
+    # queued tasks after the stop send nothing
+    assert process_item(run.pk, items[3].pk) is None and len(stub.requests) == 2
+
+    ElicitationRun.objects.filter(pk=run.pk).update(budget_usd=Decimal("10"))
+    run.refresh_from_db()
+    assert sorted(resume_run(run, queue=False)) == sorted(i.pk for i in items[2:])
+    run = run_sync(run)
+    assert run.status == Status.COMPLETED and len(stub.requests) == 4
+    assert ModelResponse.objects.filter(run=run, status="ok").count() == 4
+    assert progress(run)["cost_usd"] == "4.000000"
+
+
+# --- cancellation and resume -----------------------------------------------------------------------
+
+def test_cancel_makes_queued_work_a_no_op_and_resume_does_only_the_rest(stub, imported_nv):
+    items = items_of(imported_nv, 5)
+    stub.default = Reply.answer("40")
+    run = started(imported_nv, make_endpoint(stub), items)
+    answered = []
+
+    def after_item():
+        answered.append(1)
+        if len(answered) == 2:
+            assert cancel_run(run)
+
+    run = run_sync(run, on_item=after_item)
+    assert run.status == Status.CANCELLED
+    assert len(stub.requests) == 2
+    assert ModelResponse.objects.filter(run=run, status="pending").count() == 3
+    for item in items:  # tasks still in the queue do nothing
+        assert process_item(run.pk, item.pk) is None
+    assert len(stub.requests) == 2
+    first_answers = dict(ModelResponse.objects.filter(run=run, status="ok").values_list("pk", "answered_at"))
+
+    queued = resume_run(run, queue=False)
+    assert len(queued) == 3
+    run = run_sync(run)
+    assert run.status == Status.COMPLETED and len(stub.requests) == 5
+    assert ModelResponse.objects.filter(run=run).count() == 5
+    # the answers given before the cancel were not asked again
+    for pk, answered_at in first_answers.items():
+        assert ModelResponse.objects.get(pk=pk).answered_at == answered_at
+
+
+def test_cancel_during_a_backoff_wait_sends_nothing_more(stub, imported_nv):
+    stub.queue(Reply.error(429, headers={"Retry-After": "30"}))
+    run = started(imported_nv, make_endpoint(stub), items_of(imported_nv, 1))
+    sleeps = []
+
+    def sleep(seconds):  # the worker waits for the Retry-After; the researcher cancels meanwhile
+        sleeps.append(seconds)
+        cancel_run(run)
+
+    run = run_sync(run, sleep=sleep)
+    assert run.status == Status.CANCELLED and sleeps
+    row = ModelResponse.objects.get(run=run)
+    assert row.status == "pending" and row.attempts == 1 and row.lease_owner == "" and row.lease_until is None
+    assert len(stub.requests) == 1
+
+
+def test_resume_retries_only_failed_answers(stub, imported_nv):
+    items = items_of(imported_nv, 3)
+    failing = items[1].text()
+    stub.responder = lambda r: Reply.error(500) if failing in r.prompt_text.split("Kathleen")[-1].split(
+        "Cedric")[-1] else Reply.answer("55")
+    endpoint = make_endpoint(stub, max_retries=1)
+    run = run_sync(started(imported_nv, endpoint, items))
+    assert run.status == Status.FAILED
+    assert ModelResponse.objects.get(run=run, item=items[1]).attempts == 2
+    before = dict(ModelResponse.objects.filter(run=run, status="ok").values_list("pk", "answered_at"))
+    assert len(before) == 2
+
+    stub.responder = None
+    stub.default = Reply.answer("95")
+    assert resume_run(run, queue=False) == [items[1].pk]
+    run = run_sync(run)
+    assert run.status == Status.COMPLETED
+    assert len(stub.requests) == 2 + 2 + 1
+    row = ModelResponse.objects.get(run=run, item=items[1])
+    assert (row.status, row.value, row.attempts) == ("ok", 95, 3)  # attempts add up over resumes
+    for pk, answered_at in before.items():
+        assert ModelResponse.objects.get(pk=pk).answered_at == answered_at
+
+
+def test_start_twice_is_refused_and_resume_of_a_finished_run_does_nothing(stub, imported_nv):
+    run = run_sync(started(imported_nv, make_endpoint(stub), items_of(imported_nv, 2)))
+    with pytest.raises(RunStateError):
+        start_run(run, queue=False)
+    assert resume_run(run, queue=False) == []
+    run.refresh_from_db()
+    assert run.status == Status.COMPLETED and len(stub.requests) == 2
+
+
+# --- never a second row; leases -------------------------------------------------------------------
+
+def test_database_refuses_a_second_row_for_the_same_sample(stub, imported_nv):
+    run = started(imported_nv, make_endpoint(stub), items_of(imported_nv, 1))
+    row = ModelResponse.objects.get(run=run)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ModelResponse.objects.create(run=run, item=row.item, sample_index=0)
+
+
+def test_row_held_by_a_live_worker_is_left_alone_until_its_lease_runs_out(stub, imported_nv):
+    items = items_of(imported_nv, 1)
+    run = started(imported_nv, make_endpoint(stub), items)
+    row = ModelResponse.objects.get(run=run)
+    ModelResponse.objects.filter(pk=row.pk).update(lease_owner="other-worker",
+                                                   lease_until=timezone.now() + timedelta(seconds=20))
+    retry_in = process_item(run.pk, items[0].pk)
+    assert retry_in is not None and 15 < retry_in <= 20
+    assert len(stub.requests) == 0
+
+    # that worker died: its lease expires and the row is answered, once
+    ModelResponse.objects.filter(pk=row.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert process_item(run.pk, items[0].pk) is None
+    assert process_item(run.pk, items[0].pk) is None  # a redelivered task finds nothing to do
+    assert len(stub.requests) == 1
+    row.refresh_from_db()
+    assert row.status == "ok" and row.lease_owner == ""
+    run.refresh_from_db()
+    assert run.status == Status.COMPLETED
+
+
+def test_a_late_answer_never_overwrites_the_first(stub, imported_nv):
+    from elicitation.worker import write
+
+    run = started(imported_nv, make_endpoint(stub), items_of(imported_nv, 1))
+    row = ModelResponse.objects.get(run=run)
+    assert write(row, {"status": "ok", "value": 10.0, "raw_output": "10"})
+    assert not write(row, {"status": "ok", "value": 90.0, "raw_output": "90"})
+    row.refresh_from_db()
+    assert row.value == 10.0 and ModelResponse.objects.filter(run=run).count() == 1
+
+
+# --- shared limits ----------------------------------------------------------------------------------
+
+def test_concurrency_slots_are_shared_and_expire(stub):
+    endpoint = make_endpoint(stub, max_concurrency=2)
+    throttle.ensure_slots(endpoint)
+    a = throttle.try_acquire_slot(endpoint, "a", 30)
+    b = throttle.try_acquire_slot(endpoint, "b", 30)
+    assert {a, b} == {0, 1}
+    assert throttle.try_acquire_slot(endpoint, "c", 30) is None
+    assert throttle.slots_in_use(endpoint) == 2
+    throttle.release_slot(endpoint, a, "not-the-holder")
+    assert throttle.try_acquire_slot(endpoint, "c", 30) is None
+    throttle.release_slot(endpoint, a, "a")
+    assert throttle.try_acquire_slot(endpoint, "c", 30) == a
+    # b's worker died: once its lease is over, its slot can be taken
+    from elicitation.models import EndpointSlot
+
+    EndpointSlot.objects.filter(endpoint=endpoint, index=b).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert throttle.try_acquire_slot(endpoint, "d", 30) == b
+
+
+def test_requests_per_minute_bucket_paces_requests(stub):
+    endpoint = make_endpoint(stub, requests_per_minute=60)
+    assert throttle.try_take(endpoint, "requests", 1, 60) == 0  # the bucket starts with one request
+    wait = throttle.try_take(endpoint, "requests", 1, 60)
+    assert 0.5 < wait <= 1.0  # one per second
+    sleeps = []
+    throttle.take_rate(endpoint, tokens=10, sleep=sleeps.append)
+    assert sleeps and sum(sleeps) > 0.5
+
+
+def test_tokens_per_minute_bucket(stub):
+    endpoint = make_endpoint(stub, tokens_per_minute=6000)  # 100 tokens per second
+    assert throttle.try_take(endpoint, "tokens", 500, 6000) == 0  # a large request passes when the bucket is full
+    wait = throttle.try_take(endpoint, "tokens", 500, 6000)
+    assert 4.0 < wait <= 5.0
+
+
+def test_estimate_counts_prompt_characters_and_prices(stub, imported_nv):
+    items = items_of(imported_nv, 3)
+    endpoint = make_endpoint(stub, price_prompt_per_1k="2", price_completion_per_1k="4")
+    run = create_run(imported_nv, endpoint, mode="sampled", samples=4, temperature=1.0, items=items, max_tokens=5)
+    est = estimate_run(run)
+    prompt_tokens = sum(approx_tokens(prompt_content(build_prompt(imported_nv, i, True), "chat")) for i in items) * 4
+    assert (est.items, est.answers, est.requests) == (3, 12, 12)
+    assert est.prompt_tokens == prompt_tokens and est.completion_tokens == 60
+    assert est.cost_usd == (Decimal(prompt_tokens) * 2 + Decimal(60) * 4) / 1000
+    # only what is left after some answers
+    start_run(run, queue=False)
+    ModelResponse.objects.filter(run=run, item=items[0]).update(status="ok")
+    assert estimate_run(run, answers_left_only=True).answers == 8

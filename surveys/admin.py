@@ -1,0 +1,267 @@
+"""The researcher's admin: studies (with their links, item import and raw CSV), items, participants
+and read-only responses. Custom pages and the deletion guard live in surveys.admin_views."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from . import flow
+from .admin_views import ProtectedDeleteMixin, import_items_view, raw_responses_view
+from .instruments import AnswerError, instrument_choices
+from .models import Assignment, Item, Participant, Response, Study
+
+
+def count_of(model, fk: str, **filters) -> Coalesce:
+    """A correlated COUNT(*) of ``model`` rows whose ``fk`` is the outer row (no join blow-up)."""
+    rows = (model.objects.filter(**{fk: OuterRef("pk")}, **filters).order_by().values(fk)
+            .annotate(n=Count("*")).values("n"))
+    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+
+# --- studies ----------------------------------------------------------------------------------------
+class DemonstrationForm(forms.ModelForm):
+    class Meta:
+        model = Item
+        fields = ("demo_order", "speaker_name", "speaker_gender", "expression", "statement", "demo_answer")
+        widgets = {"statement": forms.TextInput(attrs={"size": 60})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.instance.is_demonstration = True
+        self.fields["demo_answer"].required = True
+
+    def clean_demo_answer(self):
+        value = self.cleaned_data["demo_answer"]
+        study = getattr(self.instance, "study", None) if self.instance.study_id else None
+        if study is not None and value is not None:
+            try:
+                return study.kind.validate(str(value))
+            except AnswerError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return value
+
+
+class DemonstrationInline(admin.TabularInline):
+    model = Item
+    form = DemonstrationForm
+    extra = 0
+    verbose_name = "demonstration"
+    verbose_name_plural = "demonstrations (worked examples with their answers: on the instructions page and in few-shot prompts)"
+    ordering = ("demo_order", "id")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(is_demonstration=True)
+
+
+@admin.register(Study)
+class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+    delete_advice = "To stop collecting, set the study's status to Closed."
+    list_display = ("title", "slug", "status", "instrument", "item_count", "participants_progress", "links")
+    list_filter = ("status", "instrument")
+    search_fields = ("title", "slug", "description")
+    readonly_fields = ("prolific_link", "created_at")
+    inlines = (DemonstrationInline,)
+    fieldsets = (
+        (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
+        ("Shown to participants", {"fields": ("consent_text", "instructions", "pledge_text")}),
+        ("Design", {"fields": ("items_per_expression", "controls_per_participant", "draw_speaker_names",
+                               "attention_threshold", "reference_study")}),
+        ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
+                                 "screened_out_code"),
+                      "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "
+                                     "enter the completion codes there."}),
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            n_items=count_of(Item, "study", is_demonstration=False),
+            n_participants=count_of(Participant, "study"),
+            n_completed=count_of(Participant, "study", status=Participant.Status.COMPLETED),
+        )
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.items.exists():
+            fields.append("instrument")  # the items' fields belong to it
+        if obj is not None and obj.participants.exists():
+            fields.append("slug")  # the Prolific link participants use
+        return fields
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "instrument":
+            return forms.ChoiceField(choices=instrument_choices(), initial=db_field.default,
+                                     help_text=db_field.help_text, label="Instrument")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Item:
+            return super().save_formset(request, form, formset, change)
+        instances = formset.save(commit=False)
+        for obj in formset.deleted_objects:
+            obj.delete()
+        taken = set(form.instance.items.values_list("key", flat=True))
+        for demo in instances:
+            demo.is_demonstration = True
+            if not demo.key:
+                n = 1
+                while f"demo-{n}" in taken:
+                    n += 1
+                demo.key = f"demo-{n}"
+                taken.add(demo.key)
+            demo.save()
+        formset.save_m2m()
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/import-items/", wrap(lambda r, object_id: import_items_view(self, r, object_id)),
+                 name="surveys_study_import_items"),
+            path("<path:object_id>/raw-responses.csv",
+                 wrap(lambda r, object_id: raw_responses_view(self, r, object_id)),
+                 name="surveys_study_raw_responses"),
+        ] + super().get_urls()
+
+    @admin.display(description="items", ordering="n_items")
+    def item_count(self, obj: Study) -> int:
+        return obj.n_items
+
+    @admin.display(description="participants completed / started")
+    def participants_progress(self, obj: Study) -> str:
+        return f"{obj.n_completed} / {obj.n_participants}"
+
+    @admin.display(description="links")
+    def links(self, obj: Study) -> str:
+        return format_html_join(" · ", '<a href="{}">{}</a>', [
+            (reverse("surveys:preview", kwargs={"slug": obj.slug}) + "?restart=1", "preview"),
+            (reverse("admin:surveys_study_import_items", args=[obj.pk]), "import items"),
+            (reverse("admin:surveys_study_raw_responses", args=[obj.pk]), "raw CSV"),
+            (reverse("admin:surveys_item_changelist") + f"?study__id__exact={obj.pk}", "items"),
+            (reverse("admin:surveys_participant_changelist") + f"?study__id__exact={obj.pk}", "participants"),
+        ])
+
+    @admin.display(description="Prolific study link")
+    def prolific_link(self, obj: Study) -> str:
+        if obj.pk is None:
+            return "(available once the study is saved)"
+        return format_html(
+            '<input type="text" id="prolific-link" value="{}" readonly class="vTextField" style="width: 42em; max-width: 100%;" '
+            'aria-label="Prolific study link"> '
+            '<button type="button" class="button" data-copy-target="prolific-link">Copy</button> '
+            '<span class="copy-status" aria-live="polite"></span>',
+            obj.participant_link(),
+        )
+
+
+# --- items ------------------------------------------------------------------------------------------
+class UsedFilter(admin.SimpleListFilter):
+    title = "answered"
+    parameter_name = "answered"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "has human responses"), ("no", "no human responses"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(responses__isnull=False).distinct()
+        if self.value() == "no":
+            return queryset.filter(responses__isnull=True)
+        return queryset
+
+
+@admin.register(Item)
+class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+    delete_advice = "Items that were shown to participants or models stay, so their answers keep their meaning."
+    list_display = ("key", "rendered_sentence", "label", "statement_type", "truth", "is_control",
+                    "is_demonstration", "study")
+    list_filter = ("study", "expression", "statement_type", "truth", "is_control", "is_demonstration", UsedFilter)
+    search_fields = ("statement", "key", "speaker_name", "statement_id")
+    list_select_related = ("study",)
+    list_per_page = 100
+    readonly_fields = ("rendered_sentence", "source_row")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and (obj.assignments.exists() or obj.responses.exists()):
+            # Answers were given to this wording: it can no longer change.
+            fields += [f.name for f in Item._meta.fields if f.name not in fields and f.name != "id"]
+        return fields
+
+    @admin.display(description="sentence (with the item's own speaker)")
+    def rendered_sentence(self, obj: Item) -> str:
+        try:
+            return obj.text()
+        except Exception as exc:  # a half-filled item in the add form
+            return f"(cannot render yet: {exc})"
+
+
+# --- participants -----------------------------------------------------------------------------------
+@admin.register(Participant)
+class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+    delete_advice = "Mark participants as returned or timed out instead; their answers are kept."
+    list_display = ("prolific_pid", "study", "status", "progress", "started_at", "completed_at",
+                    "passed_attention", "live_attention_rho", "attention_rho", "attention_included")
+    list_filter = ("study", "status", "passed_attention", "attention_included")
+    search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
+    list_select_related = ("study",)
+    date_hierarchy = "started_at"
+    actions = ("mark_returned", "mark_timed_out", "reinstate")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            n_assigned=count_of(Assignment, "participant"),
+            n_answered=count_of(Response, "participant"),
+        )
+
+    def has_add_permission(self, request):
+        return False  # participants arrive through the Prolific link
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Participant._meta.fields] + ["progress"]
+
+    @admin.display(description="answered / assigned")
+    def progress(self, obj: Participant) -> str:
+        return f"{obj.n_answered} / {obj.n_assigned}"
+
+    def _mark(self, request: HttpRequest, queryset: QuerySet, status: str, label: str) -> None:
+        changed = flow.mark_participants(queryset, status)
+        self.message_user(request, f"{changed} participant(s) marked as {label}; their answers are kept "
+                                   "and their unanswered items go back into the draw.", messages.SUCCESS)
+
+    @admin.action(description="Mark as returned", permissions=["change"])
+    def mark_returned(self, request, queryset):
+        self._mark(request, queryset, Participant.Status.RETURNED, "returned")
+
+    @admin.action(description="Mark as timed out", permissions=["change"])
+    def mark_timed_out(self, request, queryset):
+        self._mark(request, queryset, Participant.Status.TIMED_OUT, "timed out")
+
+    @admin.action(description="Undo: back to started / completed", permissions=["change"])
+    def reinstate(self, request, queryset):
+        changed = flow.reinstate_participants(queryset)
+        self.message_user(request, f"{changed} participant(s) reinstated.", messages.SUCCESS)
+
+
+# --- responses --------------------------------------------------------------------------------------
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    """Read-only: answers are never added, edited or deleted by hand."""
+
+    list_display = ("participant", "item", "value", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
+    search_fields = ("participant__prolific_pid", "item__key", "item__statement")
+    list_select_related = ("participant", "participant__study", "item")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,177 @@
+"""Custom admin pages for studies (import items, raw responses CSV) and the guard that turns a
+refused deletion (PROTECT) into a clear message instead of a server error."""
+from __future__ import annotations
+
+import operator
+from functools import reduce
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import ProtectedError, Q, RestrictedError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.template.defaultfilters import pluralize
+from django.urls import reverse
+
+from .importers import MAX_REPORTED_ERRORS, ImportFailed, import_items
+from .models import Study
+from .raw_export import raw_responses_response
+
+
+# --- deletion guard -------------------------------------------------------------------------------
+def protected_counts(obj: models.Model, depth: int = 3) -> list[tuple[str, int]]:
+    """What keeps ``obj`` from being deleted: (name, count) of the rows that refer to it, or to rows its
+    deletion would cascade to, with on_delete=PROTECT or RESTRICT. Direct references come first."""
+    found: dict[type[models.Model], list[Q]] = {}
+
+    def walk(model: type[models.Model], queryset: models.QuerySet, level: int) -> None:
+        cascades = []
+        for rel in model._meta.related_objects:
+            if rel.many_to_many or not hasattr(rel, "on_delete"):
+                continue
+            condition = Q(**{f"{rel.field.name}__in": queryset})
+            if rel.on_delete in (models.PROTECT, models.RESTRICT):
+                found.setdefault(rel.related_model, []).append(condition)
+            elif rel.on_delete is models.CASCADE and level < depth:
+                cascades.append((rel.related_model, rel.related_model._base_manager.filter(condition).values("pk")))
+        for related_model, related in cascades:
+            walk(related_model, related, level + 1)
+
+    walk(type(obj), type(obj)._base_manager.filter(pk=obj.pk).values("pk"), 0)
+    counts = []
+    for model, conditions in found.items():
+        count = model._base_manager.filter(reduce(operator.or_, conditions)).count()
+        if count:
+            name = model._meta.verbose_name if count == 1 else model._meta.verbose_name_plural
+            counts.append((str(name), count))
+    return counts
+
+
+def refusal_message(obj: models.Model, counts: list[tuple[str, int]], advice: str = "") -> str:
+    held = ", ".join(f"{count} {name}" for name, count in counts)
+    return (f"“{obj}” was not deleted because collected data depend on it ({held}); "
+            f"collected data are never deleted. {advice}").strip()
+
+
+class ProtectedDeleteMixin:
+    """ModelAdmin mixin: deleting something that collected data depends on is refused with a message."""
+
+    delete_advice = ""
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
+        obj = self.get_object(request, unquote(object_id))
+        if obj is not None and self.has_delete_permission(request, obj):
+            counts = protected_counts(obj)
+            if counts:
+                return self._refuse(request, obj, counts)
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except (ProtectedError, RestrictedError):  # data arrived between the check and the delete
+            return self._refuse(request, obj, protected_counts(obj) or [("rows", 1)])
+
+    def _refuse(self, request: HttpRequest, obj: models.Model, counts: list[tuple[str, int]]) -> HttpResponse:
+        self.message_user(request, refusal_message(obj, counts, self.delete_advice), messages.ERROR)
+        opts = self.model._meta
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk],
+                      current_app=self.admin_site.name)
+        return HttpResponseRedirect(url)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        if "delete_selected" in actions:
+            _, name, description = actions["delete_selected"]
+            actions["delete_selected"] = (guarded_delete_selected, name, description)
+        return actions
+
+
+def guarded_delete_selected(modeladmin, request: HttpRequest, queryset: models.QuerySet):
+    """Django's bulk delete, refused as a whole (with the reasons) if collected data depend on any row."""
+    blocked = [(obj, counts) for obj in queryset if (counts := protected_counts(obj))]
+    if blocked:
+        for obj, counts in blocked[:10]:
+            modeladmin.message_user(request, refusal_message(obj, counts), messages.ERROR)
+        modeladmin.message_user(request, f"Nothing was deleted ({len(blocked)} of the {queryset.count()} selected "
+                                         f"could not be). {modeladmin.delete_advice}".strip(), messages.ERROR)
+        return None
+    try:
+        return delete_selected(modeladmin, request, queryset)
+    except (ProtectedError, RestrictedError):
+        modeladmin.message_user(request, "Nothing was deleted: data arrived that depend on the selection.",
+                                messages.ERROR)
+        return None
+
+
+guarded_delete_selected.allowed_permissions = ("delete",)
+
+
+# --- study pages ----------------------------------------------------------------------------------
+class ImportItemsForm(forms.Form):
+    file = forms.FileField(
+        label="CSV file",
+        help_text="UTF-8 CSV with a header row. Nothing is imported unless every row is valid.",
+    )
+
+
+def _study_for(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str, change: bool) -> Study:
+    study = get_object_or_404(Study, pk=unquote(object_id))
+    allowed = (model_admin.has_change_permission(request, study) if change
+               else model_admin.has_view_permission(request, study))
+    if not allowed:
+        raise PermissionDenied
+    return study
+
+
+def import_items_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """Upload a CSV of items into a study: all rows or none; errors listed by line and column."""
+    study = _study_for(model_admin, request, object_id, change=True)
+    context: dict[str, Any] = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "study": study,
+        "original": study,
+        "title": f"Import items into {study.title}",
+        "columns": study.kind.import_columns,
+        "item_count": study.main_items().count(),
+        "participant_count": study.participants.count(),
+        "max_errors": MAX_REPORTED_ERRORS,
+    }
+    if request.method == "POST":
+        form = ImportItemsForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                result = import_items(study, upload)
+            except ImportFailed as exc:
+                context.update(failure=exc, errors=exc.errors[:200], filename=upload.name)
+            else:
+                truth = ", ".join(f"{k}: {v}" for k, v in sorted(result.by_truth.items()))
+                demos = (f"; added the instrument's {result.demonstrations_added} default demonstrations"
+                         if result.demonstrations_added else "")
+                model_admin.message_user(
+                    request,
+                    f"Imported {result.created} item{pluralize(result.created)} from {upload.name} into "
+                    f"{study.slug} ({result.controls} control{pluralize(result.controls)}; truth {truth}){demos}.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:surveys_study_change", args=[study.pk],
+                                                    current_app=model_admin.admin_site.name))
+    else:
+        form = ImportItemsForm()
+    context["form"] = form
+    return render(request, "admin/surveys/study/import_items.html", context,
+                  status=422 if context.get("failure") else 200)
+
+
+def raw_responses_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """The study's raw human responses as a streamed CSV download."""
+    study = _study_for(model_admin, request, object_id, change=False)
+    if not request.user.has_perm("surveys.view_response"):
+        raise PermissionDenied
+    if request.method != "GET":
+        raise Http404
+    return raw_responses_response(study)

@@ -1,0 +1,183 @@
+"""Figures of the study report (matplotlib, Agg backend).
+
+- :func:`histogram_grid`: an agent's answer distribution per expression, rows = expressions, columns =
+  bins 0…100, shading = share of answers, the most frequent bin of each row outlined (Belem Fig. 4/5/13).
+- :func:`truth_overall`: mean answer on true vs false statements per agent, 95% CIs (Belem Fig. 6).
+- :func:`truth_by_expression`: the same per expression, one panel per agent, with the non-verifiable
+  mean alongside (Belem Fig. 14).
+"""
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from django.utils.text import slugify  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from analysis.agreement import answer_counts, histograms  # noqa: E402
+from analysis.answers import HUMAN  # noqa: E402
+
+if TYPE_CHECKING:  # pragma: no cover
+    from analysis.report import StudyReport
+
+COLOURS = {"true": "#1b7837", "false": "#c2410c", "non-verifiable": "#4b5563"}
+MARKERS = {"true": "o", "false": "s", "non-verifiable": "D"}
+HIGHLIGHT = "#1f4fd1"
+
+
+def _display(agent: str) -> str:
+    return "Humans (attention-filtered)" if agent == HUMAN else agent
+
+
+def histogram_grid(shares: pd.DataFrame, title: str, counts: pd.Series | None = None) -> Figure:
+    """Heat map of one agent's H(k|u): rows = expressions (in ``shares``' order), columns = bins."""
+    data = shares.to_numpy(dtype=float)
+    rows, cols = data.shape
+    fig, ax = plt.subplots(figsize=(12, 0.42 * rows + 1.6), layout="constrained")
+    ax.imshow(data, cmap="Greys", vmin=0, vmax=max(0.6, float(np.nanmax(data)) if data.size else 1), aspect="auto")
+    for r in range(rows):
+        for c in range(cols):
+            share = data[r, c]
+            if share >= 0.005:
+                ax.text(c, r, f"{share * 100:.0f}", ha="center", va="center", fontsize=8,
+                        color="white" if share > 0.35 else "black")
+        if np.nansum(data[r]) > 0:
+            best = int(np.nanargmax(data[r]))
+            ax.add_patch(Rectangle((best - 0.5, r - 0.5), 1, 1, fill=False, edgecolor=HIGHLIGHT, linewidth=2))
+    labels = list(shares.index)
+    if counts is not None:
+        labels = [f"{u}  (n={int(counts.get(u, 0))})" for u in labels]
+    ax.set_yticks(range(rows), labels, fontsize=9)
+    ax.set_xticks(range(cols), [str(int(float(c))) for c in shares.columns], fontsize=9)
+    ax.set_xlabel("answer (bin centre); cells: % of the expression's answers; box: most frequent bin")
+    ax.set_title(title, fontsize=11, loc="left")
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    return fig
+
+
+def _errorbar(ax, x, table: pd.DataFrame, statements: str, offset: float) -> None:
+    rows = table[table["statements"] == statements]
+    if rows.empty:
+        return
+    xs = np.asarray(x, dtype=float)[: len(rows)] + offset
+    lower = (rows["mean"] - rows["ci_low"]).fillna(0).to_numpy()
+    upper = (rows["ci_high"] - rows["mean"]).fillna(0).to_numpy()
+    ax.errorbar(xs, rows["mean"], yerr=[lower, upper], fmt=MARKERS[statements], color=COLOURS[statements],
+                capsize=3, markersize=5, linewidth=1.2, label=f"{statements} statements")
+
+
+def truth_overall(means: pd.DataFrame) -> Figure:
+    """Mean answer (95% CI) on true and false statements (and non-verifiable ones) per agent."""
+    overall = means.xs("overall", level="label").reset_index()
+    agents = list(dict.fromkeys(overall["agent"]))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(agents) + 2), 4.6), layout="constrained")
+    x = np.arange(len(agents))
+    for statements, offset in (("non-verifiable", -0.2), ("true", 0.0), ("false", 0.2)):
+        part = overall[overall["statements"] == statements].set_index("agent").reindex(agents).reset_index()
+        part["statements"] = statements
+        if part["mean"].notna().any():
+            _errorbar(ax, x, part, statements, offset)
+    ax.set_xticks(x, [_display(a) for a in agents], rotation=20, ha="right", fontsize=9)
+    ax.set_ylabel("mean answer (0–100), 95% CI")
+    ax.set_ylim(0, 100)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=9, loc="best")
+    ax.set_title("Knowledge bias: mean answer on true vs false statements", fontsize=11, loc="left")
+    return fig
+
+
+def truth_by_expression(means: pd.DataFrame, order: list[str]) -> Figure:
+    """One panel per agent: mean answer (95% CI) per expression on true, false and non-verifiable statements."""
+    table = means.drop(index="overall", level="label").reset_index()
+    agents = list(dict.fromkeys(table["agent"]))
+    labels = [u for u in order if u in set(table["label"])]
+    ncols = 2 if len(agents) > 1 else 1
+    nrows = int(np.ceil(len(agents) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.2 * nrows), squeeze=False, sharey=True,
+                             layout="constrained")
+    x = np.arange(len(labels))
+    for ax, agent in zip(axes.flat, agents):
+        part = table[table["agent"] == agent]
+        for statements, offset in (("non-verifiable", -0.22), ("true", 0.0), ("false", 0.22)):
+            rows = part[part["statements"] == statements].set_index("label").reindex(labels).reset_index()
+            rows["statements"] = statements
+            if rows["mean"].notna().any():
+                _errorbar(ax, x, rows, statements, offset)
+        ax.set_title(_display(agent), fontsize=10, loc="left")
+        ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in axes.flat[len(agents):]:
+        ax.set_visible(False)
+    axes[0, 0].set_ylabel("mean answer, 95% CI")
+    axes[0, 0].legend(fontsize=8, loc="upper right")
+    fig.suptitle("Mean answer per expression on true, false and non-verifiable statements", x=0.01,
+                 ha="left", fontsize=11)
+    return fig
+
+
+def report_figures(report: "StudyReport") -> Iterator[tuple[str, Figure]]:
+    """(file stem, figure) of every figure of the report: a histogram grid per agent and statement set,
+    then the true/false figures for a verifiable study."""
+    order = list(report.analysis.reference.index)
+    sets = [("nv", report.nv_answers)]
+    if report.v_answers is not None and not report.v_answers.empty:
+        sets.append(("v", report.v_answers))
+    for set_name, answers in sets:
+        if answers.empty:
+            continue
+        shares = histograms(answers, ("agent", "label"))
+        counts = answers[answers["label"] != "control"].groupby(["agent", "label"], sort=False).size()
+        other = answer_counts(answers, ("agent",))["non_number_mass"]
+        agents = [HUMAN] + sorted(a for a in shares.index.get_level_values("agent").unique() if a != HUMAN)
+        for agent in agents:
+            if agent not in shares.index.get_level_values("agent"):
+                continue
+            own = shares.xs(agent, level="agent")
+            own = own.reindex([u for u in order if u in own.index] + [u for u in own.index if u not in order])
+            title = f"{_display(agent)}: answers per expression, {'non-' if set_name == 'nv' else ''}verifiable statements"
+            if pd.notna(other.get(agent)):
+                title += (f"\n(distribution answers, shares over numbers; mean mass on non-numbers "
+                          f"{other[agent] * 100:.1f}%, not shown)")
+            yield (f"histograms-{set_name}-{slugify(agent) or 'agent'}",
+                   histogram_grid(own, title, counts.xs(agent, level="agent") if agent in counts.index else None))
+    means = report.truth_means
+    if means is not None and not means.empty:
+        statements = means.index.get_level_values("statements")
+        with_truth = set(means.index.get_level_values("agent")[statements.isin(["true", "false"])])
+        means = means[means.index.get_level_values("agent").isin(with_truth)]
+        if not means.empty:
+            yield "truth-overall", truth_overall(means)
+            yield "truth-by-expression", truth_by_expression(means, order)
+
+
+def save_figure(fig: Figure, stem: Path) -> list[Path]:
+    """Save as ``stem``.png (150 dpi) and ``stem``.svg, then close the figure."""
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    try:
+        fig.savefig(paths[0], dpi=150)
+        fig.savefig(paths[1])
+    finally:
+        plt.close(fig)
+    return paths
+
+
+def png_data_uri(fig: Figure) -> str:
+    """The figure as a base64 PNG data URI (for the admin page), then closed."""
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=110)
+    finally:
+        plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

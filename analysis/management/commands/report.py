@@ -1,0 +1,31 @@
+"""python manage.py report <study> [--out DIR] [--no-figures]"""
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.report import ReportError, build_report
+
+from ._common import get_study
+
+
+class Command(BaseCommand):
+    help = ("Build a study's report (runs the attention filter first) and write report.json, one CSV per "
+            "table and the figures as PNG and SVG. A verifiable study is reported with its reference study.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="slug of the study")
+        parser.add_argument("--out", metavar="DIR", help="output folder (default: VAR_DIR/reports/<study>)")
+        parser.add_argument("--no-figures", action="store_true", help="write JSON and CSV only")
+
+    def handle(self, *args, **options):
+        study = get_study(options["study"])
+        out = Path(options["out"]) if options["out"] else Path(settings.VAR_DIR) / "reports" / study.slug
+        try:
+            report = build_report(study)
+        except ReportError as exc:
+            raise CommandError(str(exc)) from None
+        written = report.write(out, figures=not options["no_figures"])
+        summary = report.analysis.summary
+        self.stdout.write(summary.round(2).to_string())
+        self.stdout.write(self.style.SUCCESS(f"written {len(written)} files to {out}"))

@@ -1,0 +1,269 @@
+"""The study report: Belem-shaped tables, the knowledge-bias table, descriptives and figures of one study.
+
+:func:`build_report` takes a study. A verifiable study (items with a truth value) is reported together
+with its ``reference_study``: the reference distribution, the label ranking of the attention filter and
+the non-verifiable columns of the tables come from there, ΔPA = PA(verifiable) − PA(non-verifiable). The
+attention filter is applied (and stored on the participants) first. The metric formulas live in the pure
+modules (analysis/belem_tables.py and what it calls, analysis/tang.py); this module gathers the data
+and shapes the output: JSON, CSV tables, HTML tables and figures.
+
+Agents: ``human`` (completed participants; the tables use the attention-filtered ones) and one per model
+run, named ``endpoint (mode)`` so the same endpoint and mode line up across the two statement sets.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis.answers import HUMAN, AnswersError
+from analysis.belem_tables import BelemAnalysis, analyse_belem
+from analysis.dataset import study_answers
+from analysis.filtering import FilterError, FilterResult, apply_attention_filter, is_verifiable
+from analysis.tang import tang_table
+from surveys.models import Study
+
+SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
+SUMMARY_COLUMNS = {
+    "pa_nv": "PA (NV)", "pct_pa_nv": "%PA (NV)", "mae_nv": "MAE (NV)", "wasserstein_nv": "Wasserstein (NV)",
+    "pa_v": "PA (V)", "pct_pa_v": "%PA (V)", "delta_pa": "ΔPA", "mae_v": "MAE (V)", "wasserstein_v": "Wasserstein (V)",
+}
+
+
+class ReportError(ValueError):
+    """The report cannot be built (yet); the message says why."""
+
+
+@dataclass
+class StudyReport:
+    study: Study
+    nv_study: Study
+    v_study: Study | None
+    analysis: BelemAnalysis
+    nv_answers: pd.DataFrame
+    v_answers: pd.DataFrame | None
+    attention: list[FilterResult]
+    descriptives: pd.DataFrame
+    truth_means: pd.DataFrame | None
+    tang: pd.DataFrame | None
+    generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    # --- tables ----------------------------------------------------------------------------------
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by name, in display order (index reset, so each is flat)."""
+        a = self.analysis
+        out: dict[str, pd.DataFrame] = {"summary": _flat(a.summary, "agent")}
+        out["pa_per_expression_nv"] = _flat(a.nv.pa_per_expression, "expression")
+        out["by_expression_nv"] = _flat(a.nv.by_expression)
+        if a.v is not None:
+            out["pa_per_expression_v"] = _flat(a.v.pa_per_expression, "expression")
+            out["by_expression_v"] = _flat(a.v.by_expression)
+        if a.knowledge_bias is not None:
+            out["knowledge_bias"] = _flat(a.knowledge_bias)
+        if self.truth_means is not None:
+            out["truth_means"] = _flat(self.truth_means)
+        out["descriptives"] = _flat(self.descriptives)
+        out["reference"] = _flat(a.reference, "expression")
+        out["ranking"] = _flat(a.ranking, "label")
+        out["attention"] = self.attention_table()
+        if self.tang is not None:
+            out["tang"] = _flat(self.tang)
+        return out
+
+    def attention_table(self) -> pd.DataFrame:
+        """One row per excluded participant of each filtered study."""
+        rows = [{"study": r.study, **e.as_dict()} for r in self.attention for e in r.excluded]
+        return pd.DataFrame(rows, columns=["study", "participant_id", "prolific_pid", "rho", "n_answers"])
+
+    def meta(self) -> dict[str, Any]:
+        filters = {r.study: {"threshold": r.threshold, "ranking_study": r.ranking_study, "evaluated": r.evaluated,
+                             "included": r.included, "excluded": len(r.excluded)} for r in self.attention}
+        agents = sorted(set(self.nv_answers["agent"]) | set(self.v_answers["agent"] if self.v_answers is not None else []))
+        return {
+            "study": self.study.slug, "title": self.study.title, "instrument": self.study.instrument,
+            "non_verifiable_study": self.nv_study.slug,
+            "verifiable_study": self.v_study.slug if self.v_study else None,
+            "generated_at": self.generated_at.isoformat(timespec="seconds"),
+            "agents": agents, "attention_filter": filters,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data: meta plus every table as a list of records (NaN → null)."""
+        return {"meta": self.meta(), "tables": {name: _records(t) for name, t in self.tables().items()}}
+
+    # --- files -----------------------------------------------------------------------------------
+    def write(self, out_dir: str | Path, figures: bool = True) -> list[Path]:
+        """Write report.json, one CSV per table and (``figures``) every figure as PNG and SVG."""
+        from analysis.figures import report_figures, save_figure
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        data = self.to_json()
+        names: list[str] = []
+        if figures:
+            for name, fig in report_figures(self):
+                written += save_figure(fig, out / name)
+                names.append(name)
+        data["meta"]["figures"] = names
+        path = out / "report.json"
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        written.append(path)
+        for name, table in self.tables().items():
+            path = out / f"{name}.csv"
+            table.to_csv(path, index=False)
+            written.append(path)
+        return written
+
+
+def _flat(df: pd.DataFrame, index_name: str | None = None) -> pd.DataFrame:
+    out = df.copy()
+    if index_name and out.index.name is None and not isinstance(out.index, pd.MultiIndex):
+        out.index.name = index_name
+    out.columns = [str(c) for c in out.columns]
+    return out.reset_index()
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if value is pd.NA:
+        return None
+    return value
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): _clean(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
+
+
+# --- building -------------------------------------------------------------------------------------
+def kept(df: pd.DataFrame, filter_table: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the humans the report's attention filter (``filter_table``) excludes."""
+    included = filter_table.index[filter_table["included"].to_numpy(dtype=bool)]
+    return df[(df["agent"] != HUMAN) | df["respondent"].isin(included)]
+
+
+def describe(data: pd.DataFrame, set_name: str) -> pd.DataFrame:
+    """Per agent × label of filtered answers: answers, unparsed, mean, median, sd."""
+    grouped = data.groupby(["agent", "label"], sort=True)["value"]
+    table = pd.DataFrame({"answers": grouped.size(), "unparsed": grouped.apply(lambda s: int(s.isna().sum())),
+                          "mean": grouped.mean(), "median": grouped.median(), "sd": grouped.std(ddof=1)})
+    table.insert(0, "set", SET_NAMES[set_name])
+    return table
+
+
+def mean_with_ci(values: pd.Series, level: float = 0.95) -> tuple[float, float, float, int]:
+    """(mean, CI low, CI high, n) of a sample with a t interval (the plotted CIs of Fig. 6/14)."""
+    x = values.dropna().to_numpy(dtype=float)
+    n = len(x)
+    if n == 0:
+        return (math.nan, math.nan, math.nan, 0)
+    mean = float(x.mean())
+    if n < 2:
+        return (mean, math.nan, math.nan, n)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return (mean, mean - half, mean + half, n)
+
+
+def truth_means(nv: pd.DataFrame, v: pd.DataFrame) -> pd.DataFrame:
+    """Mean answer with a 95% t interval per agent × (overall, expression) × statement kind (true, false,
+    and non-verifiable): the numbers of the true/false figures. Pass attention-filtered answers."""
+    parts = []
+    for source, frame in (("non-verifiable", nv[nv["label"] != "control"]), ("verifiable", v[v["label"] != "control"])):
+        if source == "verifiable":
+            frame = frame[frame["truth"].isin(["true", "false"])]
+            kinds = frame["truth"].astype(str)
+        else:
+            kinds = pd.Series("non-verifiable", index=frame.index)
+        frame = frame.assign(statements=kinds.to_numpy())
+        for (agent, statements), group in frame.groupby(["agent", "statements"], sort=True):
+            parts.append((agent, "overall", statements, *mean_with_ci(group["value"])))
+            for label, sub in group.groupby("label", sort=True):
+                parts.append((agent, label, statements, *mean_with_ci(sub["value"])))
+    table = pd.DataFrame(parts, columns=["agent", "label", "statements", "mean", "ci_low", "ci_high", "n"])
+    return table.set_index(["agent", "label", "statements"])
+
+
+def build_report(study: Study) -> StudyReport:
+    """The report of ``study`` (and its reference study when it is a verifiable set). ReportError when the
+    data are not there yet."""
+    try:
+        verifiable = is_verifiable(study)
+        if verifiable and study.reference_study is None:
+            raise ReportError(f"study {study.slug!r} has verifiable items but no reference_study: set its "
+                              "non-verifiable companion (its humans give the reference distribution)")
+        nv_study = study.reference_study if verifiable else study
+        v_study = study if verifiable else None
+        attention = [apply_attention_filter(nv_study)]
+        if v_study is not None:
+            attention.append(apply_attention_filter(v_study))
+    except FilterError as exc:
+        raise ReportError(str(exc)) from None
+    except AnswersError as exc:
+        raise ReportError(f"the attention filter cannot run: {exc}") from None
+    nv = study_answers(nv_study)
+    v = study_answers(v_study) if v_study is not None else None
+    if nv.empty or not (nv["agent"] == HUMAN).any():
+        raise ReportError(f"study {nv_study.slug!r} has no completed participants yet: the report needs their "
+                          "answers for the reference distribution")
+    order = nv_study.kind.canonical_order() or None
+    try:
+        analysis = analyse_belem(nv, v, threshold=nv_study.attention_threshold, order=order)
+    except AnswersError as exc:
+        raise ReportError(str(exc)) from None
+    nv_kept = kept(nv, analysis.nv.filter)
+    v_kept = kept(v, analysis.v.filter) if v is not None and analysis.v is not None else None
+    descriptives = describe(nv_kept, "nv")
+    if v_kept is not None and not v_kept.empty:
+        descriptives = pd.concat([descriptives, describe(v_kept, "v")])
+    tang = None
+    if nv_study.instrument == "wep_probability" and (nv["agent"] != HUMAN).any():
+        tang = tang_table(nv_kept)
+    return StudyReport(study=study, nv_study=nv_study, v_study=v_study, analysis=analysis, nv_answers=nv_kept,
+                       v_answers=v_kept, attention=attention, descriptives=descriptives,
+                       truth_means=truth_means(nv_kept, v_kept) if v_kept is not None and not v_kept.empty else None,
+                       tang=tang)
+
+
+# --- HTML (admin page) ------------------------------------------------------------------------------
+TITLES = {
+    "summary": "Summary (Belem Tables 1, 2 and 5): PA, %PA, ΔPA, MAE and Wasserstein-1 against the non-verifiable human reference",
+    "pa_per_expression_nv": "PA per expression, non-verifiable statements (Table 6)",
+    "pa_per_expression_v": "PA per expression, verifiable statements (Table 7)",
+    "by_expression_nv": "All metrics per model and expression, non-verifiable",
+    "by_expression_v": "All metrics per model and expression, verifiable",
+    "knowledge_bias": "Knowledge bias: mean answer on true − false statements, with 95% CI (humans paired, models Welch)",
+    "truth_means": "Mean answer per statement kind with 95% CI (the figures' numbers)",
+    "descriptives": "Answers per agent and expression (humans: attention-filtered)",
+    "reference": "Reference distribution P(k|u) (filtered humans, non-verifiable), shares per bin",
+    "ranking": "Label ranking of the attention filter (mean answer of all participants, before filtering)",
+    "attention": "Participants excluded by the attention filter (kept in the database)",
+    "tang": "Tang et al. comparison per model and WEP: KL divergence, Brunner–Munzel θ̂ with 95% CI and p, |median difference|",
+}
+
+
+def html_tables(report: StudyReport) -> list[dict[str, str]]:
+    """Each table as {"name", "title", "html"} for the admin page (numbers rounded for reading)."""
+    out = []
+    for name, table in report.tables().items():
+        if name == "summary":
+            table = table.rename(columns=SUMMARY_COLUMNS)
+        shown = table.copy()
+        for col in shown.columns:
+            if pd.api.types.is_float_dtype(shown[col]):
+                digits = 3 if col in ("rho", "p_value", "theta", "kl") or name == "reference" else 2
+                shown[col] = shown[col].map(lambda x, d=digits: "" if pd.isna(x) else f"{x:.{d}f}")
+        html = shown.to_html(index=False, border=0, classes="report-table", na_rep="", escape=True)
+        out.append({"name": name, "title": TITLES.get(name, name), "html": html})
+    return out

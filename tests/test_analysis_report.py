@@ -1,0 +1,172 @@
+"""The study report: Belem-shaped tables from the database, files, figures, admin page and API."""
+from __future__ import annotations
+
+import io
+import json
+import random
+from collections import Counter, defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.core.management import CommandError, call_command
+
+from analysis.report import ReportError, build_report
+from elicitation.models import ElicitationRun
+from surveys.importers import import_items
+from surveys.models import Participant, Response, Study
+from test_analysis_factories import TYPICAL, add_run, attentive, constant, contrarian, snap
+
+SHIFT = 10
+
+
+def model_value(item) -> float:
+    shift = {"true": SHIFT, "false": -SHIFT}.get(item.truth, 0)
+    return snap(TYPICAL[item.label] + shift)
+
+
+def subset(study, per_label: int = 4):
+    chosen, seen = [], Counter()
+    for item in study.main_items().order_by("id"):
+        key = (item.label, item.truth)
+        if seen[key] < per_label:
+            chosen.append(item)
+            seen[key] += 1
+    return chosen
+
+
+@pytest.fixture
+def studies(imported_nv, belem_dir):
+    rng = random.Random(3)
+    for n in range(12):
+        attentive(imported_nv, f"nv{n}", rng)
+    contrarian(imported_nv, "nv-spam", rng)
+    constant(imported_nv, "nv-flat", rng)
+    v = Study.objects.create(slug="v", title="Verifiable", reference_study=imported_nv)
+    import_items(v, belem_dir / "verifiable.csv")
+    for n in range(10):
+        attentive(v, f"v{n}", rng, noise=6, shift={"true": SHIFT, "false": -SHIFT})
+    contrarian(v, "v-spam", rng)
+    nv_items = subset(imported_nv)
+    answers = [(item, model_value(item)) for item in nv_items]
+    answers[0] = (answers[0][0], None)  # one unparseable answer, kept and counted
+    add_run(imported_nv, "modelx", answers)
+    add_run(v, "modelx", [(item, model_value(item)) for item in subset(v, 2)])
+    dist = {"50": 0.5, "55": 0.3, "-1": 0.2}
+    add_run(imported_nv, "logprobs", [(item, 50.0, 0, dist) for item in nv_items if not item.is_control],
+            mode=ElicitationRun.Mode.TOP_LOGPROBS)
+    return imported_nv, v
+
+
+def by_hand_reference(study: Study) -> dict[str, np.ndarray]:
+    """P(k|u) from scratch: included participants' answers to expressions, 21 bins."""
+    counts: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(21))
+    rows = Response.objects.filter(item__study=study, participant__attention_included=True, item__is_control=False)
+    for expression, value in rows.values_list("item__expression", "value"):
+        counts[expression][int(min(100, np.floor((value + 2.5) / 5) * 5) // 5)] += 1
+    return {u: c / c.sum() for u, c in counts.items()}
+
+
+def test_report_of_a_verifiable_study(studies):
+    nv, v = studies
+    report = build_report(v)
+    summary = report.analysis.summary
+    assert list(summary.index[:3]) == ["Human Mode", "Human Individual", "Random"]
+    assert {"modelx (greedy)", "logprobs (top_logprobs)"} <= set(summary.index)
+
+    # the attention filter ran on both studies and excluded the spammers (kept in the database)
+    assert not Participant.objects.get(prolific_pid="nv-spam").attention_included
+    assert not Participant.objects.get(prolific_pid="v-spam").attention_included
+    assert Participant.objects.filter(study__in=[nv, v]).count() == 14 + 11
+
+    # PA of the greedy model, by hand against the filtered non-verifiable reference
+    ref = by_hand_reference(nv)
+    for set_name, study in (("nv", nv), ("v", v)):
+        run = ElicitationRun.objects.get(study=study, endpoint__name="modelx")
+        per_u: dict[str, list[float]] = defaultdict(list)
+        for r in run.responses.select_related("item").filter(item__is_control=False, value__isnull=False):
+            per_u[r.item.expression].append(ref[r.item.expression][int(r.value // 5)])
+        expected = np.mean([np.mean(v_) for v_ in per_u.values()]) * 100
+        assert summary.loc["modelx (greedy)", f"pa_{set_name}"] == pytest.approx(expected)
+    assert summary.loc["modelx (greedy)", "delta_pa"] == pytest.approx(
+        summary.loc["modelx (greedy)", "pa_v"] - summary.loc["modelx (greedy)", "pa_nv"])
+    assert summary.loc["Human Mode", "pa_nv"] == pytest.approx(np.mean([p.max() for p in ref.values()]) * 100)
+    assert summary.loc["Random", "pa_nv"] == pytest.approx(100 / 21)
+
+    # knowledge bias: the model answers TYPICAL ± 10 on true/false statements
+    kb = report.analysis.knowledge_bias
+    for u in ("likely", "doubtful", "uncertain"):
+        row = kb.loc[("modelx (greedy)", u)]
+        assert row["gap"] == pytest.approx(2 * SHIFT)
+        assert row["ci_low"] == pytest.approx(2 * SHIFT) and row["ci_high"] == pytest.approx(2 * SHIFT)
+    humans = kb.loc[("human", "overall")]
+    assert humans["method"] == "paired" and humans["ci_low"] < humans["gap"] < humans["ci_high"]
+    assert 10 < humans["gap"] < 30
+
+    tables = report.tables()
+    assert {"summary", "pa_per_expression_nv", "pa_per_expression_v", "knowledge_bias", "truth_means",
+            "descriptives", "reference", "ranking", "attention"} <= set(tables)
+    per_u = tables["pa_per_expression_nv"]
+    assert per_u["expression"].iloc[0] == "Avg PA" and list(per_u["expression"].iloc[1:4]) == [
+        "almost certain", "highly likely", "very likely"]
+    desc = tables["descriptives"].set_index(["set", "agent", "label"])
+    assert desc.loc[("non-verifiable", "modelx (greedy)", nv.main_items().order_by("id").first().label), "unparsed"] == 1
+    assert set(tables["attention"]["prolific_pid"]) == {"nv-spam", "nv-flat", "v-spam"}
+    truth = report.truth_means.loc[("modelx (greedy)", "likely")]
+    assert truth.loc["true", "mean"] == snap(TYPICAL["likely"] + SHIFT)
+    assert truth.loc["false", "mean"] == snap(TYPICAL["likely"] - SHIFT)
+
+
+def test_report_json_and_files(studies, tmp_path):
+    nv, v = studies
+    out = io.StringIO()
+    call_command("report", "v", "--out", str(tmp_path / "rep"), stdout=out)
+    files = {p.name for p in (tmp_path / "rep").iterdir()}
+    assert {"report.json", "summary.csv", "knowledge_bias.csv", "pa_per_expression_v.csv"} <= files
+    for stem in ("histograms-nv-human", "histograms-v-human", "histograms-nv-modelx-greedy",
+                 "histograms-nv-logprobs-top_logprobs", "truth-overall", "truth-by-expression"):
+        assert {f"{stem}.png", f"{stem}.svg"} <= files, stem
+        assert (tmp_path / "rep" / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert data["meta"]["study"] == "v" and data["meta"]["non_verifiable_study"] == "nv"
+    assert data["meta"]["attention_filter"]["nv"]["excluded"] == 2
+    rows = {r["agent"]: r for r in data["tables"]["summary"]}
+    assert rows["Human Mode"]["mae_nv"] is None  # NaN → null
+    csv_summary = pd.read_csv(tmp_path / "rep" / "summary.csv").set_index("agent")
+    assert csv_summary.loc["modelx (greedy)", "pa_v"] == pytest.approx(rows["modelx (greedy)"]["pa_v"])
+    assert "written" in out.getvalue()
+
+
+def test_report_of_a_non_verifiable_study_has_no_v_columns(studies):
+    nv, _ = studies
+    report = build_report(nv)
+    assert report.v_study is None and "pa_v" not in report.analysis.summary.columns
+    assert "knowledge_bias" not in report.tables()
+    names = [name for name, _ in __import__("analysis.figures", fromlist=["x"]).report_figures(report)]
+    assert names == ["histograms-nv-human", "histograms-nv-logprobs-top_logprobs", "histograms-nv-modelx-greedy"]
+
+
+def test_report_errors_are_clear(imported_nv, belem_dir):
+    with pytest.raises(ReportError, match="no completed participants"):
+        build_report(imported_nv)
+    v = Study.objects.create(slug="v2", title="V2")
+    import_items(v, belem_dir / "verifiable.csv")
+    with pytest.raises(ReportError, match="no reference_study"):
+        build_report(v)
+    with pytest.raises(CommandError, match="no reference_study"):
+        call_command("report", "v2")
+
+
+def test_wep_study_report_medians(db):
+    from test_analysis_importers import FAGEN, SILEO_MEDIANS
+    from analysis.importers import import_wide
+
+    study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")
+    import_wide(study, FAGEN)
+    study.attention_threshold = -1.0  # keep everyone: the published medians are over all 123 respondents
+    study.save()
+    report = build_report(study)
+    desc = report.tables()["descriptives"].set_index("label")
+    assert desc["median"].to_dict() == {k: float(v) for k, v in SILEO_MEDIANS.items()}
+    assert (desc["answers"] == 123).all()
+    assert len(report.analysis.reference) == 17

@@ -44,13 +44,14 @@ class Estimate:
         return data
 
 
-def estimate_run(run: ElicitationRun, answers_left_only: bool = False) -> Estimate:
-    """Estimated requests, tokens and cost of ``run`` (all answers, or only those still to do)."""
+def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: list | None = None) -> Estimate:
+    """Estimated requests, tokens and cost of ``run`` (all answers, or only those still to do).
+    ``items`` overrides the run's items (for a run not saved yet)."""
     from .models import ModelResponse
 
     endpoint, study = run.endpoint, run.study
     demos = study.demonstrations()
-    items = list(run.target_items())
+    items = list(run.target_items()) if items is None else list(items)
     per_item_samples = {item.pk: run.samples_per_item for item in items}
     if answers_left_only and run.pk:
         done = (ModelResponse.objects.filter(run=run)

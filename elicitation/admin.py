@@ -1,0 +1,212 @@
+"""Admin for model endpoints, elicitation runs (start / cancel / resume, live run page) and model
+responses. The custom pages are in elicitation.admin_views."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q, Sum
+from django.shortcuts import redirect
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
+                          run_monitor_view, run_progress_view)
+from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
+from .runs import RunStateError, cancel_run, resume_run, start_run
+
+RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_per_item", "seed", "top_logprobs",
+                "max_tokens", "few_shot", "prompt_version")
+
+
+@admin.register(ModelEndpoint)
+class ModelEndpointAdmin(admin.ModelAdmin):
+    list_display = ("name", "model", "base_url", "api_style", "api_key_env", "key", "max_concurrency",
+                    "requests_per_minute", "price_prompt_per_1k", "price_completion_per_1k")
+    search_fields = ("name", "model", "base_url")
+    fieldsets = (
+        (None, {"fields": ("name", "base_url", "model", "api_style", "api_key_env", "notes")}),
+        ("Limits (shared by all workers)", {"fields": ("max_concurrency", "requests_per_minute", "tokens_per_minute")}),
+        ("Prices (USD per 1,000 tokens)", {"fields": ("price_prompt_per_1k", "price_completion_per_1k")}),
+        ("Requests", {"fields": ("timeout_seconds", "max_retries", "retry_backoff_seconds",
+                                 "retry_backoff_max_seconds", "supports_seed")}),
+    )
+
+    @admin.display(description="key variable")
+    def key(self, obj: ModelEndpoint) -> str:
+        return endpoint_key_status(obj)
+
+
+class RunForm(forms.ModelForm):
+    class Meta:
+        model = ElicitationRun
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        study, items = data.get("study"), data.get("items")
+        if study is not None and items:
+            foreign = [i.key for i in items if i.study_id != study.pk or i.is_demonstration]
+            if foreign:
+                self.add_error("items", f"not main items of {study.slug}: {', '.join(foreign[:5])}")
+        return data
+
+
+@admin.register(ElicitationRun)
+class ElicitationRunAdmin(admin.ModelAdmin):
+    form = RunForm
+    list_display = ("id", "__str__", "study", "endpoint", "mode", "status", "answers", "cost", "created_at", "page")
+    list_display_links = ("id", "__str__")
+    list_filter = ("status", "mode", "endpoint", "study")
+    list_select_related = ("study", "endpoint")
+    autocomplete_fields = ("items",)
+    actions = ("start_runs", "cancel_runs", "resume_runs")
+    readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
+                       "finished_at")
+    fieldsets = (
+        (None, {"fields": ("name", "study", "items", "endpoint")}),
+        ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
+                             "few_shot", "prompt_version", "budget_usd")}),
+        ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
+                              "last_started_at", "finished_at")}),
+    )
+
+    def get_queryset(self, request):
+        done = Q(responses__status__in=[ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE])
+        return super().get_queryset(request).annotate(
+            n_rows=Count("responses"), n_done=Count("responses", filter=done),
+            n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
+            total_cost=Sum("responses__cost_usd"))
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.status != ElicitationRun.Status.DRAFT:
+            fields += [f for f in RUN_SETTINGS if f not in fields]  # answers were given under these settings
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        if not change and obj.created_by_id is None:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        if "_continue" in request.POST or "_addanother" in request.POST:
+            return super().response_add(request, obj, post_url_continue)
+        messages.info(request, "Check the estimate, then start the run.")
+        return redirect("admin:elicitation_elicitationrun_monitor", obj.pk)
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/monitor/", wrap(lambda r, object_id: run_monitor_view(self, r, object_id)),
+                 name="elicitation_elicitationrun_monitor"),
+            path("<path:object_id>/progress.json", wrap(lambda r, object_id: run_progress_view(self, r, object_id)),
+                 name="elicitation_elicitationrun_progress"),
+            path("<path:object_id>/do/<str:action>/",
+                 wrap(lambda r, object_id, action: run_action_view(self, r, object_id, action)),
+                 name="elicitation_elicitationrun_action"),
+            path("item/<int:item_id>/prompt/", wrap(lambda r, item_id: item_prompt_view(self, r, item_id)),
+                 name="elicitation_item_prompt"),
+            path("item/<int:item_id>/answers/", wrap(lambda r, item_id: item_answers_view(self, r, item_id)),
+                 name="elicitation_item_answers"),
+        ] + super().get_urls()
+
+    @admin.display(description="done / failed / total")
+    def answers(self, obj: ElicitationRun) -> str:
+        return f"{obj.n_done} / {obj.n_failed} / {obj.n_rows}"
+
+    @admin.display(description="cost (USD)")
+    def cost(self, obj: ElicitationRun) -> str:
+        return f"{obj.total_cost or 0:.4f}"
+
+    @admin.display(description="")
+    def page(self, obj: ElicitationRun) -> str:
+        return format_html('<a href="{}">run page</a>', reverse("admin:elicitation_elicitationrun_monitor",
+                                                                args=[obj.pk]))
+
+    def _each(self, request, queryset, verb: str, fn) -> None:
+        done, problems = [], []
+        for run in queryset:
+            try:
+                result = fn(run)
+            except RunStateError as exc:
+                problems.append(str(exc))
+                continue
+            if result is False:
+                problems.append(f"run {run.pk} is {run.status}, not running")
+            else:
+                done.append(str(run.pk))
+        if done:
+            self.message_user(request, f"{verb}: run(s) {', '.join(done)}", messages.SUCCESS)
+        for problem in problems:
+            self.message_user(request, problem, messages.ERROR)
+
+    @admin.action(description="Start the selected draft runs")
+    def start_runs(self, request, queryset):
+        self._each(request, queryset, "started", start_run)
+
+    @admin.action(description="Cancel the selected runs (answers so far are kept)")
+    def cancel_runs(self, request, queryset):
+        self._each(request, queryset, "cancelled", lambda run: cancel_run(run, reason=f"cancelled by {request.user}"))
+
+    @admin.action(description="Resume the selected runs (ask only what is missing or failed)")
+    def resume_runs(self, request, queryset):
+        self._each(request, queryset, "resumed", resume_run)
+
+
+class ItemExpressionFilter(admin.SimpleListFilter):
+    title = "expression"
+    parameter_name = "expression"
+
+    def lookups(self, request, model_admin):
+        values = (ModelResponse.objects.order_by().values_list("item__expression", flat=True).distinct())
+        return [(v or "control", v or "control") for v in values]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(item__is_control=True) if value == "control" else queryset.filter(
+            item__expression=value)
+
+
+@admin.register(ModelResponse)
+class ModelResponseAdmin(admin.ModelAdmin):
+    list_display = ("id", "run", "item_link", "sample_index", "status", "value", "bin", "short_raw", "attempts",
+                    "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
+    list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",
+                   "item__is_control")
+    search_fields = ("item__key", "raw_output", "error", "prompt_hash")
+    list_select_related = ("run", "run__endpoint", "run__study", "item")
+    list_per_page = 100
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in ModelResponse._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="item")
+    def item_link(self, obj: ModelResponse) -> str:
+        return format_html('{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)', obj.item.key,
+                           reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
+                           reverse("admin:elicitation_item_answers", args=[obj.item_id]))
+
+    @admin.display(description="raw output")
+    def short_raw(self, obj: ModelResponse) -> str:
+        text = obj.raw_output or obj.error
+        return text if len(text) <= 60 else text[:57] + "…"
+
+
+@admin.register(StoredPrompt)
+class StoredPromptAdmin(admin.ModelAdmin):
+    list_display = ("sha256", "api_style", "created_at")
+    search_fields = ("sha256",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in StoredPrompt._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

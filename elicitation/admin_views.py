@@ -1,0 +1,150 @@
+"""Admin pages of the elicitation app: the run monitor (with its JSON feed), run actions, one item's
+participant page beside its prompts, and one item's human and model answers side by side."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template import TemplateDoesNotExist
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from surveys.models import Item, Response
+
+from .estimate import estimate_run
+from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
+from .prompts import build_prompt, prompt_hash, render_for_display
+from .runs import RunStateError, cancel_run, progress, resume_run, start_run
+
+
+def _context(model_admin, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
+    return {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "title": title,
+            **extra}
+
+
+def _require_change(model_admin, request: HttpRequest) -> None:
+    if not model_admin.has_change_permission(request):
+        raise PermissionDenied
+
+
+def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """The run page: live progress bar, tokens, cost, rate, failures; start / cancel / resume buttons."""
+    run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
+    data = progress(run)
+    estimate = None
+    if run.status != ElicitationRun.Status.COMPLETED:
+        estimate = estimate_run(run, answers_left_only=run.status != ElicitationRun.Status.DRAFT)
+    return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
+        model_admin, request, f"Run {run.pk}: {run}", run=run, progress=data, estimate=estimate,
+        progress_url=reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]),
+        can_start=run.status == ElicitationRun.Status.DRAFT,
+        can_cancel=run.status in (ElicitationRun.Status.RUNNING, ElicitationRun.Status.DRAFT),
+        can_resume=run.status not in (ElicitationRun.Status.DRAFT, ElicitationRun.Status.RUNNING)
+        or data["in_flight"] < data["pending"],
+    ))
+
+
+def run_progress_view(model_admin, request: HttpRequest, object_id: str) -> JsonResponse:
+    """JSON polled by the run page: done/failed/total, tokens, cost, answers per second, failures."""
+    run = get_object_or_404(ElicitationRun, pk=object_id)
+    return JsonResponse(progress(run))
+
+
+def run_action_view(model_admin, request: HttpRequest, object_id: str, action: str) -> HttpResponse:
+    """POST start / cancel / resume, then back to the run page."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    _require_change(model_admin, request)
+    run = get_object_or_404(ElicitationRun, pk=object_id)
+    try:
+        if action == "start":
+            queued = start_run(run)
+            messages.success(request, f"Run {run.pk} started: {len(queued)} item(s) queued.")
+        elif action == "resume":
+            queued = resume_run(run)
+            messages.success(request, f"Run {run.pk} resumed: {len(queued)} item(s) with answers still to get queued.")
+        elif action == "cancel":
+            if cancel_run(run, reason=f"cancelled by {request.user}"):
+                messages.warning(request, f"Run {run.pk} cancelled; its answers so far are kept.")
+            else:
+                messages.error(request, f"Run {run.pk} is not running.")
+        else:
+            raise PermissionDenied
+    except RunStateError as exc:
+        messages.error(request, str(exc))
+    return redirect("admin:elicitation_elicitationrun_monitor", run.pk)
+
+
+def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
+    """One item as a participant sees it, beside the prompt a model gets (both API styles) and the
+    prompts actually sent for it."""
+    item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
+    study, kind = item.study, item.study.kind
+    few_shot = request.GET.get("few_shot", "1") != "0"
+    q = kind.page_context(item)
+    try:
+        page_html = render_to_string(kind.template_name, {"q": q, "name": "preview", "prefix": "preview",
+                                                          "selected": None, "readonly": True})
+    except TemplateDoesNotExist:
+        page_html = None
+    prompt = build_prompt(study, item, few_shot)
+    sent_hashes = (ModelResponse.objects.filter(item=item).exclude(prompt_hash="")
+                   .values_list("prompt_hash", flat=True).distinct())
+    sent = [{"sha256": p.sha256, "api_style": p.api_style, "text": render_for_display(p.content),
+             "runs": sorted(set(ModelResponse.objects.filter(item=item, prompt_hash=p.sha256)
+                                .values_list("run_id", flat=True)))}
+            for p in StoredPrompt.objects.filter(sha256__in=list(sent_hashes))]
+    return TemplateResponse(request, "elicitation/admin/item_prompt.html", _context(
+        model_admin, request, f"Page and prompt: {item.key}", item=item, study=study, q=q, page_html=page_html,
+        few_shot=few_shot, completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
+        chat_text=render_for_display(prompt.messages), chat_hash=prompt_hash(prompt.messages),
+        sent_prompts=sent, answers_url=reverse("admin:elicitation_item_answers", args=[item.pk]),
+    ))
+
+
+def _bin_counts(kind, values: list[float]) -> Counter:
+    return Counter(kind.score(v) for v in values)
+
+
+def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
+    """The human answers to one item beside the model answers to the same item."""
+    item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
+    kind = item.study.kind
+    humans = list(Response.objects.filter(item=item).select_related("participant", "assignment")
+                  .order_by("created_at"))
+    models = list(ModelResponse.objects.filter(item=item).select_related("run", "run__endpoint")
+                  .order_by("run_id", "sample_index"))
+    human_bins = _bin_counts(kind, [r.value for r in humans])
+    model_bins: Counter = Counter()
+    for r in models:
+        if r.distribution:
+            for key, p in r.distribution.items():
+                if key != "-1":
+                    model_bins[float(key)] += p
+        elif r.bin is not None:
+            model_bins[r.bin] += 1
+    model_total = sum(model_bins.values()) or 1
+    rows = [{"bin": f"{kind.score(v):g}", "humans": human_bins.get(kind.score(v), 0),
+             "human_share": human_bins.get(kind.score(v), 0) / (len(humans) or 1),
+             "model_share": model_bins.get(kind.score(v), 0) / model_total}
+            for v in kind.answer_options()]
+    return TemplateResponse(request, "elicitation/admin/item_answers.html", _context(
+        model_admin, request, f"Human and model answers: {item.key}", item=item, sentence=item.text(),
+        humans=humans, models=models, bins=rows,
+        human_mean=sum(r.value for r in humans) / len(humans) if humans else None,
+        model_mean=(sum(r.value for r in models if r.value is not None)
+                    / max(1, sum(1 for r in models if r.value is not None))) if models else None,
+        prompt_url=reverse("admin:elicitation_item_prompt", args=[item.pk]),
+    ))
+
+
+def endpoint_key_status(endpoint: ModelEndpoint) -> str:
+    """"set", "not set" or "not needed" for the endpoint's key variable (never the key)."""
+    if not endpoint.api_key_env:
+        return "not needed"
+    return "set" if endpoint.api_key() else "not set"

@@ -1,0 +1,216 @@
+"""python manage.py elicit <study> --endpoint NAME --mode greedy [...] [--wait | --sync]
+python manage.py elicit --resume RUN [--wait | --sync] | --cancel RUN | --status RUN"""
+from __future__ import annotations
+
+import time
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from elicitation import conf
+from elicitation.estimate import estimate_run
+from elicitation.models import ElicitationRun, ModelEndpoint
+from elicitation.runs import (RunStateError, cancel_run, create_run, progress, resume_run, run_sync,
+                              start_run)
+from surveys.models import Study
+
+Status = ElicitationRun.Status
+
+
+class Command(BaseCommand):
+    help = ("Pose a study's items to a model endpoint in the background (Celery workers), or in this "
+            "process with --sync. Prints the estimated tokens and cost first.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", nargs="?", help="slug of the study whose items are posed")
+        parser.add_argument("--endpoint", help="name of a registered endpoint (see add_endpoint)")
+        parser.add_argument("--mode", default="greedy", choices=[m for m, _ in ElicitationRun.Mode.choices])
+        parser.add_argument("--samples", type=int, default=1, help="answers per item (sampled mode)")
+        parser.add_argument("--temperature", type=float, help="sampling temperature (sampled mode; default 1.0)")
+        parser.add_argument("--seed", type=int, help="seed sent where the endpoint takes one (+ sample index)")
+        parser.add_argument("--items", help="comma-separated item keys (default: all main items)")
+        parser.add_argument("--zero-shot", action="store_true", help="leave out the two demonstrations")
+        parser.add_argument("--max-tokens", type=int, default=8)
+        parser.add_argument("--top-logprobs", type=int, default=20)
+        parser.add_argument("--budget", help="stop cleanly once the cost reaches this many USD")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--prompt-version", help="label stored with the run")
+        parser.add_argument("--estimate-only", action="store_true", help="print the estimate; create nothing")
+        parser.add_argument("--resume", type=int, metavar="RUN", help="carry on a stopped or failed run")
+        parser.add_argument("--cancel", type=int, metavar="RUN", help="cancel a run (answers so far are kept)")
+        parser.add_argument("--status", type=int, metavar="RUN", help="print a run's progress")
+        parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
+        parser.add_argument("--sync", action="store_true", help="answer in this process, without a worker")
+
+    # --- entry -------------------------------------------------------------------------------
+    def handle(self, *args, **o):
+        if o["cancel"]:
+            return self._cancel(self._run(o["cancel"]))
+        if o["status"]:
+            return self._print_progress(self._run(o["status"]))
+        if o["resume"]:
+            run = self._run(o["resume"])
+            self._print_estimate(run, left_only=True)
+            try:
+                queued = resume_run(run, queue=not o["sync"])
+            except RunStateError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"resumed run {run.pk}: {len(queued)} item(s) with answers still to get")
+        else:
+            run = self._create(o)
+            if run is None:
+                return
+            try:
+                queued = start_run(run, queue=not o["sync"])
+            except RunStateError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"started run {run.pk}: {len(queued)} item(s)")
+        run.refresh_from_db()
+        if o["sync"]:
+            return self._sync(run)
+        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: manage.py elicit --status {run.pk} "
+                          f"or /admin/elicitation/elicitationrun/{run.pk}/monitor/")
+        if o["wait"]:
+            self._wait(run)
+
+    # --- pieces ------------------------------------------------------------------------------
+    def _run(self, pk: int) -> ElicitationRun:
+        run = ElicitationRun.objects.select_related("study", "endpoint").filter(pk=pk).first()
+        if run is None:
+            raise CommandError(f"no run {pk}")
+        return run
+
+    def _create(self, o) -> ElicitationRun | None:
+        if not o["study"]:
+            raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
+        study = Study.objects.filter(slug=o["study"]).first()
+        if study is None:
+            known = ", ".join(Study.objects.values_list("slug", flat=True)) or "none"
+            raise CommandError(f"no study {o['study']!r} (studies: {known})")
+        if not o["endpoint"]:
+            raise CommandError("--endpoint is required (register one with manage.py add_endpoint)")
+        endpoint = ModelEndpoint.objects.filter(name=o["endpoint"]).first()
+        if endpoint is None:
+            known = ", ".join(ModelEndpoint.objects.values_list("name", flat=True)) or "none"
+            raise CommandError(f"no endpoint {o['endpoint']!r} (endpoints: {known})")
+        items = []
+        if o["items"]:
+            keys = [k.strip() for k in o["items"].split(",") if k.strip()]
+            found = {i.key: i for i in study.main_items().filter(key__in=keys)}
+            missing = [k for k in keys if k not in found]
+            if missing:
+                raise CommandError(f"not main items of {study.slug}: {', '.join(missing[:10])}")
+            items = [found[k] for k in keys]
+        budget = None
+        if o["budget"]:
+            try:
+                budget = Decimal(o["budget"])
+            except InvalidOperation:
+                raise CommandError(f"--budget {o['budget']!r} is not an amount in USD") from None
+        temperature = o["temperature"]
+        if temperature is None:
+            temperature = 1.0 if o["mode"] == ElicitationRun.Mode.SAMPLED else 0.0
+        settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
+                        few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
+                        budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"])
+        if o["estimate_only"]:
+            run = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
+                                 temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
+                                 top_logprobs=o["top_logprobs"])
+            self._validate(run)
+            self._print_estimate(run, items=items)
+            return None
+        try:
+            run = create_run(study, endpoint, **settings)
+        except ValidationError as exc:
+            raise CommandError(self._errors(exc)) from None
+        self.stdout.write(f"created run {run.pk}: {run.mode} on {study.slug} with {endpoint.name} ({endpoint.model})")
+        self._print_estimate(run)
+        return run
+
+    def _validate(self, run: ElicitationRun) -> None:
+        try:
+            run.clean()
+        except ValidationError as exc:
+            raise CommandError(self._errors(exc)) from None
+
+    @staticmethod
+    def _errors(exc: ValidationError) -> str:
+        if hasattr(exc, "message_dict"):
+            return "run not created: " + "; ".join(f"{f}: {' '.join(m)}" for f, m in exc.message_dict.items())
+        return "run not created: " + " ".join(exc.messages)
+
+    def _print_estimate(self, run: ElicitationRun, left_only: bool = False, items=None) -> None:
+        if items is not None:  # a run not saved yet
+            items = items or list(run.study.main_items())
+        est = estimate_run(run, answers_left_only=left_only, items=items)
+        scope = "still to do" if left_only else "in all"
+        self.stdout.write(
+            f"estimate ({scope}): {est.answers} answers, {est.requests} requests, ≈{est.prompt_tokens:,} prompt "
+            f"tokens + ≤{est.completion_tokens:,} completion tokens, ≈ ${est.cost_usd} "
+            f"[{est.method}]")
+
+    def _cancel(self, run: ElicitationRun) -> None:
+        if cancel_run(run, reason="cancelled from the command line"):
+            self.stdout.write(self.style.WARNING(f"cancelled run {run.pk}; answers so far are kept "
+                                                 f"(resume with --resume {run.pk})"))
+        else:
+            raise CommandError(f"run {run.pk} is {run.status}, not running")
+
+    def _print_progress(self, run: ElicitationRun) -> None:
+        p = progress(run)
+        self.stdout.write(
+            f"run {run.pk} [{p['status_display']}] {p['done']}/{p['total']} done, {p['failed']} failed, "
+            f"{p['pending']} pending ({p['in_flight']} in flight); tokens {p['prompt_tokens']:,} + "
+            f"{p['completion_tokens']:,}; cost ${p['cost_usd']}; {p['answers_per_second'] or 0} answers/s")
+        if p["status_reason"]:
+            self.stdout.write(f"  {p['status_reason']}")
+        for failure in p["failures"][:10]:
+            self.stdout.write(f"  failed: {failure['item']} #{failure['sample_index']}: {failure['error']} "
+                              f"({failure['attempts']} attempts)")
+
+    def _bar(self, run: ElicitationRun) -> tqdm:
+        p = progress(run)
+        return tqdm(total=p["total"], initial=p["done"] + p["failed"], unit="answer", desc=f"run {run.pk}",
+                    file=self.stderr._out, dynamic_ncols=True)
+
+    def _update(self, bar: tqdm, run: ElicitationRun) -> dict:
+        p = progress(run, failures=0)
+        bar.n = p["done"] + p["failed"]
+        bar.set_postfix(failed=p["failed"], cost=f"${p['cost_usd']}", rate=p["answers_per_second"], refresh=False)
+        bar.refresh()
+        return p
+
+    def _sync(self, run: ElicitationRun) -> None:
+        bar = self._bar(run)
+        try:
+            run = run_sync(run, on_item=lambda: self._update(bar, run))
+        except KeyboardInterrupt:
+            bar.close()
+            raise CommandError(f"interrupted; answers so far are kept. Continue with --resume {run.pk}") from None
+        self._update(bar, run)
+        bar.close()
+        self._finish(run)
+
+    def _wait(self, run: ElicitationRun, poll: float = 1.0) -> None:
+        bar = self._bar(run)
+        try:
+            while True:
+                run.refresh_from_db()
+                self._update(bar, run)
+                if run.status != Status.RUNNING:
+                    break
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            bar.close()
+            self.stdout.write(f"stopped watching; run {run.pk} goes on in the workers (cancel with --cancel {run.pk})")
+            return
+        bar.close()
+        self._finish(run)
+
+    def _finish(self, run: ElicitationRun) -> None:
+        self._print_progress(run)
+        if run.status == Status.FAILED:
+            raise CommandError(f"run {run.pk} finished with failures; --resume {run.pk} retries them")

@@ -1,0 +1,216 @@
+"""Admin pages (run page, actions, progress JSON, page/prompt view, human vs model answers) and the API."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from config.celery import app as celery_app
+from elicitation.models import ElicitationRun, ModelResponse
+from elicitation.prompts import build_prompt, prompt_hash
+from elicitation.runs import create_run, run_sync, start_run
+from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def eager(monkeypatch):
+    """Celery tasks run inline when queued (no broker, no worker)."""
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
+    monkeypatch.setitem(celery_app.conf, "task_eager_propagates", True)
+
+
+def items_of(study, n):
+    return list(study.main_items().filter(is_control=False).order_by("id")[:n])
+
+
+def test_add_a_run_in_the_admin_then_start_it_from_its_page(admin_client, stub, imported_nv, eager,
+                                                             django_capture_on_commit_callbacks):
+    endpoint = make_endpoint(stub, price_prompt_per_1k="0.01")
+    items = items_of(imported_nv, 3)
+    stub.default = Reply.answer("75")
+    response = admin_client.post(reverse("admin:elicitation_elicitationrun_add"), {
+        "name": "first", "study": imported_nv.pk, "items": [i.pk for i in items], "endpoint": endpoint.pk,
+        "mode": "greedy", "temperature": "0", "samples_per_item": "1", "top_logprobs": "20", "max_tokens": "8",
+        "few_shot": "on", "prompt_version": "belem-2shot-v1",
+    })
+    run = ElicitationRun.objects.get()
+    assert response.status_code == 302
+    assert response.url == reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])
+    assert run.created_by.is_superuser and run.status == "draft"
+
+    page = admin_client.get(response.url).content.decode()
+    assert "Estimate" in page and "3 answers in 3 requests" in page
+    assert "Start run" in page and reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]) in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "start"]))
+    assert response.status_code == 302
+    run.refresh_from_db()
+    assert run.status == "completed"
+    assert len(stub.requests) == 3
+
+    data = admin_client.get(reverse("admin:elicitation_elicitationrun_progress", args=[run.pk])).json()
+    assert (data["done"], data["failed"], data["total"], data["status"]) == (3, 0, 3, "completed")
+    assert data["prompt_tokens"] == 300 and data["cost_usd"] == "0.003000"
+    assert data["answers_per_second"] is not None and data["answers_per_second"] > 0
+
+
+def test_admin_run_settings_are_validated(admin_client, stub, imported_nv):
+    endpoint = make_endpoint(stub)
+    response = admin_client.post(reverse("admin:elicitation_elicitationrun_add"), {
+        "study": imported_nv.pk, "endpoint": endpoint.pk, "mode": "greedy", "temperature": "0.7",
+        "samples_per_item": "3", "top_logprobs": "20", "max_tokens": "8", "prompt_version": "v",
+    })
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert "temperature" in errors and "samples_per_item" in errors
+    assert not ElicitationRun.objects.exists()
+
+
+def test_progress_json_lists_failures_with_reasons_and_cancel_resume_buttons(admin_client, stub, imported_nv,
+                                                                             django_capture_on_commit_callbacks,
+                                                                             monkeypatch):
+    stub.default = Reply.error(503, "overloaded")
+    run = create_run(imported_nv, make_endpoint(stub, max_retries=1), items=items_of(imported_nv, 2))
+    start_run(run, queue=False)
+    run_sync(run)
+    data = admin_client.get(reverse("admin:elicitation_elicitationrun_progress", args=[run.pk])).json()
+    assert data["status"] == "failed" and data["failed"] == 2
+    assert [f["error"] for f in data["failures"]] == ["HTTP 503: overloaded"] * 2
+    assert all(f["attempts"] == 2 for f in data["failures"])
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])).content.decode()
+    assert "HTTP 503: overloaded" in page and "Resume" in page and "Start run" not in page
+
+    sent = []
+    from elicitation import tasks
+
+    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda args, **kw: sent.append((args, kw)))
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "resume"]))
+    run.refresh_from_db()
+    assert run.status == "running" and len(sent) == 2
+    assert {args for args, _ in sent} == {(run.pk, i.pk) for i in items_of(imported_nv, 2)}
+    assert {kw["queue"] for _, kw in sent} == {"celery"}
+
+    admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "cancel"]))
+    run.refresh_from_db()
+    assert run.status == "cancelled"
+    # GET does not change anything
+    assert admin_client.get(reverse("admin:elicitation_elicitationrun_action",
+                                    args=[run.pk, "resume"])).status_code == 405
+
+
+def test_changelist_actions_start_and_cancel(admin_client, stub, imported_nv, eager, django_capture_on_commit_callbacks):
+    endpoint = make_endpoint(stub)
+    a = create_run(imported_nv, endpoint, items=items_of(imported_nv, 1))
+    b = create_run(imported_nv, endpoint, items=items_of(imported_nv, 2))
+    url = reverse("admin:elicitation_elicitationrun_changelist")
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(url, {"action": "start_runs", "_selected_action": [a.pk, b.pk]})
+    a.refresh_from_db(), b.refresh_from_db()
+    assert a.status == b.status == "completed"
+    assert ModelResponse.objects.filter(run__in=[a, b], status="ok").count() == 3
+    response = admin_client.post(url, {"action": "cancel_runs", "_selected_action": [a.pk]}, follow=True)
+    assert "not running" in response.content.decode()
+    listing = admin_client.get(url).content.decode()
+    assert "1 / 0 / 1" in listing and "2 / 0 / 2" in listing
+
+
+def test_item_page_and_prompt_side_by_side(admin_client, stub, imported_nv):
+    item = items_of(imported_nv, 1)[0]
+    run = create_run(imported_nv, make_endpoint(stub), items=[item])
+    start_run(run, queue=False)
+    run_sync(run)
+    url = reverse("admin:elicitation_item_prompt", args=[item.pk])
+    page = admin_client.get(url).content.decode()
+    kind = imported_nv.kind
+    import html
+
+    text = html.unescape(page)
+    assert kind.sentence(item) in text and kind.question(item) in text
+    assert 'class="sb-item"' in page  # rendered with the participant page's own item template
+    prompt = build_prompt(imported_nv, item, True)
+    assert prompt_hash(prompt.text) in page and prompt_hash(prompt.messages) in page
+    assert "Correct answer:" in text and "Example Question 1" in text
+    # the prompt actually sent is listed with the run that sent it
+    sent_hash = ModelResponse.objects.get(run=run).prompt_hash
+    assert sent_hash == prompt_hash(prompt.messages) and sent_hash in page
+    zero = html.unescape(admin_client.get(url + "?few_shot=0").content.decode())
+    assert "Example Question 1" not in zero and kind.sentence(item) in zero
+
+
+def test_item_answers_shows_humans_beside_models(admin_client, stub, imported_nv):
+    from django.utils import timezone
+
+    from surveys.models import Assignment, Participant, Response
+
+    item = items_of(imported_nv, 1)[0]
+    for n, value in enumerate([60, 65, 70]):
+        p = Participant.objects.create(study=imported_nv, prolific_pid=f"PID{n:021d}")
+        a = Assignment.objects.create(participant=p, item=item, position=0)
+        Response.objects.create(assignment=a, participant=p, item=item, value=value, created_at=timezone.now())
+    stub.queue(Reply.answer("I'd say 90"))
+    run = create_run(imported_nv, make_endpoint(stub), items=[item])
+    start_run(run, queue=False)
+    run_sync(run)
+    response = admin_client.get(reverse("admin:elicitation_item_answers", args=[item.pk]))
+    page = response.content.decode()
+    assert "PID000000000000000000001" in page and "I&#x27;d say 90" in page
+    bins = {b["bin"]: b for b in response.context["bins"]}
+    assert bins["60"]["human_share"] == pytest.approx(1 / 3) and bins["90"]["model_share"] == 1.0
+    assert response.context["human_mean"] == 65 and response.context["model_mean"] == 90
+
+
+def test_model_response_changelist_filters(admin_client, stub, imported_nv):
+    items = items_of(imported_nv, 2)
+    stub.queue(Reply.answer("55"), Reply.answer("nonsense"))
+    run = create_run(imported_nv, make_endpoint(stub), items=items)
+    start_run(run, queue=False)
+    run_sync(run)
+    url = reverse("admin:elicitation_modelresponse_changelist")
+    assert admin_client.get(url + "?status__exact=unparseable").context["cl"].result_count == 1
+    assert admin_client.get(url + f"?expression={items[0].expression}").context["cl"].result_count >= 1
+    assert admin_client.get(url + f"?run__id__exact={run.pk}").context["cl"].result_count == 2
+    row = ModelResponse.objects.get(run=run, status="ok")
+    assert admin_client.get(reverse("admin:elicitation_modelresponse_change", args=[row.pk])).status_code == 200
+
+
+def test_admin_pages_need_staff(client, stub, imported_nv):
+    run = create_run(imported_nv, make_endpoint(stub), items=items_of(imported_nv, 1))
+    for url in [reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk]),
+                reverse("admin:elicitation_elicitationrun_progress", args=[run.pk])]:
+        response = client.get(url)
+        assert response.status_code == 302 and "/login/" in response.url
+    client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "start"]))
+    run.refresh_from_db()
+    assert run.status == "draft"
+
+
+def test_endpoint_admin_shows_whether_the_key_variable_is_set(admin_client, stub, monkeypatch):
+    make_endpoint(stub, name="withkey", api_key_env="C1_TEST_KEY")
+    monkeypatch.delenv("C1_TEST_KEY", raising=False)
+    page = admin_client.get(reverse("admin:elicitation_modelendpoint_changelist")).content.decode()
+    assert "not set" in page
+    monkeypatch.setenv("C1_TEST_KEY", "sk-secret-value")
+    page = admin_client.get(reverse("admin:elicitation_modelendpoint_changelist")).content.decode()
+    assert "sk-secret-value" not in page and ">set<" in page
+
+
+def test_api_lists_runs_with_progress_and_model_responses(admin_client, client, stub, imported_nv):
+    items = items_of(imported_nv, 2)
+    run = create_run(imported_nv, make_endpoint(stub), items=items)
+    start_run(run, queue=False)
+    run_sync(run)
+    runs = admin_client.get("/api/runs/?study=nv").json()
+    assert runs["count"] == 1
+    data = runs["results"][0]
+    assert data["study"] == "nv" and data["endpoint"] == "stub" and data["progress"]["done"] == 2
+    answers = admin_client.get(f"/api/model-responses/?run={run.pk}").json()
+    assert answers["count"] == 2
+    first = answers["results"][0]
+    assert first["item_key"] == items[0].key and first["value"] == 50 and "lease_owner" not in first
+    assert first["system_fingerprint"] == "fp_stub_1" and first["params"]["temperature"] == 0
+    assert admin_client.get("/api/model-responses/?run=abc").status_code == 400
+    assert admin_client.get("/api/endpoints/stub/").json()["model"] == "stub-model"
+    assert client.get("/api/runs/").status_code in (401, 403)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from django.utils import timezone
@@ -102,3 +104,50 @@ def add_run(study: Study, endpoint_name: str, answers: Sequence[tuple], *, mode:
                                   latency_ms=300, answered_at=now, model_id=endpoint_name))
     ModelResponse.objects.bulk_create(rows)
     return run
+
+
+# --- a non-verifiable study and its verifiable companion with humans and models -------------------
+SHIFT = 10
+
+
+def model_value(item: Item) -> float:
+    """The synthetic model's answer: typical value ± SHIFT on true/false statements."""
+    return snap(TYPICAL[item.label] + {"true": SHIFT, "false": -SHIFT}.get(item.truth, 0))
+
+
+def subset(study: Study, per_label: int = 4) -> list[Item]:
+    """``per_label`` items per (label, truth), first by id."""
+    chosen, seen = [], Counter()
+    for item in study.main_items().order_by("id"):
+        key = (item.label, item.truth)
+        if seen[key] < per_label:
+            chosen.append(item)
+            seen[key] += 1
+    return chosen
+
+
+def nv_and_v(nv: Study, belem_dir: Path) -> tuple[Study, Study]:
+    """``nv`` (Belem items imported) gets 12 attentive, 1 contrarian and 1 constant participant; a verifiable
+    study ``v`` (reference nv) 10 attentive (true +SHIFT, false −SHIFT) and 1 contrarian; a greedy run
+    "modelx" on both (one unparseable answer in nv) and a top-logprobs run "logprobs" on nv."""
+    from surveys.importers import import_items
+
+    rng = random.Random(3)
+    for n in range(12):
+        attentive(nv, f"nv{n}", rng)
+    contrarian(nv, "nv-spam", rng)
+    constant(nv, "nv-flat", rng)
+    v = Study.objects.create(slug="v", title="Verifiable", reference_study=nv)
+    import_items(v, belem_dir / "verifiable.csv")
+    for n in range(10):
+        attentive(v, f"v{n}", rng, noise=6, shift={"true": SHIFT, "false": -SHIFT})
+    contrarian(v, "v-spam", rng)
+    nv_items = subset(nv)
+    answers = [(item, model_value(item)) for item in nv_items]
+    answers[0] = (answers[0][0], None)  # one unparseable answer, kept and counted
+    add_run(nv, "modelx", answers)
+    add_run(v, "modelx", [(item, model_value(item)) for item in subset(v, 2)])
+    dist = {"50": 0.5, "55": 0.3, "-1": 0.2}
+    add_run(nv, "logprobs", [(item, 50.0, 0, dist) for item in nv_items if not item.is_control],
+            mode=ElicitationRun.Mode.TOP_LOGPROBS)
+    return nv, v

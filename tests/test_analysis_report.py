@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import io
 import json
-import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 import numpy as np
 import pandas as pd
@@ -15,47 +14,12 @@ from analysis.report import ReportError, build_report
 from elicitation.models import ElicitationRun
 from surveys.importers import import_items
 from surveys.models import Participant, Response, Study
-from test_analysis_factories import TYPICAL, add_run, attentive, constant, contrarian, snap
-
-SHIFT = 10
-
-
-def model_value(item) -> float:
-    shift = {"true": SHIFT, "false": -SHIFT}.get(item.truth, 0)
-    return snap(TYPICAL[item.label] + shift)
-
-
-def subset(study, per_label: int = 4):
-    chosen, seen = [], Counter()
-    for item in study.main_items().order_by("id"):
-        key = (item.label, item.truth)
-        if seen[key] < per_label:
-            chosen.append(item)
-            seen[key] += 1
-    return chosen
+from test_analysis_factories import SHIFT, TYPICAL, nv_and_v, snap
 
 
 @pytest.fixture
 def studies(imported_nv, belem_dir):
-    rng = random.Random(3)
-    for n in range(12):
-        attentive(imported_nv, f"nv{n}", rng)
-    contrarian(imported_nv, "nv-spam", rng)
-    constant(imported_nv, "nv-flat", rng)
-    v = Study.objects.create(slug="v", title="Verifiable", reference_study=imported_nv)
-    import_items(v, belem_dir / "verifiable.csv")
-    for n in range(10):
-        attentive(v, f"v{n}", rng, noise=6, shift={"true": SHIFT, "false": -SHIFT})
-    contrarian(v, "v-spam", rng)
-    nv_items = subset(imported_nv)
-    answers = [(item, model_value(item)) for item in nv_items]
-    answers[0] = (answers[0][0], None)  # one unparseable answer, kept and counted
-    add_run(imported_nv, "modelx", answers)
-    add_run(v, "modelx", [(item, model_value(item)) for item in subset(v, 2)])
-    dist = {"50": 0.5, "55": 0.3, "-1": 0.2}
-    add_run(imported_nv, "logprobs", [(item, 50.0, 0, dist) for item in nv_items if not item.is_control],
-            mode=ElicitationRun.Mode.TOP_LOGPROBS)
-    return imported_nv, v
+    return nv_and_v(imported_nv, belem_dir)
 
 
 def by_hand_reference(study: Study) -> dict[str, np.ndarray]:

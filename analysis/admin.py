@@ -1,0 +1,97 @@
+"""Admin: "Analysis › Study reports" lists the studies with links to their report, the combined export,
+the importers of earlier data; the attention filter runs from the report page."""
+from __future__ import annotations
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html_join
+
+from surveys.models import Participant
+
+from . import views
+from .models import StudyAnalysis
+
+
+@admin.register(StudyAnalysis)
+class StudyAnalysisAdmin(admin.ModelAdmin):
+    list_display = ("title", "slug", "instrument", "completed", "excluded", "model_answers", "actions_links")
+    list_display_links = None
+    search_fields = ("title", "slug")
+    list_filter = ("instrument", "status")
+
+    def get_queryset(self, request):
+        done = Participant.Status.COMPLETED
+        return super().get_queryset(request).annotate(
+            n_completed=Count("participants", filter=Q(participants__status=done), distinct=True),
+            n_excluded=Count("participants", filter=Q(participants__status=done,
+                                                      participants__attention_included=False), distinct=True),
+            n_model=Count("runs__responses", distinct=True),
+        )
+
+    @admin.display(description="completed participants", ordering="n_completed")
+    def completed(self, obj) -> int:
+        return obj.n_completed
+
+    @admin.display(description="excluded by the attention filter", ordering="n_excluded")
+    def excluded(self, obj) -> int:
+        return obj.n_excluded
+
+    @admin.display(description="model responses", ordering="n_model")
+    def model_answers(self, obj) -> int:
+        return obj.n_model
+
+    @admin.display(description="")
+    def actions_links(self, obj) -> str:
+        links = [
+            (reverse("admin:analysis_studyanalysis_report", args=[obj.pk]), "Report"),
+            (reverse("admin:analysis_studyanalysis_export", args=[obj.pk, "csv"]), "Export CSV"),
+            (reverse("admin:analysis_studyanalysis_export", args=[obj.pk, "parquet"]), "Export Parquet"),
+            (reverse("admin:analysis_studyanalysis_import_responses", args=[obj.pk]), "Import answers (long)"),
+            (reverse("admin:analysis_studyanalysis_import_wide", args=[obj.pk]), "Import wide survey file"),
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    # --- custom pages -----------------------------------------------------------------------------
+    def get_urls(self):
+        def wrap(view, needs_import: bool = False):
+            def inner(request, object_id, *args, **kwargs):
+                if not self.has_view_permission(request):
+                    raise PermissionDenied
+                if needs_import and not (request.user.has_perm("surveys.add_participant")
+                                         and request.user.has_perm("surveys.add_response")):
+                    raise PermissionDenied
+                study = get_object_or_404(StudyAnalysis, pk=object_id)
+                return view(request, study, *args, **kwargs)
+            return self.admin_site.admin_view(inner)
+
+        def with_context(view):
+            def inner(request, study, *args, **kwargs):
+                context = dict(self.admin_site.each_context(request), opts=self.model._meta)
+                return view(request, study, context, *args, **kwargs)
+            return inner
+
+        custom = [
+            path("<int:object_id>/report/", wrap(with_context(views.report_page)),
+                 name="analysis_studyanalysis_report"),
+            path("<int:object_id>/report.json", wrap(views.report_json), name="analysis_studyanalysis_report_json"),
+            path("<int:object_id>/export/<str:fmt>/", wrap(views.export_download),
+                 name="analysis_studyanalysis_export"),
+            path("<int:object_id>/attention/", wrap(views.attention_run), name="analysis_studyanalysis_attention"),
+            path("<int:object_id>/import-responses/", wrap(with_context(views.import_responses_page), True),
+                 name="analysis_studyanalysis_import_responses"),
+            path("<int:object_id>/import-wide/", wrap(with_context(views.import_wide_page), True),
+                 name="analysis_studyanalysis_import_wide"),
+        ]
+        return custom + super().get_urls()

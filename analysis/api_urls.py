@@ -1,0 +1,10 @@
+"""REST routes of the analysis app, under /api/."""
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("studies/<slug:slug>/report/", api.StudyReportView.as_view(), name="api-study-report"),
+    path("studies/<slug:slug>/export/<str:fmt>/", api.StudyExportView.as_view(), name="api-study-export"),
+    path("studies/<slug:slug>/attention/", api.StudyAttentionView.as_view(), name="api-study-attention"),
+]

@@ -1,0 +1,350 @@
+"""The combined export (SPEC §7): humans and models of a study in one tidy long table, one row per answer,
+as CSV or Parquet, streamed.
+
+Rows come from ``QuerySet.iterator(chunk_size=…)`` and are written in chunks (CSV) or row groups
+(Parquet, one ``pyarrow.parquet.ParquetWriter``), so memory stays bounded by the chunk size, not by the
+number of rows. The writer functions take any iterable of row tuples (in :data:`COLUMNS` order), so they
+can be measured apart from the database (bench/analysis.py).
+
+Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell is a null):
+
+- ``distribution`` is a JSON string in both formats (``{"0": p, "5": p, …, "100": p, "-1": q}``, bins in
+  numeric order, "-1" = mass on non-numbers), so the two files hold identical values; ``json.loads`` it.
+- ``respondent_id`` is, for humans, a salted hash (HMAC-SHA256 with settings.EXPORT_ID_SALT, 16 hex
+  characters) of the PROLIFIC_PID — stable across exports and studies with the same salt — or the raw
+  PROLIFIC_PID when asked for; for models ``run-<id>``.
+- ``expression`` is the item's label: its expression, or ``control`` for a control item.
+- ``time_taken_ms``: a person's time on the item page; a model's request latency.
+- Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
+  their raw text); pending and failed requests are not answers and are left out. All participants'
+  answers are exported with ``participant_status``; ``included`` is the attention filter's decision.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Iterator
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.conf import settings
+
+CSV_CHUNK_ROWS = 2000
+PARQUET_ROW_GROUP = 50_000
+DB_CHUNK = 2000
+
+# name → (pyarrow type, pandas dtype the column reads back as)
+_COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {
+    "study": (pa.string(), "str"),
+    "item_id": (pa.int64(), "Int64"),
+    "item_key": (pa.string(), "str"),
+    "kind": (pa.string(), "str"),
+    "expression": (pa.string(), "str"),
+    "is_control": (pa.bool_(), "boolean"),
+    "statement_id": (pa.string(), "str"),
+    "truth": (pa.string(), "str"),
+    "context": (pa.string(), "str"),
+    "language": (pa.string(), "str"),
+    "respondent_type": (pa.string(), "str"),
+    "respondent_id": (pa.string(), "str"),
+    "participant_status": (pa.string(), "str"),
+    "agent": (pa.string(), "str"),
+    "model": (pa.string(), "str"),
+    "mode": (pa.string(), "str"),
+    "run_id": (pa.int64(), "Int64"),
+    "sample_index": (pa.int64(), "Int64"),
+    "value": (pa.float64(), "float64"),
+    "bin": (pa.float64(), "float64"),
+    "distribution": (pa.string(), "str"),
+    "raw_text": (pa.string(), "str"),
+    "status": (pa.string(), "str"),
+    "time_taken_ms": (pa.int64(), "Int64"),
+    "included": (pa.bool_(), "boolean"),
+    "timestamp": (pa.timestamp("us", tz="UTC"), "datetime64[us, UTC]"),
+}
+COLUMNS: list[str] = list(_COLUMN_TYPES)
+PANDAS_DTYPES: dict[str, str] = {name: dtype for name, (_, dtype) in _COLUMN_TYPES.items()}
+
+
+def _schema() -> pa.Schema:
+    """The explicit schema, with pandas metadata so ``pd.read_parquet`` restores nullable dtypes
+    (Int64, boolean) instead of float and object columns."""
+    template = pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in PANDAS_DTYPES.items()})
+    metadata = pa.Schema.from_pandas(template, preserve_index=False).metadata
+    return pa.schema([pa.field(name, typ, nullable=True) for name, (typ, _) in _COLUMN_TYPES.items()],
+                     metadata=metadata)
+
+
+SCHEMA: pa.Schema = _schema()
+Row = tuple
+
+
+# --- respondent ids ---------------------------------------------------------------------------
+def hashed_id(pid: str, salt: str | None = None) -> str:
+    """HMAC-SHA256 of a PROLIFIC_PID keyed with the export salt, first 16 hex characters."""
+    key = (settings.EXPORT_ID_SALT if salt is None else salt).encode()
+    return hmac.new(key, pid.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+# --- rows from the database -------------------------------------------------------------------
+def _none_if_blank(text: str | None) -> str | None:
+    return text if text else None
+
+
+def distribution_json(dist: dict | None) -> str | None:
+    """A stored distribution as a compact JSON string, bins in numeric order ("-1" last)."""
+    if not dist:
+        return None
+    def order(key: str) -> float:
+        k = float(key)
+        return float("inf") if k < 0 else k
+    return json.dumps({str(k): dist[k] for k in sorted(dist, key=order)}, separators=(",", ":"))
+
+
+def human_rows(study, *, raw_ids: bool = False, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
+    """One row per human answer of ``study`` (all participants; see ``participant_status``)."""
+    from surveys.models import Response
+
+    kind = study.kind
+    score = lru_cache(maxsize=4096)(kind.score)
+    ident: Callable[[str], str] = (lambda pid: pid) if raw_ids else lru_cache(maxsize=65536)(hashed_id)
+    rows = (Response.objects.filter(item__study=study)
+            .order_by("participant_id", "assignment__position")
+            .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
+                         "item__truth", "item__context", "item__language", "participant__prolific_pid",
+                         "participant__status", "participant__attention_included", "value", "raw",
+                         "time_taken_ms", "created_at"))
+    for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
+         value, raw, time_ms, created) in rows.iterator(chunk_size=chunk_size):
+        yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
+               _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
+               _none_if_blank(language), "human", ident(pid), status, "human", None, None, None, None,
+               value, score(value), None, _none_if_blank(raw), "ok", time_ms, included, created)
+
+
+def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
+    """One row per model answer (parsed or unparseable) of ``study``'s runs."""
+    from analysis.dataset import ANSWER_STATUSES, agent_names, run_respondent
+    from elicitation.models import ElicitationRun, ModelResponse
+
+    kind = study.kind
+    score = lru_cache(maxsize=4096)(kind.score)
+    names = agent_names(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
+    rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
+            .order_by("run_id", "item_id", "sample_index")
+            .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
+                         "item__truth", "item__context", "item__language", "run_id", "run__endpoint__model",
+                         "run__mode", "sample_index", "value", "bin", "distribution", "raw_output", "status",
+                         "latency_ms", "answered_at", "created_at"))
+    for (item_id, key, expression, is_control, statement_id, truth, context, language, run_id, model, mode,
+         sample, value, bin_, dist, raw, status, latency, answered, created) in rows.iterator(chunk_size=chunk_size):
+        if bin_ is None and value is not None:
+            bin_ = score(value)
+        yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
+               _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
+               _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
+               run_id, sample, value, bin_, distribution_json(dist), _none_if_blank(raw), status, latency, None,
+               answered or created)
+
+
+def export_rows(study, *, raw_ids: bool = False, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
+    """Humans, then models, of ``study`` as rows in :data:`COLUMNS` order."""
+    yield from human_rows(study, raw_ids=raw_ids, chunk_size=chunk_size)
+    yield from model_rows(study, chunk_size=chunk_size)
+
+
+# --- CSV --------------------------------------------------------------------------------------
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS) -> Iterator[str]:
+    """The CSV text (header first) in pieces of ``chunk_rows`` rows."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    pending = 0
+    for row in rows:
+        writer.writerow([_csv_cell(v) for v in row])
+        pending += 1
+        if pending >= chunk_rows:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+            pending = 0
+    yield buffer.getvalue()
+
+
+def write_csv(rows: Iterable[Row], target: str | Path | IO[str], chunk_rows: int = CSV_CHUNK_ROWS) -> int:
+    """Write rows as CSV to a path or text file; returns the number of rows."""
+    counted = _Counted(rows)
+    if isinstance(target, (str, Path)):
+        with open(target, "w", encoding="utf-8", newline="") as fh:
+            for chunk in csv_chunks(counted, chunk_rows):
+                fh.write(chunk)
+    else:
+        for chunk in csv_chunks(counted, chunk_rows):
+            target.write(chunk)
+    return counted.n
+
+
+def read_csv(source: str | Path | IO[str]) -> pd.DataFrame:
+    """Read an export CSV back with the same column types as the Parquet file."""
+    dtypes = {name: dtype for name, dtype in PANDAS_DTYPES.items() if name != "timestamp"}
+    df = pd.read_csv(source, dtype=dtypes, keep_default_na=False, na_values=[""],
+                     true_values=["true"], false_values=["false"])
+    df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+    return df
+
+
+# --- Parquet ----------------------------------------------------------------------------------
+class _Counted:
+    """Wraps an iterable and counts what passed through."""
+
+    def __init__(self, rows: Iterable[Row]):
+        self.rows, self.n = rows, 0
+
+    def __iter__(self) -> Iterator[Row]:
+        for row in self.rows:
+            self.n += 1
+            yield row
+
+
+def _batches(rows: Iterable[Row], size: int) -> Iterator[pa.Table]:
+    """Row tuples as tables of at most ``size`` rows with :data:`SCHEMA`."""
+    width = len(COLUMNS)
+    chunk: list[Row] = []
+    for row in rows:
+        if len(row) != width:
+            raise ValueError(f"a row has {len(row)} values, expected {width}")
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield _table(chunk)
+            chunk = []
+    if chunk:
+        yield _table(chunk)
+
+
+def _table(chunk: list[Row]) -> pa.Table:
+    columns = list(zip(*chunk))
+    arrays = [pa.array(col, type=field.type) for col, field in zip(columns, SCHEMA)]
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def write_parquet(rows: Iterable[Row], target: str | Path | IO[bytes],
+                  row_group_size: int = PARQUET_ROW_GROUP) -> int:
+    """Write rows as Parquet (one row group per ``row_group_size`` rows); returns the number of rows."""
+    n = 0
+    sink = str(target) if isinstance(target, Path) else target
+    with pq.ParquetWriter(sink, SCHEMA, compression="zstd") as writer:
+        for table in _batches(rows, row_group_size):
+            writer.write_table(table, row_group_size=row_group_size)
+            n += table.num_rows
+        if n == 0:
+            writer.write_table(SCHEMA.empty_table())
+    return n
+
+
+class _Drain(io.RawIOBase):
+    """A write-only file that hands out what was written since the last call to :meth:`take`."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._pos = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        self._pos += len(chunk)
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self._pos
+
+    def take(self) -> bytes:
+        out = b"".join(self._parts)
+        self._parts.clear()
+        return out
+
+
+def parquet_chunks(rows: Iterable[Row], row_group_size: int = PARQUET_ROW_GROUP) -> Iterator[bytes]:
+    """The Parquet file in pieces, one per row group (then the footer), for a streamed HTTP response."""
+    drain = _Drain()
+    writer = pq.ParquetWriter(drain, SCHEMA, compression="zstd")
+    try:
+        wrote = False
+        for table in _batches(rows, row_group_size):
+            writer.write_table(table, row_group_size=row_group_size)
+            wrote = True
+            piece = drain.take()
+            if piece:
+                yield piece
+        if not wrote:
+            writer.write_table(SCHEMA.empty_table())
+    finally:
+        writer.close()
+    yield drain.take()
+
+
+def read_parquet(source: str | Path | IO[bytes]) -> pd.DataFrame:
+    """Read an export Parquet file (plain ``pd.read_parquet`` gives the same types)."""
+    return pd.read_parquet(source)
+
+
+# --- a whole study ----------------------------------------------------------------------------
+FORMATS = ("csv", "parquet")
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
+
+
+def export_filename(study, fmt: str) -> str:
+    return f"{study.slug}-answers.{fmt}"
+
+
+def prepare(study) -> None:
+    """Bring the stored attention-filter decisions up to date before exporting (when the study has
+    completed participants and the filter can run)."""
+    from analysis.answers import AnswersError
+    from analysis.filtering import FilterError, apply_attention_filter
+    from surveys.models import Participant
+
+    if Participant.objects.filter(study=study, status=Participant.Status.COMPLETED).exists():
+        try:
+            apply_attention_filter(study)
+        except (FilterError, AnswersError):
+            pass  # e.g. a verifiable study without its reference: `included` stays as stored
+
+
+def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False) -> int:
+    """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    prepare(study)
+    rows = export_rows(study, raw_ids=raw_ids)
+    return write_csv(rows, target) if fmt == "csv" else write_parquet(rows, target)
+
+
+def stream_study(study, fmt: str, *, raw_ids: bool = False) -> Iterator[bytes]:
+    """The combined export of ``study`` as byte chunks (for StreamingHttpResponse)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    prepare(study)
+    rows = export_rows(study, raw_ids=raw_ids)
+    if fmt == "csv":
+        return (chunk.encode("utf-8") for chunk in csv_chunks(rows))
+    return parquet_chunks(rows)

@@ -9,8 +9,9 @@ One row per answer, humans and models together. Columns:
 - ``truth`` (``"true"`` / ``"false"`` / ``""`` for non-verifiable);
 - ``dist`` (optional): a distribution-mode answer. Either a sequence of 21 probabilities over the
   bins 0, 5, …, 100, or 22 where the last is the mass on non-numbers (the paper's "-1" bin), or a
-  mapping from bin ("0", "5", …, "100", "-1"; strings or numbers) to probability. Mass missing from a
-  21-entry distribution (1 − sum) counts as non-number mass. A row whose ``dist`` is None/NaN is a
+  mapping from bin ("0", "5", …, "100", "-1"; strings or numbers) to probability, as elicitation stores
+  it. Mass missing from a distribution without "-1" (1 − sum) counts as non-number mass. A total above
+  1.001 or a negative entry is refused, naming the row. A row whose ``dist`` is None/NaN is a
   single-value answer.
 """
 from __future__ import annotations
@@ -29,7 +30,8 @@ HUMAN = "human"
 REQUIRED = ("respondent", "agent", "label", "value")
 KEY_COLUMNS = ("respondent", "agent", "label", "truth")
 NON_NUMBER_KEY = "-1"
-_TOLERANCE = 1e-6
+_TOLERANCE = 1e-9
+_SUM_TOLERANCE = 1e-3  # estimated distributions (top-k logprobs, corrected probabilities) may overshoot a little
 
 
 class AnswersError(ValueError):
@@ -100,7 +102,7 @@ def _one_dist(d: Any) -> tuple[NDArray[np.float64], float]:
         raise ValueError("has a non-finite probability")
     if (numeric < -_TOLERANCE).any() or (other is not None and other < -_TOLERANCE):
         raise ValueError("has a negative probability")
-    if total > 1 + _TOLERANCE:
+    if total > 1 + _SUM_TOLERANCE:
         raise ValueError(f"sums to {total:.6g} > 1")
     numeric = np.clip(numeric, 0.0, None)
     if other is None:
@@ -108,30 +110,60 @@ def _one_dist(d: Any) -> tuple[NDArray[np.float64], float]:
     return numeric, max(0.0, other)
 
 
+def _stack(items: list[Any]) -> NDArray[np.float64] | None:
+    """All distributions as an n × 22 array (last column: the given non-number mass, NaN if not given),
+    or None when they cannot be stacked in one go (mixed or malformed: parsed row by row instead)."""
+    if all(isinstance(d, Mapping) for d in items):
+        frame = pd.DataFrame.from_records(items)
+        out = np.full((len(items), N_BINS + 1), np.nan)
+        out[:, :N_BINS] = 0.0
+        for key in frame.columns:
+            k = str(key).strip()
+            if k in (NON_NUMBER_KEY, "-1.0"):
+                out[:, N_BINS] = frame[key].to_numpy(dtype=float)
+                continue
+            try:
+                centre = float(k)
+            except ValueError:
+                return None
+            i = int(round(centre / 5))
+            if not (0 <= i < N_BINS and abs(i * 5 - centre) < 1e-9):
+                return None
+            out[:, i] += np.nan_to_num(frame[key].to_numpy(dtype=float))
+        return out
+    if any(isinstance(d, Mapping) for d in items):
+        return None
+    try:
+        arr = np.array(items, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2 or arr.shape[1] not in (N_BINS, N_BINS + 1):
+        return None
+    if arr.shape[1] == N_BINS:
+        arr = np.column_stack([arr, np.full(len(arr), np.nan)])
+    return arr
+
+
 def dist_matrix(dists: Iterable[Any], index: Sequence[Any] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Stack distribution answers: (n × 21 numeric masses, n non-number masses).
+    """Stack distribution answers: (n × 21 numeric masses, n non-number masses), vectorised.
 
     AnswersError names the row (its index label) of a malformed distribution.
     """
     items = list(dists)
     if not items:
         return np.zeros((0, N_BINS)), np.zeros(0)
-    stacked = None
-    if not any(isinstance(d, Mapping) for d in items):
-        try:
-            stacked = np.array(items, dtype=float)
-        except (TypeError, ValueError):
-            stacked = None
-    if stacked is not None and stacked.ndim == 2 and stacked.shape[1] in (N_BINS, N_BINS + 1):
-        numeric = stacked[:, :N_BINS]
-        given = stacked[:, N_BINS] if stacked.shape[1] > N_BINS else None
-        total = numeric.sum(axis=1) + (given if given is not None else 0.0)
-        ok = (np.isfinite(stacked).all(axis=1) & (stacked >= -_TOLERANCE).all(axis=1) & (total <= 1 + _TOLERANCE))
+    stacked = _stack(items)
+    if stacked is not None:
+        numeric, given = stacked[:, :N_BINS], stacked[:, N_BINS]
+        has_given = ~np.isnan(given)
+        total = numeric.sum(axis=1) + np.where(has_given, given, 0.0)
+        ok = (np.isfinite(numeric).all(axis=1) & (numeric >= -_TOLERANCE).all(axis=1)
+              & (~has_given | (given >= -_TOLERANCE)) & (total <= 1 + _SUM_TOLERANCE))
         if ok.all():
             numeric = np.clip(numeric, 0.0, None)
-            other = np.clip(given, 0.0, None) if given is not None else np.clip(1.0 - numeric.sum(axis=1), 0.0, None)
+            other = np.where(has_given, np.clip(given, 0.0, None), np.clip(1.0 - numeric.sum(axis=1), 0.0, None))
             return numeric, other
-    rows: list[NDArray[np.float64]] = []  # slow path: mappings, or find the faulty row for the message
+    rows: list[NDArray[np.float64]] = []  # slow path, only to name the faulty row
     other_list: list[float] = []
     for pos, d in enumerate(items):
         try:

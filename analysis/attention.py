@@ -8,6 +8,7 @@
    label (:func:`spearman_by_respondent`, vectorised over participants).
 3. Keep participants with ρ > threshold (default 0.2). A participant whose answers (or labels) are all
    equal has no defined ρ (NaN) and is excluded. Excluded participants are reported, never deleted.
+   (The paper words it as removing ρ < 0.2; the two differ only at ρ = 0.2 exactly, excluded here.)
 """
 from __future__ import annotations
 

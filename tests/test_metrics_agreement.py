@@ -217,3 +217,32 @@ def test_histogram_scores_equal_the_per_answer_definitions(model_values, human_v
     assert table["pa"].iloc[0] == pytest.approx(per_answer)
     assert table["mae"].iloc[0] == pytest.approx(abs(np.mean(model_values) - np.mean(human_values)))
     assert table["wasserstein"].iloc[0] == pytest.approx(wasserstein_distance(model_values, human_values), abs=1e-9)
+
+
+def test_stored_mapping_distributions_equal_arrays(reference):
+    # Elicitation stores {"0": p, "5": p, …, "100": p, "-1": non-number mass}; the batch path must
+    # read those exactly like 22-entry arrays, and mixed forms row by row.
+    rng = np.random.default_rng(1)
+    raw = rng.dirichlet(np.ones(22), size=40)
+    as_dicts = [{**{f"{5 * i}": float(r[i]) for i in range(21)}, "-1": float(r[21])} for r in raw]
+    arrays_ = answers([("run", "B", "likely" if i % 2 else "unlikely", np.nan) for i in range(40)])
+    dicts = arrays_.copy()
+    mixed = arrays_.copy()
+    arrays_["dist"] = list(raw)
+    dicts["dist"] = as_dicts
+    mixed["dist"] = [as_dicts[i] if i % 3 else raw[i] for i in range(40)]
+    for mode in ("renormalise", "miss"):
+        expected = histograms(arrays_, non_number=mode)
+        pd.testing.assert_frame_equal(histograms(dicts, non_number=mode), expected)
+        pd.testing.assert_frame_equal(histograms(mixed, non_number=mode), expected)
+    assert answer_counts(dicts)["non_number_mass"].to_numpy() == pytest.approx(
+        [raw[1::2, 21].mean(), raw[0::2, 21].mean()])
+
+
+def test_estimated_distributions_may_overshoot_one_slightly():
+    model = answers([("run", "B", "likely", np.nan)] * 2)
+    model["dist"] = [{"70": 0.6, "-1": 0.4005}, {"70": 1.0}]
+    assert histograms(model).loc[("B", "likely"), 70] == pytest.approx(1.0)
+    model["dist"] = [{"70": 0.6, "-1": 0.41}, {"70": 1.0}]
+    with pytest.raises(AnswersError, match="row 0.*sums to 1.01"):
+        histograms(model)

@@ -76,7 +76,7 @@ class Command(BaseCommand):
     def _print_existing(self, usernames: list[str]) -> None:
         self.stdout.write(f"superuser already exists: {', '.join(usernames)} (nothing changed)")
         if USERNAME in usernames and password_file().exists():
-            self.stdout.write(f"  username: {USERNAME}\n  password: in {password_file()}")
+            self.stdout.write(f"  username: {USERNAME}\n  password: in {password_file()} (unless changed since)")
         else:
             self.stdout.write("  password: the one set when it was created (ADMIN_PASSWORD or createsuperuser); "
                               "to reset it: python manage.py changepassword <username>")

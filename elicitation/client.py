@@ -28,6 +28,10 @@ class MalformedResponse(Exception):
         super().__init__(f"malformed response (not a completion): {str(body)[:300]}")
 
 
+class Unsupported(Exception):
+    """The endpoint cannot do what the mode needs (e.g. it returns no logprobs); retrying will not help."""
+
+
 class Stopped(Exception):
     """The run was cancelled or hit its budget; no further request is sent."""
 
@@ -64,15 +68,19 @@ class Attempted:
 
 class EndpointClient:
     """An ``openai.OpenAI`` client for one endpoint, without built-in retries, that counts the HTTP
-    requests it sends (``requests``), including those of multi-request modes."""
+    requests it sends (``requests``, including those of multi-request modes) and calls
+    ``before_request`` before each one."""
 
-    def __init__(self, endpoint: ModelEndpoint):
+    def __init__(self, endpoint: ModelEndpoint, before_request: Callable[[], None] | None = None):
         self.requests = 0
+        self.before_request = before_request  # e.g. wait for the endpoint's rate limit; runs before every request
         http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count]})
         self.openai = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key() or "none",
                                     max_retries=0, timeout=endpoint.timeout_seconds, http_client=http_client)
 
     def _count(self, request: Any) -> None:
+        if self.before_request is not None:
+            self.before_request()
         self.requests += 1
 
     def close(self) -> None:
@@ -128,6 +136,8 @@ def classify(exc: BaseException, timeout: float | None = None) -> Failure:
         body = exc.response.text if exc.response is not None else ""
         return Failure(f"HTTP {status}: {message}"[:500], retryable,
                        parse_retry_after(exc.response.headers) if exc.response is not None else None, raw=body[:2000])
+    if isinstance(exc, Unsupported):
+        return Failure(str(exc), False)
     if isinstance(exc, MalformedResponse):
         return Failure(str(exc), True, raw=str(exc.body)[:2000])
     if isinstance(exc, openai.APIResponseValidationError):

@@ -30,8 +30,13 @@ def poll_seconds() -> float:
 
 
 def full_distribution_requests() -> float:
-    """Requests one full-distribution answer is assumed to need, for cost estimates."""
-    return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", 12.0)
+    """Requests one full-distribution answer may need, for estimates and the budget check (default: the
+    full-distribution module's request cap, an upper bound)."""
+    try:
+        from .full_distribution import DEFAULT_MAX_REQUESTS as default
+    except ImportError:  # pragma: no cover - the module is optional
+        default = 24
+    return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", float(default))
 
 
 def queue() -> str:

@@ -26,6 +26,11 @@ def requests_per_answer(run: ElicitationRun) -> float:
     return 1.0
 
 
+def completion_tokens_per_request(run: ElicitationRun) -> int:
+    """At most max_tokens; the full distribution asks for one token per request."""
+    return 1 if run.mode == ElicitationRun.Mode.FULL_DISTRIBUTION else int(run.max_tokens)
+
+
 @dataclass
 class Estimate:
     """What a run will cost at most (completion tokens counted at ``max_tokens``)."""
@@ -36,7 +41,8 @@ class Estimate:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: Decimal
-    method: str = "prompt tokens ≈ characters / 4 (+4 per chat message); completion tokens = max_tokens"
+    method: str = ("prompt tokens ≈ characters / 4 (+4 per chat message); completion tokens = max_tokens "
+                   "per request")
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -71,6 +77,6 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
         prompt_tokens += approx_tokens(content) * n
     requests = int(round(answers * per_request))
     prompt_tokens = int(round(prompt_tokens * per_request))
-    completion_tokens = requests * int(run.max_tokens)
+    completion_tokens = requests * completion_tokens_per_request(run)
     return Estimate(items=len(items), answers=answers, requests=requests, prompt_tokens=prompt_tokens,
                     completion_tokens=completion_tokens, cost_usd=cost_of(endpoint, prompt_tokens, completion_tokens))

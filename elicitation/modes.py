@@ -19,7 +19,7 @@ from typing import Any
 
 from surveys.instruments import Instrument
 
-from .client import MalformedResponse
+from .client import MalformedResponse, Unsupported
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
@@ -234,4 +234,7 @@ def call_full_distribution(client: Any, endpoint: ModelEndpoint, prompt: str, pa
     """Helper C2's ``full_distribution`` (imported late: the module is optional until it lands)."""
     from .full_distribution import full_distribution
 
-    return full_distribution(client, endpoint.model, prompt, params)
+    try:
+        return full_distribution(client, endpoint.model, prompt, params)
+    except ValueError as exc:  # its way of saying the endpoint gives no usable logprobs
+        raise Unsupported(f"full distribution: {exc}") from exc

@@ -28,7 +28,7 @@ from surveys.models import Item
 
 from . import conf, throttle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
-from .estimate import cost_of, requests_per_answer
+from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
@@ -153,7 +153,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         params = request_params(run, endpoint, row.sample_index)
         est_prompt = approx_tokens(content)
         per_answer = requests_per_answer(run)
-        next_cost = cost_of(endpoint, est_prompt * per_answer, run.max_tokens * per_answer)
+        next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
         ModelResponse.objects.filter(pk=row.pk).update(
             prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
             model_id=endpoint.model)
@@ -163,8 +163,10 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             check_budget(run, next_cost)
             renew(row, ctx.owner, lease)
 
+        per_request_tokens = est_prompt + completion_tokens_per_request(run)
+        ctx.client.before_request = lambda: throttle.take_rate(endpoint, per_request_tokens, sleep=ctx.sleep)
+
         def attempt() -> Any:
-            throttle.take_rate(endpoint, est_prompt + run.max_tokens, should_stop=ctx.check_running, sleep=ctx.sleep)
             with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running, sleep=ctx.sleep):
                 renew(row, ctx.owner, lease)
                 made["attempts"] += 1

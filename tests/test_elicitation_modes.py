@@ -258,3 +258,47 @@ def test_number_token_helper():
     assert modes.number_value(kind, "101") is None
     assert modes.number_value(kind, "7%") is None
     assert modes.number_value(kind, "seventy") is None
+
+
+def test_full_distribution_mode_end_to_end_with_the_real_module(stub, imported_nv):
+    """C2's full_distribution against the stub through our worker. Logprobs by hand, after "Correct answer:":
+    first token: " 7" 0.5, " 10" 0.3, " I" 0.2; after " 7": newline 1.0 (so 7 is complete: 0.5);
+    after " 10": "0" 0.5, "." 0.5 (so 10 → 0.15, 100 → 0.15); anything else ends the answer."""
+    pytest.importorskip("elicitation.full_distribution")
+    tables = {
+        "": [(" 7", math.log(0.5)), (" 10", math.log(0.3)), (" I", math.log(0.2))],
+        " 7": [("\n", 0.0)],
+        " 10": [("0", math.log(0.5)), (".", math.log(0.5))],
+    }
+
+    def responder(request):
+        suffix = request.body["prompt"].rsplit("Correct answer:", 1)[1]
+        top = tables.get(suffix, [("\n", 0.0)])
+        return Reply.answer(top[0][0], tokens=[(top[0][0], top[0][1], top)], prompt_tokens=50, completion_tokens=1,
+                            fingerprint="fp_fd")
+
+    stub.responder = responder
+    items = first_items(imported_nv, 1)
+    run = run_now(imported_nv, make_endpoint(stub, api_style="completions"), items, mode="full_distribution")
+
+    row = ModelResponse.objects.get(run=run)
+    assert row.status == "ok", (row.error, row.parse_error)
+    d = row.distribution
+    assert d["5"] == pytest.approx(0.5)  # 7 → bin 5
+    assert d["10"] == pytest.approx(0.15) and d["100"] == pytest.approx(0.15)
+    assert d["-1"] == pytest.approx(0.2)
+    assert (row.value, row.bin) == (7, 5)
+    assert row.requests == len(stub.requests) >= 3  # every HTTP request of the mode was counted
+    assert row.prompt_tokens == 50 * len(stub.requests) and row.system_fingerprint == "fp_fd"
+    assert all(r.body["max_tokens"] == 1 and r.body["logprobs"] == 20 for r in stub.requests)
+
+
+def test_full_distribution_without_logprobs_fails_with_a_reason_without_retrying(stub, imported_nv):
+    pytest.importorskip("elicitation.full_distribution")
+    stub.default = Reply.answer(" 50")  # no logprobs
+    items = first_items(imported_nv, 1)
+    run = run_now(imported_nv, make_endpoint(stub, api_style="completions", max_retries=3), items,
+                  mode="full_distribution")
+    row = ModelResponse.objects.get(run=run)
+    assert row.status == "failed" and "no top_logprobs" in row.error and row.attempts == 1
+    assert len(stub.requests) == 1

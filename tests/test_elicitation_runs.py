@@ -335,3 +335,12 @@ def test_estimate_counts_prompt_characters_and_prices(stub, imported_nv):
     start_run(run, queue=False)
     ModelResponse.objects.filter(run=run, item=items[0]).update(status="ok")
     assert estimate_run(run, answers_left_only=True).answers == 8
+
+
+def test_requests_per_minute_limit_paces_real_requests(stub, imported_nv):
+    # 120 per minute: a bucket of 2 requests refilled at 2 per second
+    run = run_sync(started(imported_nv, make_endpoint(stub, requests_per_minute=120), items_of(imported_nv, 4)))
+    assert run.status == Status.COMPLETED
+    times = [r.received_at for r in stub.requests]
+    assert len(times) == 4
+    assert times[3] - times[0] >= 0.95  # requests 3 and 4 each waited about half a second

@@ -8,6 +8,7 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from surveys.models import Participant
 
@@ -17,7 +18,7 @@ from .models import StudyAnalysis
 
 @admin.register(StudyAnalysis)
 class StudyAnalysisAdmin(admin.ModelAdmin):
-    list_display = ("title", "slug", "instrument", "completed", "excluded", "model_answers", "actions_links")
+    list_display = ("title", "actions_links", "slug", "instrument", "completed", "excluded", "model_answers")
     list_display_links = None
     search_fields = ("title", "slug")
     list_filter = ("instrument", "status")
@@ -31,28 +32,28 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
             n_model=Count("runs__responses", distinct=True),
         )
 
-    @admin.display(description="completed participants", ordering="n_completed")
+    @admin.display(description="completed", ordering="n_completed")
     def completed(self, obj) -> int:
         return obj.n_completed
 
-    @admin.display(description="excluded by the attention filter", ordering="n_excluded")
+    @admin.display(description="excluded (attention)", ordering="n_excluded")
     def excluded(self, obj) -> int:
         return obj.n_excluded
 
-    @admin.display(description="model responses", ordering="n_model")
+    @admin.display(description="model answers", ordering="n_model")
     def model_answers(self, obj) -> int:
         return obj.n_model
 
-    @admin.display(description="")
+    @admin.display(description="report · export · import")
     def actions_links(self, obj) -> str:
         links = [
             (reverse("admin:analysis_studyanalysis_report", args=[obj.pk]), "Report"),
             (reverse("admin:analysis_studyanalysis_export", args=[obj.pk, "csv"]), "Export CSV"),
             (reverse("admin:analysis_studyanalysis_export", args=[obj.pk, "parquet"]), "Export Parquet"),
-            (reverse("admin:analysis_studyanalysis_import_responses", args=[obj.pk]), "Import answers (long)"),
-            (reverse("admin:analysis_studyanalysis_import_wide", args=[obj.pk]), "Import wide survey file"),
+            (reverse("admin:analysis_studyanalysis_import_responses", args=[obj.pk]), "Import answers"),
+            (reverse("admin:analysis_studyanalysis_import_wide", args=[obj.pk]), "Import wide file"),
         ]
-        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+        return format_html_join(mark_safe("<br>"), '<a href="{}">{}</a>', links)
 
     def has_add_permission(self, request) -> bool:
         return False

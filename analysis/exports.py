@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import io
 import json
-from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator
@@ -161,30 +160,34 @@ def export_rows(study, *, raw_ids: bool = False, chunk_size: int = DB_CHUNK) -> 
 
 
 # --- CSV --------------------------------------------------------------------------------------
-def _csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
+_TIMESTAMP = COLUMNS.index("timestamp")
+_BOOLEANS = [COLUMNS.index(c) for c in COLUMNS if _COLUMN_TYPES[c][0] == pa.bool_()]
 
 
 def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS) -> Iterator[str]:
-    """The CSV text (header first) in pieces of ``chunk_rows`` rows."""
+    """The CSV text (header first) in pieces of ``chunk_rows`` rows. Nulls are empty cells, booleans
+    ``true``/``false``, timestamps ISO 8601 with their offset."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
-    pending = 0
+    pending: list[list[Any]] = []
     for row in rows:
-        writer.writerow([_csv_cell(v) for v in row])
-        pending += 1
-        if pending >= chunk_rows:
+        cells = list(row)
+        stamp = cells[_TIMESTAMP]
+        if stamp is not None:
+            cells[_TIMESTAMP] = stamp.isoformat()
+        for i in _BOOLEANS:
+            flag = cells[i]
+            if flag is not None:
+                cells[i] = "true" if flag else "false"
+        pending.append(cells)
+        if len(pending) >= chunk_rows:
+            writer.writerows(pending)  # csv writes None as an empty cell
+            pending.clear()
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()
-            pending = 0
+    writer.writerows(pending)
     yield buffer.getvalue()
 
 

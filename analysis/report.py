@@ -227,6 +227,11 @@ def build_report(study: Study) -> StudyReport:
     descriptives = describe(nv_kept, "nv")
     if v_kept is not None and not v_kept.empty:
         descriptives = pd.concat([descriptives, describe(v_kept, "v")])
+    shown = list(analysis.reference.index) + ["control"]
+    rank = {u: i for i, u in enumerate(shown)}
+    descriptives = descriptives.sort_index(
+        key=lambda idx: idx.map(lambda u: rank.get(u, len(rank))) if idx.name == "label" else idx, kind="stable")
+    descriptives = descriptives.sort_values("set", kind="stable")
     tang = None
     if nv_study.instrument == "wep_probability" and (nv["agent"] != HUMAN).any():
         tang = tang_table(nv_kept)

@@ -76,7 +76,7 @@ def test_report_of_a_verifiable_study(studies):
     desc = tables["descriptives"].set_index(["set", "agent", "label"])
     assert desc.loc[("non-verifiable", "modelx (greedy)", nv.main_items().order_by("id").first().label), "unparsed"] == 1
     assert set(tables["attention"]["prolific_pid"]) == {"nv-spam", "nv-flat", "v-spam"}
-    truth = report.truth_means.loc[("modelx (greedy)", "likely")]
+    truth = report.truth_means.sort_index().loc[("modelx (greedy)", "likely")]
     assert truth.loc["true", "mean"] == snap(TYPICAL["likely"] + SHIFT)
     assert truth.loc["false", "mean"] == snap(TYPICAL["likely"] - SHIFT)
 

@@ -65,8 +65,10 @@ def slots_in_use(endpoint: ModelEndpoint) -> int:
 def endpoint_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float,
                   should_stop: StopCheck | None = None, sleep: Callable[[float], None] = time.sleep) -> Iterator[int]:
     """Hold one of the endpoint's concurrency slots for the body of the ``with``; waits until one is free."""
-    ensure_slots(endpoint)
-    while True:
+    index = try_acquire_slot(endpoint, owner, lease_seconds)
+    if index is None:  # a new endpoint (or a raised max_concurrency) has no slot rows yet
+        ensure_slots(endpoint)
+    while index is None:
         index = try_acquire_slot(endpoint, owner, lease_seconds)
         if index is not None:
             break

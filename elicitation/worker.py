@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -46,6 +47,24 @@ def new_owner() -> str:
 def lease_seconds(endpoint: ModelEndpoint) -> float:
     """How long a row or slot lease lasts: one request timeout plus the grace period."""
     return float(endpoint.timeout_seconds) + conf.lease_grace_seconds()
+
+
+_clients = threading.local()
+
+
+def client_for(endpoint: ModelEndpoint) -> EndpointClient:
+    """This thread's client for ``endpoint``, reused across tasks (building one costs an SSL context);
+    a new one when the endpoint's URL, key or timeout changed."""
+    cache: dict[int, tuple[tuple, EndpointClient]] = _clients.__dict__.setdefault("by_endpoint", {})
+    signature = (endpoint.base_url, endpoint.api_key(), float(endpoint.timeout_seconds))
+    cached = cache.get(endpoint.pk)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    if cached is not None:
+        cached[1].close()
+    client = EndpointClient(endpoint)
+    cache[endpoint.pk] = (signature, client)
+    return client
 
 
 @dataclass
@@ -91,13 +110,13 @@ def check_budget(run: ElicitationRun, next_cost: Decimal) -> None:
         raise Stopped("budget exhausted")
 
 
-def claim(row: ModelResponse, owner: str, seconds: float) -> bool:
-    """Lease a pending row for ``owner`` unless another live worker holds it."""
+def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
+    """Lease a pending row for ``owner`` unless another live worker holds it (setting ``fields`` too)."""
     now = timezone.now()
     return bool(ModelResponse.objects
                 .filter(pk=row.pk, status=ModelResponse.Status.PENDING)
                 .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-                .update(lease_owner=owner, lease_until=now + timedelta(seconds=seconds)))
+                .update(lease_owner=owner, lease_until=now + timedelta(seconds=seconds), **fields))
 
 
 def renew(row: ModelResponse, owner: str, seconds: float) -> None:
@@ -138,37 +157,54 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     (the row is busy), else None. Raises Stopped when the run is no longer running."""
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
-    if not claim(row, ctx.owner, lease):
+    try:
+        content = prompt_content(build_prompt(run.study, item, run.few_shot, ctx.demonstrations), endpoint.api_style)
+        stored = store_prompt(content, endpoint.api_style)
+        params = request_params(run, endpoint, row.sample_index)
+    except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
+        log.exception("run %s item %s: cannot build the prompt", run.pk, item.pk)
+        if claim(row, ctx.owner, lease):
+            write(row, {"status": ModelResponse.Status.FAILED, "error": f"cannot build the prompt: {exc!r}"[:2000]})
+        return None
+    provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
+                      model_id=endpoint.model)
+    if not claim(row, ctx.owner, lease, **provenance):
         current = ModelResponse.objects.filter(pk=row.pk).values("status", "lease_until").first()
         if current is None or current["status"] != ModelResponse.Status.PENDING or current["lease_until"] is None:
             return None
         return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
 
     made = {"attempts": 0}
+    renewed = {"at": time.monotonic()}
     ctx.client.requests = 0
     history: list[str] = []
+
+    def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes)
+        if time.monotonic() - renewed["at"] > lease / 4:
+            renew(row, ctx.owner, lease)
+            renewed["at"] = time.monotonic()
+
     try:
-        content = prompt_content(build_prompt(run.study, item, run.few_shot, ctx.demonstrations), endpoint.api_style)
-        stored = store_prompt(content, endpoint.api_style)
-        params = request_params(run, endpoint, row.sample_index)
         est_prompt = approx_tokens(content)
         per_answer = requests_per_answer(run)
         next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
-        ModelResponse.objects.filter(pk=row.pk).update(
-            prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
-            model_id=endpoint.model)
 
         def before_attempt(n: int) -> None:
             ctx.check_running()
             check_budget(run, next_cost)
-            renew(row, ctx.owner, lease)
+            keep_lease()
 
         per_request_tokens = est_prompt + completion_tokens_per_request(run)
-        ctx.client.before_request = lambda: throttle.take_rate(endpoint, per_request_tokens, sleep=ctx.sleep)
+
+        def before_request() -> None:  # every HTTP request: the endpoint's rate limits, and a live lease
+            throttle.take_rate(endpoint, per_request_tokens, sleep=ctx.sleep)
+            keep_lease()
+
+        ctx.client.before_request = before_request
 
         def attempt() -> Any:
             with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running, sleep=ctx.sleep):
-                renew(row, ctx.owner, lease)
+                keep_lease()
                 made["attempts"] += 1
                 if run.mode == Mode.FULL_DISTRIBUTION:
                     return call_full_distribution(ctx.client.openai, endpoint, content, params)
@@ -226,7 +262,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
         finish_if_done(run.pk)
         return None
     ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=run.study.demonstrations(),
-                     client=EndpointClient(run.endpoint), owner=owner or new_owner(), sleep=sleep)
+                     client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
     try:
         for row in rows:
@@ -236,7 +272,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     except Stopped:
         return None
     finally:
-        ctx.client.close()
+        ctx.client.before_request = None
     finish_if_done(run.pk)
     return retry_in
 

@@ -39,13 +39,14 @@ def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpR
     estimate = None
     if run.status != ElicitationRun.Status.COMPLETED:
         estimate = estimate_run(run, answers_left_only=run.status != ElicitationRun.Status.DRAFT)
+    title = f"Elicitation run {run.pk}" + (f": {run.name}" if run.name else "")
     return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
-        model_admin, request, f"Run {run.pk}: {run}", run=run, progress=data, estimate=estimate,
+        model_admin, request, title, run=run, progress=data, estimate=estimate,
         progress_url=reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]),
         can_start=run.status == ElicitationRun.Status.DRAFT,
         can_cancel=run.status in (ElicitationRun.Status.RUNNING, ElicitationRun.Status.DRAFT),
-        can_resume=run.status not in (ElicitationRun.Status.DRAFT, ElicitationRun.Status.RUNNING)
-        or data["in_flight"] < data["pending"],
+        can_resume=run.status in (ElicitationRun.Status.CANCELLED, ElicitationRun.Status.BUDGET_EXHAUSTED,
+                                  ElicitationRun.Status.FAILED) or data["stalled"],
     ))
 
 

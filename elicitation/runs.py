@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from surveys.models import Item, Study
@@ -17,6 +17,7 @@ from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
 Status = ElicitationRun.Status
+STALLED_AFTER_SECONDS = 60
 RESUMABLE = {Status.RUNNING, Status.CANCELLED, Status.BUDGET_EXHAUSTED, Status.FAILED, Status.COMPLETED}
 
 
@@ -202,12 +203,20 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     ok, unparseable = counts.get(ModelResponse.Status.OK, 0), counts.get(ModelResponse.Status.UNPARSEABLE, 0)
     failed_rows = (rows.filter(status=ModelResponse.Status.FAILED).select_related("item")
                    .order_by("-answered_at")[:failures])
+    pending = counts.get(ModelResponse.Status.PENDING, 0)
+    in_flight = rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now).count()
+    quiet_for = None
+    if run.status == Status.RUNNING and pending and not in_flight:
+        last = rows.aggregate(last=Max("answered_at"))["last"]
+        since = max(t for t in (last, run.last_started_at) if t is not None) if (last or run.last_started_at) else None
+        quiet_for = (now - since).total_seconds() if since else None
     return {
         "run": run.pk, "status": run.status, "status_display": run.get_status_display(),
         "status_reason": run.status_reason,
         "total": total, "done": ok + unparseable, "ok": ok, "unparseable": unparseable,
-        "failed": counts.get(ModelResponse.Status.FAILED, 0), "pending": counts.get(ModelResponse.Status.PENDING, 0),
-        "in_flight": rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now).count(),
+        "failed": counts.get(ModelResponse.Status.FAILED, 0), "pending": pending, "in_flight": in_flight,
+        # running, answers missing, nothing in flight and no answer for a while: are the workers up?
+        "stalled": quiet_for is not None and quiet_for > STALLED_AFTER_SECONDS,
         "prompt_tokens": sums["prompt_tokens"] or 0, "completion_tokens": sums["completion_tokens"] or 0,
         "requests": sums["requests"] or 0,
         "cost_usd": str(Decimal(sums["cost"] or 0).quantize(MICRO)),

@@ -20,6 +20,11 @@ def eager(monkeypatch):
     monkeypatch.setitem(celery_app.conf, "task_eager_propagates", True)
 
 
+def resume_form_visible(page: str) -> bool:
+    tag = page.split('<form id="resume-form"', 1)[1].split(">", 1)[0]
+    return "hidden" not in tag
+
+
 def items_of(study, n):
     return list(study.main_items().filter(is_control=False).order_by("id")[:n])
 
@@ -80,7 +85,8 @@ def test_progress_json_lists_failures_with_reasons_and_cancel_resume_buttons(adm
     assert [f["error"] for f in data["failures"]] == ["HTTP 503: overloaded"] * 2
     assert all(f["attempts"] == 2 for f in data["failures"])
     page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])).content.decode()
-    assert "HTTP 503: overloaded" in page and "Resume" in page and "Start run" not in page
+    assert "HTTP 503: overloaded" in page and "Start run" not in page
+    assert resume_form_visible(page)
 
     sent = []
     from elicitation import tasks
@@ -214,3 +220,25 @@ def test_api_lists_runs_with_progress_and_model_responses(admin_client, client, 
     assert admin_client.get("/api/model-responses/?run=abc").status_code == 400
     assert admin_client.get("/api/endpoints/stub/").json()["model"] == "stub-model"
     assert client.get("/api/runs/").status_code in (401, 403)
+
+
+def test_a_running_run_with_nothing_happening_is_flagged_stalled(admin_client, stub, imported_nv):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = create_run(imported_nv, make_endpoint(stub), items=items_of(imported_nv, 2))
+    start_run(run, queue=False)  # queued nowhere: as if no worker were running
+    url = reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])
+    progress_url = reverse("admin:elicitation_elicitationrun_progress", args=[run.pk])
+    assert admin_client.get(progress_url).json()["stalled"] is False  # just started
+    assert not resume_form_visible(admin_client.get(url).content.decode())
+
+    ElicitationRun.objects.filter(pk=run.pk).update(last_started_at=timezone.now() - timedelta(minutes=5))
+    assert admin_client.get(progress_url).json()["stalled"] is True
+    page = admin_client.get(url).content.decode()
+    assert resume_form_visible(page) and "are the Celery workers running" in page
+
+    # a row in flight (leased) means a worker is at it: not stalled
+    ModelResponse.objects.filter(run=run).update(lease_owner="w", lease_until=timezone.now() + timedelta(seconds=60))
+    assert admin_client.get(progress_url).json()["stalled"] is False

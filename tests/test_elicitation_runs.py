@@ -344,3 +344,35 @@ def test_requests_per_minute_limit_paces_real_requests(stub, imported_nv):
     times = [r.received_at for r in stub.requests]
     assert len(times) == 4
     assert times[3] - times[0] >= 0.95  # requests 3 and 4 each waited about half a second
+
+
+# --- the Celery task ------------------------------------------------------------------------------
+
+def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeypatch):
+    from celery.exceptions import Retry
+
+    from elicitation import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id: 4.2)
+    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda *a, **kw: sent.append((a, kw)))
+    monkeypatch.setenv("ELICITATION_QUEUE", "elicit-q")
+    tasks.elicit_item.push_request(id="t1", args=[1, 2], kwargs={}, called_directly=False, retries=0,
+                                   delivery_info={})
+    try:
+        with pytest.raises(Retry):
+            tasks.elicit_item.run(1, 2)
+    finally:
+        tasks.elicit_item.pop_request()
+    (args, kwargs), = sent
+    assert args[0] == (1, 2) and kwargs["countdown"] == 4.2 and kwargs["queue"] == "elicit-q"
+
+
+def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
+    from elicitation import tasks
+
+    calls = iter([0.01, 0.01, None])
+    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id: next(calls))
+    result = tasks.elicit_item.apply(args=(1, 2))
+    assert result.state == "SUCCESS"
+    assert next(calls, "used up") == "used up"

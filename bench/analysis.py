@@ -293,9 +293,83 @@ def compare(fast: BelemAnalysis, naive: dict[str, dict], tol: float = 1e-8) -> l
 
 
 # --- export (added by the export benchmark) -----------------------------------------------------------
+def _export_rows(df: pd.DataFrame, limit: int | None = None):
+    """The synthetic answers (or ``limit`` of them, evenly spread) as rows of the combined export
+    (analysis/exports.py COLUMNS order)."""
+    import json
+    from datetime import datetime, timezone
+
+    stamp = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    labels = {u: i + 1 for i, u in enumerate(EXPRESSIONS + ("control",))}
+    data = df if limit is None or limit >= len(df) else df.iloc[:: max(1, len(df) // limit)].iloc[:limit]
+    for respondent, agent, label, value, truth, dist in data[COLUMNS].itertuples(index=False, name=None):
+        human = agent == "human"
+        value = None if value != value else float(value)
+        distribution = None
+        if dist is not None:
+            d = {str(5 * k): float(p) for k, p in enumerate(dist)}
+            d["-1"] = max(0.0, 1.0 - sum(d.values()))
+            distribution = json.dumps(d, separators=(",", ":"))
+        yield ("bench", labels[label], f"{label}|{truth or 'nv'}", "speaker_belief", label, label == "control",
+               None, truth or None, None, "en", "human" if human else "model", respondent,
+               "completed" if human else None, agent, None if human else agent, None if human else "greedy",
+               None if human else 1, None if human else 0, value,
+               None if value is None else float(min(100, math.floor((value + 2.5) / 5) * 5)),
+               distribution, None if value is None else f"{value:g}", "ok", 1500, True if human else None, stamp)
+
+
+def _proc_status_mib(field: str) -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _rss_growth(fn) -> tuple[float, float]:
+    """(seconds, peak RSS growth in MiB) of ``fn()``; the peak is reset first through /proc/self/clear_refs."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    start = _proc_status_mib("VmRSS")
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    return seconds, _proc_status_mib("VmHWM") - start
+
+
 def bench_export(df: pd.DataFrame) -> None:
-    """Hook for the export benchmark (CSV/Parquet streaming of the combined table)."""
-    print("export: not yet measured")
+    """Time and memory of the combined export's streaming writers (analysis/exports.py write_csv,
+    write_parquet). The writers get rows from a fixed 20,000-row sample of the synthetic answers, repeated
+    to 250,000 and to all rows, so the memory figures are the writers' own: they must not grow with the
+    number of rows. Building the row tuples from the data frame is timed apart."""
+    import itertools
+    import tempfile
+
+    from analysis.exports import CSV_CHUNK_ROWS, PARQUET_ROW_GROUP, write_csv, write_parquet
+
+    total = len(df)
+    t_rows, _ = _rss_growth(lambda: sum(1 for _ in _export_rows(df)))
+    print(f"export: building {total:,} row tuples from the answers table: {t_rows:.1f} s")
+    sample = list(_export_rows(df, 20_000))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for n in sorted({min(total, 250_000), total}):
+            print(f"export of {n:,} rows:")
+            for fmt, writer in (("CSV", write_csv), ("Parquet", write_parquet)):
+                path = folder / f"export.{fmt.lower()}"
+                rows = lambda: itertools.islice(itertools.cycle(sample), n)  # noqa: E731
+                seconds, rss = _rss_growth(lambda: writer(rows(), path))
+                tracemalloc.start()
+                writer(rows(), path)
+                traced = tracemalloc.get_traced_memory()[1] / 2 ** 20
+                tracemalloc.stop()
+                size = path.stat().st_size / 2 ** 20
+                print(f"  {fmt:8s} {seconds:6.1f} s ({n / seconds:,.0f} rows/s), file {size:6.1f} MiB, "
+                      f"peak RSS growth {rss:6.1f} MiB, peak traced Python memory {traced:5.1f} MiB")
+    print(f"  (CSV written in chunks of {CSV_CHUNK_ROWS:,} rows, Parquet in row groups of {PARQUET_ROW_GROUP:,})")
 
 
 # --- main -------------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@
     if (clientTime) clientTime.value = String(Math.round(performance.now() - started));
   }, true);
 
+  form.setAttribute("data-ready", "");  // lets tests wait until the page measures time
   form.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && event.target.matches("input[type=radio]")) {
       event.preventDefault();  // submits the choice made (never the merely focused button)

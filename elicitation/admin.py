@@ -9,6 +9,8 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from surveys.models import Item
+
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
                           run_monitor_view, run_progress_view)
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
@@ -158,8 +160,9 @@ class ItemExpressionFilter(admin.SimpleListFilter):
     parameter_name = "expression"
 
     def lookups(self, request, model_admin):
-        values = (ModelResponse.objects.order_by().values_list("item__expression", flat=True).distinct())
-        return [(v or "control", v or "control") for v in values]
+        values = Item.objects.filter(is_demonstration=False).exclude(expression="").order_by(
+            "expression").values_list("expression", flat=True).distinct()
+        return [(v, v) for v in values] + [("control", "control")]
 
     def queryset(self, request, queryset):
         value = self.value()

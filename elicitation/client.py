@@ -170,14 +170,16 @@ def call_with_retries(
     before_attempt: Callable[[int], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     rng: random.Random | None = None,
+    history: list[str] | None = None,
 ) -> Attempted:
     """Call ``attempt_fn`` until it succeeds, at most ``max_retries + 1`` times.
 
     ``before_attempt(n)`` runs before each attempt and may raise :class:`Stopped`; ``sleep`` is
     used for the waits (it may also raise Stopped, e.g. when the run is cancelled meanwhile).
-    Raises :class:`RequestFailed` with the last failure and the number of attempts made.
+    Raises :class:`RequestFailed` with the last failure and the number of attempts made. Each failed
+    attempt's reason is appended to ``history`` (a new list unless one is given).
     """
-    history: list[str] = []
+    history = [] if history is None else history
     attempts = max(1, max_retries + 1)
     for attempt in range(1, attempts + 1):
         if before_attempt is not None:

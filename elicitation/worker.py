@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Callable
@@ -78,7 +78,6 @@ class RunContext:
     client: EndpointClient
     owner: str
     sleep: Sleep = time.sleep
-    spent_cache: dict[str, Any] = field(default_factory=dict)
 
     def check_running(self) -> None:
         """Raise Stopped unless the run is (still) running."""
@@ -212,8 +211,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
 
         done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
                                  cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
-                                 before_attempt=before_attempt, sleep=ctx.pause)
-        history = done.history
+                                 before_attempt=before_attempt, sleep=ctx.pause, history=history)
         outcome = interpret(ctx, done.value)
         prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt
         completion_tokens = outcome.completion_tokens if outcome.completion_tokens is not None else 0

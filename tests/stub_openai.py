@@ -10,7 +10,8 @@ end to end. A test scripts what the server answers and then inspects what it was
         ... stub.base_url ...                      # "http://127.0.0.1:<port>/v1"
         stub.requests                              # [RecordedRequest(path, body, headers, received_at, ...)]
 
-Supported routes: POST /v1/chat/completions, POST /v1/completions, GET /v1/models.
+Supported routes: POST /v1/chat/completions, POST /v1/completions (both also with ``stream: true``,
+answered as server-sent events), GET /v1/models.
 """
 from __future__ import annotations
 
@@ -112,6 +113,33 @@ def build_body(path: str, request: dict[str, Any], reply: Reply) -> dict[str, An
     if reply.fingerprint is not None:
         body["system_fingerprint"] = reply.fingerprint
     return body
+
+
+def build_stream(path: str, request: dict[str, Any], reply: Reply) -> bytes:
+    """The same reply as server-sent events (``stream: true``): one chunk per token, a final chunk with
+    the finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``."""
+    whole = build_body(path, request, reply)
+    chat = path.endswith("/chat/completions")
+    tokens = reply.tokens if reply.tokens is not None else ([(reply.text, 0.0, [])] if reply.text else [])
+    head = {k: whole[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk" if chat else "text_completion"
+    if "system_fingerprint" in whole:
+        head["system_fingerprint"] = whole["system_fingerprint"]
+    events = []
+    for token in tokens:
+        if chat:
+            choice = {"index": 0, "delta": {"role": "assistant", "content": token[0]}, "finish_reason": None,
+                      "logprobs": _logprobs_chat([token]) if reply.tokens is not None else None}
+        else:
+            choice = {"index": 0, "text": token[0], "finish_reason": None,
+                      "logprobs": _logprobs_completions([token]) if reply.tokens is not None else None}
+        events.append({**head, "choices": [choice]})
+    last = {"index": 0, "finish_reason": reply.finish_reason, "logprobs": None}
+    last.update({"delta": {}} if chat else {"text": ""})
+    events.append({**head, "choices": [last]})
+    if (request.get("stream_options") or {}).get("include_usage"):
+        events.append({**head, "choices": [], "usage": whole["usage"]})
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
 
 
 def tokens_for(answer: str, top: TopList) -> list[TokenSpec]:
@@ -235,6 +263,9 @@ class StubOpenAI:
                     elif not (self.path.endswith("/completions")):
                         payload = b'{"error": {"message": "unknown route"}}'
                         reply = Reply(status=404, body=payload)
+                    elif body.get("stream") and reply.status == 200:
+                        payload = build_stream(self.path, body, reply)
+                        reply = Reply(status=200, headers=reply.headers, content_type="text/event-stream")
                     else:
                         payload = json.dumps(build_body(self.path, body, reply)).encode()
                     self._send(reply.status, payload, reply.content_type, reply.headers)

@@ -207,6 +207,7 @@ def test_cancel_during_a_backoff_wait_sends_nothing_more(stub, imported_nv):
     assert run.status == Status.CANCELLED and sleeps
     row = ModelResponse.objects.get(run=run)
     assert row.status == "pending" and row.attempts == 1 and row.lease_owner == "" and row.lease_until is None
+    assert row.detail == {"attempt_errors": ["attempt 1: HTTP 429: stub error"]}
     assert len(stub.requests) == 1
 
 

@@ -134,3 +134,24 @@ def test_wep_study_report_medians(db):
     assert desc["median"].to_dict() == {k: float(v) for k, v in SILEO_MEDIANS.items()}
     assert (desc["answers"] == 123).all()
     assert len(report.analysis.reference) == 17
+
+
+def test_wep_study_with_a_model_run_gets_the_tang_table(db, tmp_path):
+    from test_analysis_factories import add_run
+    from test_analysis_importers import FAGEN, SILEO_MEDIANS
+    from analysis.importers import import_wide
+
+    study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")
+    import_wide(study, FAGEN)
+    items = list(study.main_items())
+    # a model answering each WEP's published median, three samples each
+    add_run(study, "wepmodel", [(item, float(SILEO_MEDIANS[item.expression]), k) for item in items for k in range(3)],
+            mode=ElicitationRun.Mode.SAMPLED, temperature=0.7)
+    report = build_report(study)
+    tang = report.tables()["tang"]
+    assert set(tang["agent"]) == {"wepmodel (sampled T=0.7)"} and len(tang) == 17
+    assert (tang["n_model"] == 3).all() and (tang["n_human"] == report.analysis.nv.filter["included"].sum()).all()
+    assert tang["amd"].max() <= 5  # the model sits on the human medians (the filter moves a median by at most a step)
+    assert ((tang["theta"] >= 0) & (tang["theta"] <= 1)).all()
+    written = {p.name for p in report.write(tmp_path)}
+    assert {"tang.csv", "histograms-nv-wepmodel-sampled-t07.png"} <= written

@@ -5,6 +5,11 @@ half true, half false), plus ``controls_per_participant`` control items, each fr
 statement (by text) where possible, in random order. Items are chosen least-used first, where an item's use
 counts the slots of started and completed participants and the answered slots of everyone else
 (so a participant who returns the study or times out gives their unanswered slots back).
+
+Each draw is a small integer program (scipy's milp): least-used items first, so that over completed
+participants the use of any two items of a pool differs by at most one; then as few repeated statements
+as possible; then statements that still have many least-used items, so that the last participant of a
+round is not forced to see a statement twice.
 """
 from __future__ import annotations
 
@@ -12,8 +17,11 @@ import random
 from collections import defaultdict
 from typing import Iterable
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import lil_matrix
 
 from .models import Assignment, Item, Participant, Study
 
@@ -22,50 +30,86 @@ def item_usage(study: Study) -> dict[int, int]:
     """How often each main item of ``study`` is taken, for balancing."""
     counted = Q(assignments__participant__status__in=Participant.ACTIVE) | Q(assignments__response__isnull=False)
     rows = study.main_items().annotate(used=Count("assignments", filter=counted, distinct=True))
-    return {row.id: row.used for row in rows.only("id")}
+    return dict(rows.values_list("id", "used"))
 
 
-def _least_used(candidates: list[Item], k: int, usage: dict[int, int], rng: random.Random,
-                avoid_statements: set[str]) -> list[Item]:
-    """Up to ``k`` of ``candidates``, least used first, preferring statements not yet chosen."""
-    order = sorted(candidates, key=lambda i: (i.statement in avoid_statements, usage.get(i.id, 0), rng.random()))
-    chosen: list[Item] = []
-    for item in order:
-        if len(chosen) == k:
-            break
-        if any(c.statement == item.statement for c in chosen):
-            continue
-        chosen.append(item)
-    return chosen
+# Costs of the per-participant choice, in order of priority: balance, then no statement seen twice,
+# then statements that still have many least-used items, then chance.
+_OVERUSE = 1_000_000.0  # per use above the least-used item of the slot's pool
+_REPEAT = 10_000.0  # per extra appearance of a statement in one participant's list
+_PRESSURE = 10.0  # bonus per least-used item of the statement (so none is left over at the end of a round)
+
+
+def _pools(study: Study, rng: random.Random) -> list[tuple[int, list[Item]]]:
+    """(how many to take, candidate items) per pool: each expression (split into true and false for
+    a verifiable set, the odd one out drawn at random) and the controls."""
+    by_label: dict[str, list[Item]] = defaultdict(list)
+    for item in study.main_items().order_by("id"):
+        by_label["" if item.is_control else item.expression].append(item)
+    pools: list[tuple[int, list[Item]]] = []
+    for label in sorted(by_label):
+        pool = by_label[label]
+        k = study.items_per_expression if label else study.controls_per_participant
+        truths = sorted({i.truth for i in pool if i.truth})
+        if label and truths == ["false", "true"]:
+            # one true and one false statement per expression (paired knowledge-bias design)
+            odd_one = rng.choice(truths)
+            for truth in truths:
+                part = [i for i in pool if i.truth == truth]
+                pools.append((min(k // 2 + (k % 2 if truth == odd_one else 0), len(part)), part))
+        else:
+            pools.append((min(k, len(pool)), pool))
+    return [(k, pool) for k, pool in pools if k]
+
+
+def _choose(pools: list[tuple[int, list[Item]]], usage: dict[int, int], rng: random.Random) -> list[Item]:
+    """Take k items from each pool at least cost: a small integer program (scipy's milp / HiGHS).
+
+    Least-used items first (so max − min use within a pool stays ≤ 1 over completed participants),
+    then as few repeated statements as possible, then statements with many least-used items left.
+    """
+    items = [item for _, pool in pools for item in pool]
+    if not items:
+        return []
+    statements = sorted({item.statement for item in items})
+    column = {text: len(items) + j for j, text in enumerate(statements)}
+    floors = [min(usage.get(i.id, 0) for i in pool) for _, pool in pools]
+    pressure: dict[str, int] = defaultdict(int)
+    for floor, (_, pool) in zip(floors, pools):
+        for item in pool:
+            pressure[item.statement] += usage.get(item.id, 0) == floor
+
+    # variables: one 0/1 per item, then one "extra appearances" count per statement
+    cost = np.zeros(len(items) + len(statements))
+    upper = np.full(len(cost), np.inf)
+    rows = lil_matrix((len(pools) + len(statements), len(cost)))
+    lower_bounds, upper_bounds = [], []
+    index = 0
+    for row, (floor, (k, pool)) in enumerate(zip(floors, pools)):
+        for item in pool:
+            cost[index] = (_OVERUSE * (usage.get(item.id, 0) - floor) - _PRESSURE * pressure[item.statement]
+                           + rng.random())
+            upper[index] = 1
+            rows[row, index] = 1  # exactly k from this pool
+            rows[len(pools) + column[item.statement] - len(items), index] = 1
+            index += 1
+        lower_bounds.append(k)
+        upper_bounds.append(k)
+    for j, text in enumerate(statements):
+        rows[len(pools) + j, column[text]] = -1  # appearances − extra ≤ 1
+        cost[column[text]] = _REPEAT
+        lower_bounds.append(-np.inf)
+        upper_bounds.append(1)
+    result = milp(cost, constraints=LinearConstraint(rows.tocsr(), lower_bounds, upper_bounds),
+                  integrality=np.ones(len(cost)), bounds=Bounds(np.zeros(len(cost)), upper))
+    if result.x is None:  # cannot happen (k ≤ pool size); fail loudly rather than draw badly
+        raise RuntimeError(f"no assignment found: {result.message}")
+    return [item for item, taken in zip(items, result.x) if taken > 0.5]
 
 
 def draw_items(study: Study, rng: random.Random) -> list[Item]:
     """The items for one new participant, in presentation order (not yet saved)."""
-    usage = item_usage(study)
-    by_expression: dict[str, list[Item]] = defaultdict(list)
-    controls: list[Item] = []
-    for item in study.main_items():
-        (controls if item.is_control else by_expression[item.expression]).append(item)
-    used_statements: set[str] = set()
-    chosen: list[Item] = []
-    expressions = sorted(by_expression)
-    rng.shuffle(expressions)
-    per = study.items_per_expression
-    for expression in expressions:
-        pool = by_expression[expression]
-        truths = sorted({i.truth for i in pool if i.truth})
-        if truths == ["false", "true"]:
-            # one true and one false statement per expression (paired knowledge-bias design)
-            odd_one = rng.choice(truths)
-            halves = [per // 2 + (per % 2 if t == odd_one else 0) for t in truths]
-            picked = []
-            for truth, k in zip(truths, halves):
-                picked += _least_used([i for i in pool if i.truth == truth], k, usage, rng, used_statements)
-        else:
-            picked = _least_used(pool, per, usage, rng, used_statements)
-        chosen += picked
-        used_statements.update(i.statement for i in picked)
-    chosen += _least_used(controls, study.controls_per_participant, usage, rng, used_statements)
+    chosen = _choose(_pools(study, rng), item_usage(study), rng)
     rng.shuffle(chosen)
     return chosen
 

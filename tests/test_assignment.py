@@ -120,11 +120,6 @@ def test_no_participant_sees_a_statement_twice_over_a_series(db, request, fixtur
         assert len({s.item.statement for s in slots}) == 30, f"participant {n}"
 
 
-# surveys/assignment.py (not owned by the participant-flow work) prefers unseen statements over
-# least-used items, so at the end of each round of 30 participants some items are used twice while
-# others are still unused. The fix is in /tmp/aflow/assignment.patch (see the participant-flow report);
-# once it is applied this test passes and the strict xfail mark must be removed.
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="balance bug in surveys/assignment.py, fix pending (assignment.patch)")
 @pytest.mark.parametrize("fixture", ["imported_nv", "imported_v"])
 def test_items_are_used_equally_over_a_series_of_participants(db, request, fixture):
     """After every completed participant, item use differs by at most one (within expressions and controls)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from surveys.instruments import Instrument
@@ -64,7 +64,7 @@ class Outcome:
     completion_tokens: int | None = None
     system_fingerprint: str = ""
     error: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    requests: int = 1  # requests the answer took (for estimating tokens the endpoint did not report)
 
 
 def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: int) -> dict[str, Any]:
@@ -217,9 +217,11 @@ def full_distribution_outcome(kind: Instrument, result: Any) -> Outcome:
     coverage = float(coverage) if isinstance(coverage, (int, float)) else sum(probs.values())
     raw = json.dumps({"probs": {str(n): p for n, p in sorted(probs.items())}, "nonnumber": result.nonnumber},
                      separators=(",", ":"))
+    reported = detail.get("usage_reported", True) is not False  # a streaming server may not report usage
     outcome = Outcome(status=ModelResponse.Status.OK, raw_output=raw, distribution=bins, coverage=coverage,
-                      detail=detail, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-                      system_fingerprint=result.system_fingerprint or "")
+                      detail=detail, prompt_tokens=result.prompt_tokens if reported else None,
+                      completion_tokens=result.completion_tokens if reported else None,
+                      system_fingerprint=result.system_fingerprint or "", requests=max(1, int(result.requests)))
     positive = {n: p for n, p in probs.items() if p > 0}
     if not positive:
         outcome.status = ModelResponse.Status.UNPARSEABLE

@@ -213,12 +213,14 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
                                  cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
                                  before_attempt=before_attempt, sleep=ctx.pause, history=history)
         outcome = interpret(ctx, done.value)
-        prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt
-        completion_tokens = outcome.completion_tokens if outcome.completion_tokens is not None else 0
+        # tokens the endpoint did not report are estimated (characters / 4; max_tokens), and flagged
+        prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests
+        completion_tokens = (outcome.completion_tokens if outcome.completion_tokens is not None
+                             else completion_tokens_per_request(run) * outcome.requests)
         detail = dict(outcome.detail or {})
         if history:
             detail["attempt_errors"] = history
-        if outcome.prompt_tokens is None:
+        if outcome.prompt_tokens is None or outcome.completion_tokens is None:
             detail["usage_estimated"] = True
         write(row, {
             "status": outcome.status, "raw_output": outcome.raw_output, "value": outcome.value, "bin": outcome.bin,

@@ -11,7 +11,7 @@ import pytest
 
 from elicitation import modes
 from elicitation.models import ElicitationRun, ModelResponse, StoredPrompt
-from elicitation.prompts import prompt_hash
+from elicitation.prompts import build_prompt, prompt_hash
 from elicitation.runs import create_run, run_sync, start_run
 from stub_openai import Reply, make_endpoint, stub, tokens_for  # noqa: F401 (stub is a fixture)
 
@@ -302,3 +302,24 @@ def test_full_distribution_without_logprobs_fails_with_a_reason_without_retrying
     row = ModelResponse.objects.get(run=run)
     assert row.status == "failed" and "no top_logprobs" in row.error and row.attempts == 1
     assert len(stub.requests) == 1
+
+
+def test_full_distribution_tokens_are_estimated_when_the_server_reports_no_usage(stub, imported_nv, monkeypatch):
+    from elicitation.prompts import approx_tokens
+
+    def fake_full_distribution(client, model, prompt, params):
+        return FakeFullDistribution(probs={50: 0.9}, nonnumber=0.1, prompt_tokens=0, completion_tokens=0, requests=3,
+                                    system_fingerprint="", detail={"coverage": 1.0, "usage_reported": False})
+
+    fake_module = types.ModuleType("elicitation.full_distribution")
+    fake_module.full_distribution = fake_full_distribution
+    monkeypatch.setitem(sys.modules, "elicitation.full_distribution", fake_module)
+    items = first_items(imported_nv, 1)
+    endpoint = make_endpoint(stub, api_style="completions", price_prompt_per_1k="1", price_completion_per_1k="1")
+    run = run_now(imported_nv, endpoint, items, mode="full_distribution")
+    row = ModelResponse.objects.get(run=run)
+    prompt = build_prompt(imported_nv, items[0], True).text
+    # 3 requests of ≈ characters/4 prompt tokens and 1 completion token each
+    assert row.prompt_tokens == 3 * approx_tokens(prompt) and row.completion_tokens == 3
+    assert row.detail["usage_estimated"] is True
+    assert float(row.cost_usd) == pytest.approx((3 * approx_tokens(prompt) + 3) / 1000)

@@ -177,12 +177,23 @@ class UsedFilter(admin.SimpleListFilter):
 class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "Items that were shown to participants or models stay, so their answers keep their meaning."
     list_display = ("key", "rendered_sentence", "label", "statement_type", "truth", "is_control",
-                    "is_demonstration", "study")
+                    "is_demonstration", "study", "compare_links")
     list_filter = ("study", "expression", "statement_type", "truth", "is_control", "is_demonstration", UsedFilter)
     search_fields = ("statement", "key", "speaker_name", "statement_id")
     list_select_related = ("study",)
     list_per_page = 100
-    readonly_fields = ("rendered_sentence", "source_row")
+    readonly_fields = ("rendered_sentence", "source_row", "compare_links")
+
+    @admin.display(description="compare")
+    def compare_links(self, obj: Item) -> str:
+        """Links to the page-beside-prompt view and the human-beside-model answers of this item."""
+        if not obj.pk:
+            return "-"
+        return format_html(
+            '<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>',
+            reverse("admin:elicitation_item_prompt", args=[obj.pk]),
+            reverse("admin:elicitation_item_answers", args=[obj.pk]),
+        )
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

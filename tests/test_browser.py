@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from surveys.instruments.speaker_belief import EXPRESSIONS
 from surveys.models import Item, Participant, Response, Study
@@ -36,6 +37,9 @@ def browser(monkeypatch):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+        # Queries made while Playwright's loop runs get their own connection (Django's connections are
+        # context-local): close it, or PostgreSQL refuses to drop the test database at the end.
+        connections.close_all()
 
 
 @pytest.fixture

@@ -31,5 +31,7 @@ class AnswerForm(forms.Form):
 
     position = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     item = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
-    value = forms.CharField(required=False, max_length=50)
-    client_time_ms = forms.CharField(required=False, max_length=30, widget=forms.HiddenInput)
+    # Neither limits the length: a bad value is the instrument's to reject (the page asks again), and a bad
+    # client time is dropped (surveys.flow.parse_client_ms); neither may make the answer look tampered.
+    value = forms.CharField(required=False)
+    client_time_ms = forms.CharField(required=False, widget=forms.HiddenInput)

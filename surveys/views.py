@@ -212,7 +212,8 @@ def done(request: HttpRequest, study: Study, participant: Participant, progress:
     """Completion (code, link back to Prolific; redirects right after the last answer) or the ended page."""
     if progress.step == Step.ENDED:
         return render(request, "surveys/ended.html", {"study": study, "participant": participant})
-    code = flow.complete(participant)
+    # normally completed with the last answer; complete() covers a participant left just short of it
+    code = participant.completion_code if participant.completed_at else flow.complete(participant)
     return render(request, "surveys/done.html", {
         "study": study, "code": code, "url": flow.completion_url(code),
         "redirect": request.session.pop(_redirect_key(study), False),

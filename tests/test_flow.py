@@ -287,6 +287,7 @@ def test_a_completed_pid_sees_its_code_again(client, study, settings):
     ("abc", "Please choose one of the answers"),
     ("nan", "from 0 to 100"),
     ("1e400", "from 0 to 100"),
+    ("5" * 300, "from 0 to 100"),
 ])
 def test_a_bad_value_asks_the_same_question_again(client, study, value, message):
     participant = start(client, study)
@@ -413,6 +414,9 @@ def test_time_per_item_is_recorded(client, study):
     client.get(url(study, "item"))
     answer(client, study, slot2, 60, client_time_ms="-3")  # an implausible client time is dropped, not the answer
     assert Response.objects.get(assignment=slot2).client_time_ms is None
+    slot3 = current_slot(participant)
+    assert answer(client, study, slot3, 65, client_time_ms="9" * 500)["Location"] == url(study, "item")
+    assert Response.objects.get(assignment=slot3).client_time_ms is None
 
 
 @pytest.mark.parametrize("raw, expected", [("1500", 1500), ("12.6", 13), ("", None), ("abc", None),

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+
+from analysis.bins import bin_centre
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -49,7 +51,12 @@ class Prompt:
 
 
 class Instrument:
-    """Base class of an item kind. Subclasses live one per module in this package."""
+    """Base class of an item kind. Subclasses live one per module in this package.
+
+    The defaults below serve the numeric kinds (an answer from ``scale_min`` to ``scale_max``, scored in the
+    21 bins of the analysis); a kind sets its own wording (``task_intro``, ``scale_ends``, ``sentence``,
+    ``question``, ``prompt_block``, ``build_prompt``) and overrides what differs.
+    """
 
     name: ClassVar[str]
     label: ClassVar[str]
@@ -60,18 +67,53 @@ class Instrument:
     scale_min: ClassVar[float] = 0
     scale_max: ClassVar[float] = 100
     scale_step: ClassVar[float] = 5
+    # The task description shared by the instructions page and the prompt.
+    task_intro: ClassVar[str] = ""
+    scale_ends: ClassVar[tuple[str, ...]] = ()
 
     # --- wording -----------------------------------------------------------------
     def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
         raise NotImplementedError
 
+    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
+        """The question asked about the sentence (the legend of the answer scale)."""
+        raise NotImplementedError
+
+    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
+        """Lines shown under the question; by default what the ends of the scale mean."""
+        return list(self.scale_ends)
+
     def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """Everything the participant page template needs for one item."""
+        return {
+            "sentence": self.sentence(item, speaker),
+            "question": self.question(item, speaker),
+            "hints": self.hints(item, speaker),
+            "options": [int(v) for v in self.answer_options()],
+        }
+
+    def intro(self) -> dict[str, Any]:
+        """The task description shared by the instructions page and the prompt."""
+        return {"task": self.task_intro, "scale_ends": list(self.scale_ends)}
+
+    def prompt_block(self, item: "Item", with_answer: bool) -> str:
+        """One question of the prompt, ending where the answer starts (followed by a demonstration's
+        answer when ``with_answer``)."""
         raise NotImplementedError
 
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True) -> Prompt:
         """The model prompt for ``item`` in both API styles, from the same wording as the page."""
         raise NotImplementedError
+
+    def chat_messages(self, system: str, demonstrations: Sequence["Item"], question: str) -> list[dict[str, str]]:
+        """The chat form of a few-shot prompt: ``system``, then each demonstration as a user turn (its
+        :meth:`prompt_block`) answered by the assistant with its answer, then ``question``."""
+        messages = [{"role": "system", "content": system}]
+        for demo in demonstrations:
+            messages.append({"role": "user", "content": self.prompt_block(demo, with_answer=False)})
+            messages.append({"role": "assistant", "content": f"{demo.demo_answer:g}"})
+        messages.append({"role": "user", "content": question})
+        return messages
 
     # --- answers -------------------------------------------------------------------
     def answer_options(self) -> list[float]:
@@ -84,12 +126,22 @@ class Instrument:
         raise NotImplementedError
 
     def parse_model_answer(self, raw: str) -> ParsedAnswer:
-        """A model's raw output as a value (or the reason it has none). The raw text is kept."""
-        raise NotImplementedError
+        """A model's raw output as a value (or the reason it has none). The raw text is kept.
+
+        Default: the first number written in the text, if it lies on the scale.
+        """
+        value = first_number(raw or "")
+        if value is None:
+            return ParsedAnswer(raw=raw, value=None, error="no number in the answer")
+        if not self.scale_min <= value <= self.scale_max:
+            return ParsedAnswer(raw=raw, value=None,
+                                error=f"number {value:g} is outside {self.scale_min:g}–{self.scale_max:g}")
+        return ParsedAnswer(raw=raw, value=value)
 
     def score(self, value: float) -> float:
-        """The bin (answer category) a value falls in."""
-        raise NotImplementedError
+        """The bin (answer category) a value falls in. Default: the centre c of the 0–100 bin with
+        c − 2.5 ≤ v < c + 2.5, 97.5–100 → 100 (SPEC §6; ``analysis.bins``, the single source of binning)."""
+        return bin_centre(value)
 
     # --- import --------------------------------------------------------------------
     def item_fields_from_row(self, row: Mapping[str, str]) -> dict[str, Any]:
@@ -98,6 +150,10 @@ class Instrument:
 
     def item_key(self, fields: Mapping[str, Any]) -> str:
         raise NotImplementedError
+
+    def default_demonstrations(self, items: list["Item"]) -> list[dict[str, Any]]:
+        """Fields of the two worked examples added to a study imported without any (none by default)."""
+        return []
 
     # --- attention ---------------------------------------------------------------
     def canonical_order(self) -> list[str]:

@@ -11,9 +11,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Mapping
 
-from analysis.bins import bin_centre
-
-from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt, Speaker, first_number
+from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -100,6 +98,8 @@ class SpeakerBelief(Instrument):
                       "uncertainty_expression", "statement_id", "statement")
     expressions = EXPRESSIONS
     names = NAMES
+    task_intro = TASK_INTRO
+    scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------
     def _parts(self, item: "Item", speaker: Speaker | None) -> tuple[str, str]:
@@ -130,19 +130,7 @@ class SpeakerBelief(Instrument):
         name, clause = self._parts(item, speaker)
         return [f"{end} indicates {name} believes there is a {end}% chance that {clause}." for end in (0, 100)]
 
-    def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
-        return {
-            "sentence": self.sentence(item, speaker),
-            "question": self.question(item, speaker),
-            "hints": self.hints(item, speaker),
-            "options": [int(v) for v in self.answer_options()],
-        }
-
-    def intro(self) -> dict[str, Any]:
-        """The task description shared by the instructions page and the prompt."""
-        return {"task": TASK_INTRO, "scale_ends": list(SCALE_ENDS)}
-
-    def _block(self, item: "Item", with_answer: bool) -> str:
+    def prompt_block(self, item: "Item", with_answer: bool) -> str:
         """One question in the prompt (Fig. 11), followed by the options and the answer cue."""
         options = ", ".join(str(int(v)) for v in self.answer_options())
         hints = "\n".join(f"- {h}" for h in self.hints(item))
@@ -158,18 +146,13 @@ class SpeakerBelief(Instrument):
         if demos:
             parts.append(EXAMPLES_INTRO)
             for i, demo in enumerate(demos, start=1):
-                parts.append(f"Example Question {i}\n{self._block(demo, with_answer=True)}")
+                parts.append(f"Example Question {i}\n{self.prompt_block(demo, with_answer=True)}")
         test_intro = TEST_INTRO if demos else TEST_INTRO.replace("Given the examples before, answer", "Answer")
-        parts.append(f"Question {test_intro}\n\n{self._block(item, with_answer=False)}")
-        text = "\n\n".join(parts)
-
-        messages = [{"role": "system", "content": header + ("\n\n" + EXAMPLES_INTRO if demos else "")}]
-        for demo in demos:
-            demo_block = self._block(demo, with_answer=False)
-            messages.append({"role": "user", "content": demo_block})
-            messages.append({"role": "assistant", "content": f"{demo.demo_answer:g}"})
-        messages.append({"role": "user", "content": f"{test_intro}\n\n{self._block(item, with_answer=False)}"})
-        return Prompt(text=text, messages=messages)
+        question = self.prompt_block(item, with_answer=False)
+        parts.append(f"Question {test_intro}\n\n{question}")
+        system = header + ("\n\n" + EXAMPLES_INTRO if demos else "")
+        return Prompt(text="\n\n".join(parts),
+                      messages=self.chat_messages(system, demos, f"{test_intro}\n\n{question}"))
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:
@@ -180,18 +163,6 @@ class SpeakerBelief(Instrument):
         if not math.isfinite(value) or value not in self.answer_options():
             raise AnswerError("Please choose one of the answers from 0 to 100 (in steps of 5).")
         return value
-
-    def parse_model_answer(self, raw: str) -> ParsedAnswer:
-        value = first_number(raw or "")
-        if value is None:
-            return ParsedAnswer(raw=raw, value=None, error="no number in the answer")
-        if not 0 <= value <= 100:
-            return ParsedAnswer(raw=raw, value=None, error=f"number {value:g} is outside 0–100")
-        return ParsedAnswer(raw=raw, value=value)
-
-    def score(self, value: float) -> float:
-        """Bin centre c with c − 2.5 ≤ v < c + 2.5; 97.5–100 → 100 (SPEC §6; analysis.bins)."""
-        return bin_centre(value)
 
     def default_demonstrations(self, items: list["Item"]) -> list[dict[str, Any]]:
         """The paper's demonstration pair matching the imported set (verifiable if any item has a truth value)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt, Speaker, first_number
+from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -89,6 +89,8 @@ class WepProbability(Instrument):
     scale_max = 100
     scale_step = 5  # the page's buttons; validate() also accepts any whole number 0–100
     expressions = EXPRESSIONS
+    task_intro = TASK_INTRO
+    scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------
     def context_sentence(self, item: "Item") -> str:
@@ -107,19 +109,7 @@ class WepProbability(Instrument):
     def question(self, item: "Item", speaker: Speaker | None = None) -> str:
         return "Give a probability from 0 (impossible) to 100 (certain)."
 
-    def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
-        return {
-            "sentence": self.sentence(item, speaker),
-            "question": self.question(item, speaker),
-            "hints": list(SCALE_ENDS),
-            "options": [int(v) for v in self.answer_options()],
-        }
-
-    def intro(self) -> dict[str, Any]:
-        """The task description shared by the instructions page and the prompt."""
-        return {"task": TASK_INTRO, "scale_ends": list(SCALE_ENDS)}
-
-    def _block(self, item: "Item", with_answer: bool) -> str:
+    def prompt_block(self, item: "Item", with_answer: bool) -> str:
         answer = f" {item.demo_answer:g}" if with_answer else ""
         return f"Question: {self.sentence(item)}\n{ANSWER_INSTRUCTION}\n{ANSWER_CUE}{answer}"
 
@@ -129,15 +119,9 @@ class WepProbability(Instrument):
         header = f"{TASK_INTRO}\n{scale}"
         if demos:
             header += f"\n\n{EXAMPLES_INTRO}"
-        parts = [header]
-        parts += [self._block(demo, with_answer=True) for demo in demos]
-        parts.append(self._block(item, with_answer=False))
-        messages = [{"role": "system", "content": header}]
-        for demo in demos:
-            messages.append({"role": "user", "content": self._block(demo, with_answer=False)})
-            messages.append({"role": "assistant", "content": f"{demo.demo_answer:g}"})
-        messages.append({"role": "user", "content": self._block(item, with_answer=False)})
-        return Prompt(text="\n\n".join(parts), messages=messages)
+        question = self.prompt_block(item, with_answer=False)
+        parts = [header, *(self.prompt_block(demo, with_answer=True) for demo in demos), question]
+        return Prompt(text="\n\n".join(parts), messages=self.chat_messages(header, demos, question))
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:
@@ -150,21 +134,6 @@ class WepProbability(Instrument):
         if value != round(value):
             raise AnswerError("Please enter a whole number from 0 to 100.")
         return value
-
-    def parse_model_answer(self, raw: str) -> ParsedAnswer:
-        """The first number, read on 0–100. The raw text is kept; anything else is recorded as unparseable."""
-        value = first_number(raw or "")
-        if value is None:
-            return ParsedAnswer(raw=raw, value=None, error="no number in the answer")
-        if not 0 <= value <= 100:
-            return ParsedAnswer(raw=raw, value=None, error=f"number {value:g} is outside 0–100")
-        return ParsedAnswer(raw=raw, value=value)
-
-    def score(self, value: float) -> float:
-        """The Belem bin (0, 5, …, 100) of a value, so PA and the histograms work on this kind too."""
-        from analysis.bins import bin_centre  # pure numpy; the single source of binning
-
-        return bin_centre(value)
 
     def default_demonstrations(self, items: list["Item"]) -> list[dict[str, Any]]:
         """Kent's anchors: "certain" → 100 and "impossible" → 0."""

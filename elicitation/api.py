@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from rest_framework import serializers, viewsets
 
+from surveys.api import QueryFilterMixin
+
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .runs import progress
 
@@ -45,39 +47,18 @@ class ModelEndpointViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_field = "name"
 
 
-class ElicitationRunViewSet(viewsets.ReadOnlyModelViewSet):
+class ElicitationRunViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
     """Runs; filter with ?study=<slug>, ?status=…, ?endpoint=<name>."""
 
     queryset = ElicitationRun.objects.select_related("study", "endpoint").order_by("-created_at")
     serializer_class = ElicitationRunSerializer
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        params = self.request.query_params
-        if params.get("study"):
-            qs = qs.filter(study__slug=params["study"])
-        if params.get("status"):
-            qs = qs.filter(status=params["status"])
-        if params.get("endpoint"):
-            qs = qs.filter(endpoint__name=params["endpoint"])
-        return qs
+    query_filters = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
 
 
-class ModelResponseViewSet(viewsets.ReadOnlyModelViewSet):
+class ModelResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",
                                                                                          "sample_index")
     serializer_class = ModelResponseSerializer
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        params = self.request.query_params
-        for param, lookup in (("run", "run_id"), ("study", "run__study__slug"), ("status", "status"),
-                              ("item", "item_id")):
-            value = params.get(param)
-            if value:
-                if lookup.endswith("_id") and not value.isdigit():
-                    raise serializers.ValidationError({param: "must be a number"})
-                qs = qs.filter(**{lookup: value})
-        return qs
+    query_filters = {"run": "run_id", "study": "run__study__slug", "status": "status", "item": "item_id"}

@@ -1,7 +1,29 @@
 """Read-only REST endpoints (token or session auth, staff only)."""
+from __future__ import annotations
+
 from rest_framework import serializers, viewsets
 
 from .models import Item, Participant, Response, Study
+
+
+class QueryFilterMixin:
+    """Narrow a viewset's queryset by query parameters: ``query_filters`` maps a parameter to a lookup,
+    e.g. ``{"study": "study__slug"}`` for ``?study=<slug>``. A lookup ending in ``_id`` takes a number only
+    (400 otherwise)."""
+
+    query_filters: dict[str, str] = {}
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        params = self.request.query_params
+        for param, lookup in self.query_filters.items():
+            value = params.get(param)
+            if not value:
+                continue
+            if lookup.endswith("_id") and not value.isdigit():
+                raise serializers.ValidationError({param: "must be a number"})
+            qs = qs.filter(**{lookup: value})
+        return qs
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -47,32 +69,25 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_field = "slug"
 
 
-class ItemViewSet(viewsets.ReadOnlyModelViewSet):
+class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+    """Items; filter with ?study=<slug>."""
+
     queryset = Item.objects.select_related("study")
     serializer_class = ItemSerializer
-    filterset_fields = None
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        study = self.request.query_params.get("study")
-        return qs.filter(study__slug=study) if study else qs
+    query_filters = {"study": "study__slug"}
 
 
-class ParticipantViewSet(viewsets.ReadOnlyModelViewSet):
+class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+    """Participants; filter with ?study=<slug>."""
+
     queryset = Participant.objects.select_related("study")
     serializer_class = ParticipantSerializer
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        study = self.request.query_params.get("study")
-        return qs.filter(study__slug=study) if study else qs
+    query_filters = {"study": "study__slug"}
 
 
-class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
+class ResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+    """Human answers; filter with ?study=<slug>."""
+
     queryset = Response.objects.select_related("participant", "item", "assignment")
     serializer_class = ResponseSerializer
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        study = self.request.query_params.get("study")
-        return qs.filter(item__study__slug=study) if study else qs
+    query_filters = {"study": "item__study__slug"}

@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from rest_framework import status
@@ -19,13 +21,18 @@ from analysis.report import ReportError, build_report
 from surveys.models import Study
 
 
+def _study_result(slug: str, compute: Callable[[Study], Any], refused: type[Exception]) -> Response:
+    """``compute(study)`` as JSON; 404 for an unknown study, 409 with the reason when ``refused`` is raised."""
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        return Response(compute(study))
+    except refused as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+
+
 class StudyReportView(APIView):
     def get(self, request, slug: str):
-        study = get_object_or_404(Study, slug=slug)
-        try:
-            return Response(build_report(study).to_json())
-        except ReportError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return _study_result(slug, lambda study: build_report(study).to_json(), ReportError)
 
 
 class StudyExportView(APIView):
@@ -42,8 +49,4 @@ class StudyExportView(APIView):
 
 class StudyAttentionView(APIView):
     def post(self, request, slug: str):
-        study = get_object_or_404(Study, slug=slug)
-        try:
-            return Response(apply_attention_filter(study).as_dict())
-        except FilterError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), FilterError)

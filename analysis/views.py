@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any, Callable
 
 from django import forms
 from django.contrib import messages
@@ -131,37 +132,37 @@ def attention_run(request: HttpRequest, study: Study) -> HttpResponse:
     return redirect(reverse("admin:analysis_studyanalysis_report", args=[study.pk]))
 
 
-def import_responses_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
-    """Upload a long file and its column mapping; all or nothing."""
-    form = ImportResponsesForm(request.POST or None, request.FILES or None)
-    context = admin_context | {"study": study, "title": f"Import answers into {study.title}", "form": form,
-                               "kind": "long"}
+def _import_page(request: HttpRequest, study: Study, admin_context: dict, form: forms.Form, kind: str, title: str,
+                 run: Callable[[forms.Form], Any]) -> HttpResponse:
+    """The upload page of one importer: on a valid POST, ``run(form)`` imports (all or nothing); a failure
+    shows every problem with its line and column, and the file's header."""
+    context = admin_context | {"study": study, "title": title, "form": form, "kind": kind}
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
         try:
-            summary = import_responses(study, upload, form.columns())
+            summary = run(form)
         except ImportFailed as exc:
             return render(request, "analysis/import.html",
-                          context | {"failure": exc, "header": _header(upload)}, status=400)
+                          context | {"failure": exc, "header": _header(form.cleaned_data["file"])}, status=400)
         messages.success(request, f"{study.slug}: {summary}.")
         return redirect(reverse(CHANGELIST))
     return render(request, "analysis/import.html", context, status=400 if form.errors else 200)
+
+
+def import_responses_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
+    """Upload a long file and its column mapping; all or nothing."""
+    form = ImportResponsesForm(request.POST or None, request.FILES or None)
+    return _import_page(request, study, admin_context, form, "long", f"Import answers into {study.title}",
+                        lambda f: import_responses(study, f.cleaned_data["file"], f.columns()))
 
 
 def import_wide_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
     """Upload a wide survey file; all or nothing."""
     form = ImportWideForm(request.POST or None, request.FILES or None)
-    context = admin_context | {"study": study, "title": f"Import a wide survey file into {study.title}",
-                               "form": form, "kind": "wide"}
-    if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        prefix = form.cleaned_data["id_prefix"] or f"{Path(upload.name).stem}-"
-        try:
-            summary = import_wide(study, upload, id_column=form.cleaned_data["id_column"].strip() or None,
-                                  id_prefix=prefix)
-        except ImportFailed as exc:
-            return render(request, "analysis/import.html",
-                          context | {"failure": exc, "header": _header(upload)}, status=400)
-        messages.success(request, f"{study.slug}: {summary}.")
-        return redirect(reverse(CHANGELIST))
-    return render(request, "analysis/import.html", context, status=400 if form.errors else 200)
+
+    def run(f: ImportWideForm) -> Any:
+        upload = f.cleaned_data["file"]
+        return import_wide(study, upload, id_column=f.cleaned_data["id_column"].strip() or None,
+                           id_prefix=f.cleaned_data["id_prefix"] or f"{Path(upload.name).stem}-")
+
+    return _import_page(request, study, admin_context, form, "wide",
+                        f"Import a wide survey file into {study.title}", run)

@@ -127,6 +127,18 @@ def test_admin_import_of_a_wide_file(admin_client, db):
     assert Participant.objects.filter(study=study, prolific_pid="survey-results-2").exists()
 
 
+def test_admin_import_of_a_bad_wide_file_names_line_and_column_and_imports_nothing(admin_client, db):
+    study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")
+    bad = '"""Likely""",Unlikely,Age\n70,20,31\n75,much,40\n'
+    response = admin_client.post(url("import_wide", study.pk), {"file": SimpleUploadedFile("w.csv", bad.encode())})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Nothing was imported: 1 problem" in page
+    assert "line 3, column “Unlikely”: &#x27;much&#x27; is not a number" in page
+    assert "<code>Age</code>" in page  # the file's header is shown
+    assert not Participant.objects.filter(study=study).exists() and not study.items.exists()
+
+
 def test_admin_pages_need_staff(client, studies, db):
     nv, _ = studies
     for target in (url("report", nv.pk), url("export", nv.pk, "csv"), url("import_wide", nv.pk)):
@@ -172,3 +184,6 @@ def test_api_export_attention_and_errors(client, studies, staff):
     empty = Study.objects.create(slug="empty", title="Empty")
     response = client.get(f"/api/studies/{empty.slug}/report/", **auth)
     assert response.status_code == 409 and "no completed participants" in response.json()["detail"]
+    response = client.post(f"/api/studies/{empty.slug}/attention/", **auth)
+    assert response.status_code == 409 and "no completed participants" in response.json()["detail"]
+    assert client.post("/api/studies/nope/attention/", **auth).status_code == 404

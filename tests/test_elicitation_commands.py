@@ -70,9 +70,9 @@ def test_elicit_sampled_defaults_to_temperature_one(stub, imported_nv):
 
 def test_elicit_refuses_bad_input_and_creates_nothing(stub, imported_nv):
     make_endpoint(stub)
-    with pytest.raises(CommandError, match="no study 'nope'"):
+    with pytest.raises(CommandError, match="no study with slug 'nope'"):
         run_command("elicit", "nope", "--endpoint", "stub")
-    with pytest.raises(CommandError, match="no endpoint 'nope'.*stub"):
+    with pytest.raises(CommandError, match="no endpoint with name 'nope'.*stub"):
         run_command("elicit", "nv", "--endpoint", "nope")
     with pytest.raises(CommandError, match="not main items of nv: missing-key"):
         run_command("elicit", "nv", "--endpoint", "stub", "--items", "missing-key")

@@ -2,8 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.filtering import FilterError, apply_attention_filter
-
-from ._common import get_study
+from surveys.cli import get_study
 
 
 class Command(BaseCommand):

@@ -4,8 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.exports import FORMATS, export_study
-
-from ._common import get_study
+from surveys.cli import get_study
 
 
 class Command(BaseCommand):

@@ -3,9 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.importers import ResponseColumns, import_responses
+from surveys.cli import get_study
 from surveys.importers import ImportFailed
-
-from ._common import get_study
 
 
 class Command(BaseCommand):

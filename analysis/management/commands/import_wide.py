@@ -4,9 +4,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.importers import import_wide
+from surveys.cli import get_study
 from surveys.importers import ImportFailed
-
-from ._common import get_study
 
 
 class Command(BaseCommand):

@@ -5,8 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.report import ReportError, build_report
-
-from ._common import get_study
+from surveys.cli import get_study
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from elicitation.estimate import estimate_run
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.runs import (RunStateError, cancel_run, create_run, progress, resume_run, run_sync,
                               start_run)
-from surveys.models import Study
+from surveys.cli import get_study, lookup
 
 Status = ElicitationRun.Status
 
@@ -85,16 +85,10 @@ class Command(BaseCommand):
     def _create(self, o) -> ElicitationRun | None:
         if not o["study"]:
             raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
-        study = Study.objects.filter(slug=o["study"]).first()
-        if study is None:
-            known = ", ".join(Study.objects.values_list("slug", flat=True)) or "none"
-            raise CommandError(f"no study {o['study']!r} (studies: {known})")
+        study = get_study(o["study"])
         if not o["endpoint"]:
             raise CommandError("--endpoint is required (register one with manage.py add_endpoint)")
-        endpoint = ModelEndpoint.objects.filter(name=o["endpoint"]).first()
-        if endpoint is None:
-            known = ", ".join(ModelEndpoint.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no endpoint {o['endpoint']!r} (endpoints: {known})")
+        endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
         items = []
         if o["items"]:
             keys = [k.strip() for k in o["items"].split(",") if k.strip()]

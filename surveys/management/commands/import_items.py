@@ -1,8 +1,8 @@
 """python manage.py import_items <study-slug> <file.csv>"""
 from django.core.management.base import BaseCommand, CommandError
 
+from surveys.cli import get_study
 from surveys.importers import ImportFailed, import_items
-from surveys.models import Study
 
 
 class Command(BaseCommand):
@@ -13,10 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("csv", help="path of the CSV file")
 
     def handle(self, *args, **options):
-        try:
-            study = Study.objects.get(slug=options["study"])
-        except Study.DoesNotExist:
-            raise CommandError(f"no study with slug {options['study']!r}") from None
+        study = get_study(options["study"])
         try:
             result = import_items(study, options["csv"])
         except FileNotFoundError:

@@ -44,10 +44,7 @@ class Prompt:
     """A model prompt in both API styles, built from one text."""
 
     text: str  # completions style: the whole prompt, ending where the answer starts
-    messages: list[dict[str, str]] = field(default_factory=list)  # chat style
-
-    def for_style(self, style: str) -> Any:
-        return self.messages if style == "chat" else self.text
+    messages: list[dict[str, str]] = field(default_factory=list)  # chat style (elicitation.prompts.prompt_content picks one)
 
 
 class Instrument:

@@ -91,10 +91,11 @@ class Study(models.Model):
         """The study's instrument object."""
         return get_instrument(self.instrument)
 
-    def participant_link(self) -> str:
-        """The URL to paste into Prolific, with Prolific's placeholders."""
+    def participant_link(self, base: str | None = None) -> str:
+        """The URL to paste into Prolific, with Prolific's placeholders (``base``: default SITE_URL)."""
+        base = (base or settings.SITE_URL).rstrip("/")
         return (
-            f"{settings.SITE_URL}/s/{self.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+            f"{base}/s/{self.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
             f"&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
         )
 

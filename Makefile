@@ -32,6 +32,9 @@ browser:
 migrate: install
 	$(PY) manage.py migrate --noinput -v0
 
+# The links that load_demo and run print point at the server that run starts.
+demo run: export SITE_URL ?= http://$(HOST):$(PORT)
+
 demo: migrate
 	$(PY) manage.py load_demo
 

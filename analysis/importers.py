@@ -216,8 +216,10 @@ def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
     for answer in answers:
         by_pid[answer.pid].append(answer)
     with transaction.atomic():
+        # created answering ("started") and completed once their answers are in: the database refuses
+        # answers for a completed participant (surveys migration 0003)
         participants = Participant.objects.bulk_create([
-            Participant(study=study, prolific_pid=pid, status=Participant.Status.COMPLETED, started_at=now,
+            Participant(study=study, prolific_pid=pid, status=Participant.Status.STARTED, started_at=now,
                         completed_at=now, status_changed_at=now, user_agent="imported")
             for pid in by_pid
         ], batch_size=500)
@@ -243,6 +245,7 @@ def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
                      raw=answer.raw[:200], time_taken_ms=answer.time_ms, created_at=now, imported=True)
             for slot, answer in zip(slots, ordered)
         ], batch_size=1000)
+        Participant.objects.filter(pk__in=[p.pk for p in participants]).update(status=Participant.Status.COMPLETED)
     return len(participants), len(answers)
 
 

@@ -1,7 +1,8 @@
 """Model endpoints, elicitation runs, stored prompts and model responses (SPEC §2, §5).
 
 A model response is unique per (run, item, sample index): a retried, resumed or redelivered task
-can fill in or complete that row, never add a second one.
+can fill in or complete that row, never add a second one; once it holds an answer, a database trigger
+(migration 0003) refuses any change to it.
 """
 from __future__ import annotations
 

@@ -3,8 +3,10 @@
 Integrity rules live in the database, not only in code:
 - a participant is unique per (study, PROLIFIC_PID);
 - an assignment slot is unique per (participant, position) and per (participant, item);
-- a response is unique per assignment slot and per (participant, item), so an answer can be
-  neither duplicated nor attached to another participant's slot.
+- a response is unique per assignment slot and per (participant, item), so an answer cannot be duplicated;
+- triggers (migration 0003, SQLite and PostgreSQL) refuse a response whose participant or item is not its
+  slot's, a new response for a participant who is not answering (completed, returned, timed out, screened
+  out), and any change to a saved answer.
 """
 from __future__ import annotations
 
@@ -240,7 +242,8 @@ class Assignment(models.Model):
 
 
 class Response(models.Model):
-    """A human answer. Exactly one per assignment slot; never updated after it is saved."""
+    """A human answer. Exactly one per assignment slot; never updated after it is saved (the database
+    refuses a change of value, raw text, slot, participant or item)."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="response")
     participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="responses")

@@ -20,13 +20,14 @@ def add_participant(study: Study, pid: str, answers: Iterable[tuple[Item, float]
                     status: str = Participant.Status.COMPLETED, time_ms: int | None = 1200) -> Participant:
     """A participant of ``study`` with one slot and one response per (item, value)."""
     now = timezone.now()
-    participant = Participant.objects.create(
-        study=study, prolific_pid=pid, status=status, started_at=now,
-        completed_at=now if status == Participant.Status.COMPLETED else None)
+    participant = Participant.objects.create(study=study, prolific_pid=pid, started_at=now)  # answering
     for position, (item, value) in enumerate(answers, start=1):
         slot = Assignment.objects.create(participant=participant, item=item, position=position)
         Response.objects.create(assignment=slot, participant=participant, item=item, value=value, raw=f"{value:g}",
                                 time_taken_ms=time_ms)
+    participant.status = status
+    participant.completed_at = now if status == Participant.Status.COMPLETED else None
+    participant.save(update_fields=["status", "completed_at"])
     return participant
 
 

@@ -284,12 +284,21 @@ def test_import_responses_command(imported_nv, tmp_path):
 
 
 def test_database_refuses_a_second_response_for_the_same_item(imported_nv, tmp_path):
-    """The constraint behind the importer's duplicate check."""
+    """The constraints behind the importer's duplicate check: one slot per (participant, item), one
+    response per (participant, item), and no new answer for an imported (completed) participant."""
     from django.db import IntegrityError, transaction
 
     path = write_csv(tmp_path / "long.csv", LONG_HEADER, _nv_rows(imported_nv, ["A1"]))
     import_responses(imported_nv, path, LONG_COLS)
     slot = Assignment.objects.filter(participant__prolific_pid="A1").first()
-    other = Assignment.objects.create(participant=slot.participant, item=imported_nv.main_items().last(), position=99)
+    participant = slot.participant
     with pytest.raises(IntegrityError), transaction.atomic():
-        Response.objects.create(assignment=other, participant=slot.participant, item=slot.item, value=5)
+        Assignment.objects.create(participant=participant, item=slot.item, position=99)
+    Participant.objects.filter(pk=participant.pk).update(status=Participant.Status.STARTED)  # even while answering
+    with pytest.raises(IntegrityError, match="UNIQUE|unique|duplicate"), transaction.atomic():
+        Response.objects.create(assignment=slot, participant=participant, item=slot.item, value=5)
+    Participant.objects.filter(pk=participant.pk).update(status=Participant.Status.COMPLETED)
+    other = Assignment.objects.create(participant=participant, item=imported_nv.main_items().last(), position=99)
+    with pytest.raises(IntegrityError, match="not answering"), transaction.atomic():
+        Response.objects.create(assignment=other, participant=participant, item=other.item, value=5)
+    assert Response.objects.filter(participant=participant).count() == 3

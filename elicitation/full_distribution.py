@@ -1,0 +1,388 @@
+"""Full-distribution mode: the probability of every number 0–100 as a complete answer (SPEC §5).
+
+For models whose tokenizer spells numbers digit by digit (Gemma, Llama 3, OLMo), the probability of
+the answer "7" is not the probability of the token "7": "7" is also the start of "70" and "75". Belem
+et al. (2024, App. C.6.1) therefore report the *corrected probability* of a digit prefix i,
+
+    P(i) − Σ_j P(i, j)        (j a digit: i followed by anything but a digit),
+
+and pick the greedy answer as the arg-max over the numbers 0–100 under it. This module computes that
+distribution through the plain OpenAI *completions* API with ``logprobs=k`` (top-k alternatives at one
+position), one request per answer prefix that matters:
+
+1. the prompt itself → the distribution of the first answer token;
+2. the prompt plus a leading whitespace token (" " — the answer after "Correct answer:" usually starts
+   with a space) → the distribution after that space;
+3. the prompt plus each digit prefix with enough probability → the next-token distribution after it,
+   whose digit alternatives are subtracted from the prefix (the correction above). Prefixes that can
+   still grow into a longer number ("1"–"9", "10") come first, most probable first, down to
+   ``min_prefix_mass``; then any prefix left ("0", "50", "15", "100", … whose digit continuations can only
+   make the answer not a number — Gemma often continues "15" to "150"), most probable first, until the
+   mass of the prefixes left unread is at most ``tolerance``; never more than ``max_requests`` in all.
+
+Requests are streamed (``stream=True``, one token): llama-cpp-python's server computes log-probabilities
+only for the generated position then, instead of for all ~800 prompt positions, which made a request
+4–16× faster in our measurements; the top-k alternatives are the same. Its server reports no token usage
+when streaming, so ``prompt_tokens`` and ``completion_tokens`` are 0 and ``detail["usage_reported"]``
+is False there (``params["stream"] = False`` gets usage at that cost).
+
+llama-cpp-python's server takes any ``logprobs`` k (OpenAI's completions allow at most 5); ``echo`` with
+logprobs would return alternatives for every prompt token (a full-vocabulary sort each), so it is not
+used. Gemma's tokenizer
+writes the answer after "Correct answer:" as a space token, then one token per digit, then "\n".
+
+Prefixes are kept as *text*: prefixes reached through different token paths (" 7" as one token, or " "
+then "7") are merged, and the server tokenizes ``prompt + prefix`` itself. For digit-by-digit tokenizers
+this is the same token sequence the model generates; for others it is the canonical tokenization of the
+same text.
+
+Approximations, all reported in ``FullDistribution.detail`` and reflected in ``coverage``:
+
+* ``unseen_start`` — mass outside the top-k at a position *before* any digit: it is not a number we
+  can name, so it goes to the non-number ("-1") bin.
+* ``unseen_after_digits`` — mass outside the top-k *after* a digit prefix: following the paper's formula
+  (prefix minus its observed digit continuations) it counts as "the number ends here". With digit-by-digit
+  tokenizers only ten tokens can continue a number, so this errs only when a digit is missing from the
+  top-k.
+* ``assumed_complete`` — digit prefixes that were not read (within ``tolerance``, or beyond
+  ``max_requests``) count as complete numbers: their longer continuations are not subtracted.
+* ``unresolved`` — whitespace-only prefixes that were not expanded (a second leading whitespace token, or
+  out of budget) go to the non-number bin.
+
+``coverage`` = 1 − (all of the above): the share of probability mass whose fate (which number, or not a
+number) was read from observed tokens rather than assumed.
+
+Numbers are the canonical spellings 0–100 ("0", "7", "42", "100"); "07", "00" or "101" are not numbers.
+A number is complete when its digits are followed by any non-digit (space, newline, ".", end of text).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+MAX_NUMBER = 100
+DEFAULT_TOP_LOGPROBS = 20
+DEFAULT_MAX_REQUESTS = 48
+DEFAULT_MIN_PREFIX_MASS = 1e-3
+DEFAULT_TOLERANCE = 0.02
+DEFAULT_MAX_LEADING_SPACE_TOKENS = 1
+
+_TOKEN = re.compile(r"(\s*)(\d*)(.*)", re.DOTALL)
+
+
+class CompletionsClient(Protocol):  # what we use of openai.OpenAI
+    completions: Any
+
+
+@dataclass
+class FullDistribution:
+    """The probability of each number 0–100 as a complete answer, and of not answering with one."""
+
+    probs: dict[int, float]  # number → probability of it as a complete answer (only numbers with mass)
+    nonnumber: float  # 1 − Σ probs: the "-1" bin
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+    system_fingerprint: str
+    detail: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable: coverage, approximations, prefixes
+
+    @property
+    def coverage(self) -> float:
+        """Share of the mass whose classification was observed rather than assumed (see module doc)."""
+        return float(self.detail.get("coverage", 0.0))
+
+    @property
+    def argmax(self) -> int | None:
+        """The greedy prediction conditioned on numbers (ties → the smaller number); None if no number."""
+        if not self.probs:
+            return None
+        return max(sorted(self.probs), key=lambda n: self.probs[n])
+
+    def binned(self, step: int = 5) -> dict[str, float]:
+        """Probabilities summed into bins of ``step`` ({"0": p, "5": p, …, "100": p, "-1": non-number}).
+
+        A number n goes to the bin centre c with c − step/2 ≤ n < c + step/2 (100 stays in 100), the
+        same rule as SPEC §6.
+        """
+        bins = {str(c): 0.0 for c in range(0, MAX_NUMBER + 1, step)}
+        for number, p in self.probs.items():
+            centre = min(MAX_NUMBER, math.floor((number + step / 2) / step) * step)
+            bins[str(centre)] += p
+        bins["-1"] = self.nonnumber
+        return bins
+
+
+# --- token classification --------------------------------------------------------------------------
+def _valid_number(digits: str) -> int | None:
+    """The number spelled by ``digits`` if it is a canonical spelling of 0–100, else None."""
+    if not digits or len(digits) > 3 or (len(digits) > 1 and digits[0] == "0"):
+        return None
+    value = int(digits)
+    return value if value <= MAX_NUMBER else None
+
+
+def _can_grow(text: str) -> bool:
+    """Whether the answer prefix ``text`` can still grow into a longer number 0–100.
+
+    True for "" and whitespace, "1"–"9" and "10"; False for "0", "50" or "100", whose continuations can
+    only make the answer not a number (expanding those merely corrects their own probability)."""
+    digits = text.strip()
+    return not digits or (digits[0] != "0" and len(digits) < 3 and int(digits + "0") <= MAX_NUMBER)
+
+
+@dataclass
+class _Node:
+    """An answer prefix (text after the prompt) and what we fetched about its next token."""
+
+    text: str
+    space_tokens: int = 0  # whitespace-only tokens on the way (only for whitespace-only prefixes)
+    top: dict[str, float] | None = None  # token text → probability, once fetched
+
+    @property
+    def digits(self) -> str:
+        return self.text.strip()
+
+
+def _prob_items(top_logprobs: dict[str, float]) -> dict[str, float]:
+    """Token text → probability; ValueError if the alternatives claim more than all of the mass."""
+    probs = {token: math.exp(lp) for token, lp in top_logprobs.items() if lp is not None and lp > -math.inf}
+    if sum(probs.values()) > 1 + 1e-4:
+        raise ValueError(f"top_logprobs sum to {sum(probs.values()):.6f} > 1: not log-probabilities")
+    return probs
+
+
+class _Flow:
+    """Mass propagation through the fetched prefixes; recomputed after every request."""
+
+    def __init__(self, nodes: dict[str, _Node], max_space_tokens: int):
+        self.nodes = nodes
+        self.max_space_tokens = max_space_tokens
+        self.mass: dict[str, float] = {}
+        self.numbers: dict[int, float] = {}
+        self.nonnumber_seen = 0.0  # observed tokens that make the answer not a number
+        self.unseen_start = 0.0
+        self.unseen_after_digits = 0.0
+        self.assumed_complete = 0.0
+        self.unresolved = 0.0
+        self.pending: dict[str, float] = {}  # unfetched prefixes worth fetching → mass
+
+    def _add_number(self, digits: str, p: float) -> None:
+        number = _valid_number(digits)
+        if number is None:
+            self.nonnumber_seen += p
+        else:
+            self.numbers[number] = self.numbers.get(number, 0.0) + p
+
+    def _child(self, parent: _Node, token: str, p: float) -> None:
+        text = parent.text + token
+        if not text.strip():  # still only whitespace
+            spaces = parent.space_tokens + 1
+            if spaces > self.max_space_tokens:
+                self.unresolved += p
+                return
+            self.nodes.setdefault(text, _Node(text, space_tokens=spaces))
+        else:
+            self.nodes.setdefault(text, _Node(text))
+        self.mass[text] = self.mass.get(text, 0.0) + p
+
+    def run(self) -> None:
+        self.mass = {"": 1.0}
+        done: set[str] = set()
+        while True:
+            waiting = [t for t in self.mass if t not in done]
+            if not waiting:
+                break
+            # Prefixes only grow, so the shortest waiting one has received all of its mass.
+            text = min(waiting, key=len)
+            done.add(text)
+            self._expand(self.nodes[text], self.mass[text])
+
+    def _expand(self, node: _Node, mass: float) -> None:
+        digits = node.digits
+        if digits and _valid_number(digits) is None:  # "05", "101": no continuation makes it a number
+            self.nonnumber_seen += mass
+            return
+        if node.top is None:
+            self.pending[node.text] = mass
+            if digits:
+                self.assumed_complete += mass
+                self._add_number(digits, mass)
+            else:
+                self.unresolved += mass
+            return
+        seen = 0.0
+        for token, q in node.top.items():
+            p = mass * q
+            seen += q
+            _, tok_digits, rest = _TOKEN.fullmatch(token).groups()
+            if digits:  # after a digit prefix: a digit continues the number, anything else ends it
+                if token[:1].isdigit():
+                    if rest:
+                        self._add_number(digits + tok_digits, p)
+                    else:
+                        self._child(node, token, p)
+                else:
+                    self._add_number(digits, p)
+            elif tok_digits and not rest:  # "7", " 7", "10": a number that may go on
+                self._child(node, token, p)
+            elif tok_digits:  # "7\n", " 7.": a whole number in one token
+                self._add_number(tok_digits, p)
+            elif token and not token.strip():  # leading whitespace
+                self._child(node, token, p)
+            else:  # a word, punctuation, a sign, end of text
+                self.nonnumber_seen += p
+        unseen = max(0.0, 1.0 - seen) * mass
+        if digits:  # the paper's formula: prefix minus its observed digit continuations
+            self.unseen_after_digits += unseen
+            self._add_number(digits, unseen)
+        else:
+            self.unseen_start += unseen
+
+
+@dataclass
+class _Answer:
+    """What one request told us: the alternatives at the first generated position, and usage."""
+
+    top: dict[str, float]  # token text → logprob
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    fingerprint: str
+
+
+def _top_of(choice: Any) -> dict[str, float] | None:
+    """The top-k alternatives (token text → logprob) at the first generated position of ``choice``."""
+    logprobs = getattr(choice, "logprobs", None)
+    tops = getattr(logprobs, "top_logprobs", None) if logprobs is not None else None
+    if not tops or tops[0] is None:
+        return None
+    top = dict(tops[0])
+    tokens = getattr(logprobs, "tokens", None) or []
+    token_lps = getattr(logprobs, "token_logprobs", None) or []
+    if tokens and token_lps and token_lps[0] is not None:
+        top.setdefault(tokens[0], token_lps[0])  # the chosen token, should the list omit it
+    return top
+
+
+def _fetch(client: CompletionsClient, model: str, prompt: str, k: int, stream: bool,
+           extra: dict[str, Any]) -> _Answer:
+    """One completions request for one token with top-``k`` logprobs.
+
+    Streamed by default: llama-cpp-python's server then computes log-probabilities for the generated
+    position only, instead of for every prompt position (measured 4–16× faster per request).
+    """
+    kwargs = dict(model=model, prompt=prompt, max_tokens=1, temperature=0, logprobs=k, **extra)
+    if stream:
+        chunks = list(client.completions.create(stream=True, stream_options={"include_usage": True}, **kwargs))
+    else:
+        chunks = [client.completions.create(**kwargs)]
+    top: dict[str, float] | None = None
+    usage = None
+    fingerprint = ""
+    for chunk in chunks:
+        if top is None and getattr(chunk, "choices", None):
+            top = _top_of(chunk.choices[0])
+        usage = getattr(chunk, "usage", None) or usage
+        fingerprint = getattr(chunk, "system_fingerprint", None) or fingerprint
+    if top is None:
+        raise ValueError("the endpoint returned no top_logprobs (does it support `logprobs` on completions?)")
+    return _Answer(top=top,
+                   prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
+                   completion_tokens=getattr(usage, "completion_tokens", None) if usage else None,
+                   fingerprint=fingerprint)
+
+
+def full_distribution(client: CompletionsClient, model: str, prompt: str, params: dict) -> FullDistribution:
+    """The probability of each number 0–100 as a complete answer to ``prompt`` (App. C.6.1 of Belem et al.).
+
+    ``params`` (all optional): ``top_logprobs`` (k alternatives per position, default 20), ``max_requests``
+    (default 48), ``min_prefix_mass`` (growable prefixes read down to this mass, default 0.001),
+    ``tolerance`` (then read the most probable prefixes left until at most this much mass is
+    assumed rather than read, default 0.02),
+    ``max_leading_space_tokens`` (default 1), ``stream`` (default True), ``seed``. Other keys
+    (temperature, max_tokens, …) are ignored: every request is max_tokens=1 at temperature 0, since
+    only the logprobs are used.
+    Raises the client's errors (the caller retries) and ValueError when the endpoint returns no logprobs.
+    """
+    k = int(params.get("top_logprobs") or DEFAULT_TOP_LOGPROBS)
+    max_requests = max(1, int(params.get("max_requests") or DEFAULT_MAX_REQUESTS))
+    min_mass = float(params.get("min_prefix_mass", DEFAULT_MIN_PREFIX_MASS))
+    tolerance = float(params.get("tolerance", DEFAULT_TOLERANCE))
+    stream = bool(params.get("stream", True))
+    max_spaces = int(params.get("max_leading_space_tokens", DEFAULT_MAX_LEADING_SPACE_TOKENS))
+    extra: dict[str, Any] = {}
+    if params.get("seed") is not None:
+        extra["seed"] = int(params["seed"])
+
+    nodes: dict[str, _Node] = {"": _Node("")}
+    prompt_tokens = completion_tokens = 0
+    usage_missing = 0
+    fingerprints: list[str] = []
+    fetched: list[dict[str, Any]] = []
+
+    def fetch(node: _Node, mass: float) -> None:
+        nonlocal prompt_tokens, completion_tokens, usage_missing
+        answer = _fetch(client, model, prompt + node.text, k, stream, extra)
+        node.top = _prob_items(answer.top)
+        if answer.prompt_tokens is None:
+            usage_missing += 1
+        prompt_tokens += int(answer.prompt_tokens or 0)
+        completion_tokens += int(answer.completion_tokens or 0)
+        if answer.fingerprint and answer.fingerprint not in fingerprints:
+            fingerprints.append(answer.fingerprint)
+        fetched.append({"prefix": node.text, "mass": mass, "alternatives": len(node.top),
+                        "top_mass": sum(node.top.values())})
+
+    fetch(nodes[""], 1.0)
+    while True:
+        flow = _Flow(nodes, max_spaces)
+        flow.run()
+        if len(fetched) >= max_requests:
+            break
+        pending = [(m, t) for t, m in flow.pending.items() if m > 0]
+        growing = [(m, t) for m, t in pending if m >= min_mass and _can_grow(t)]
+        if growing:
+            mass, text = max(growing, key=lambda c: (c[0], -len(c[1])))
+        elif pending and sum(m for m, _ in pending) > tolerance:
+            mass, text = max(pending, key=lambda c: (c[0], -len(c[1])))
+        else:
+            break
+        fetch(nodes[text], mass)
+
+    probs = {n: p for n, p in sorted(flow.numbers.items()) if p > 0}
+    total = sum(probs.values())
+    if total > 1.0:  # float noise on logprobs that sum to 1; never report more than all of the mass
+        probs = {n: p / total for n, p in probs.items()}
+        total = 1.0
+    approximated = flow.unseen_start + flow.unseen_after_digits + flow.assumed_complete + flow.unresolved
+    not_expanded = {t: m for t, m in flow.pending.items() if m > 0}
+    detail = {
+        "method": "corrected probability (Belem et al. 2024, App. C.6.1) from completions top-k logprobs",
+        "top_logprobs": k,
+        "coverage": max(0.0, 1.0 - approximated),
+        "number_mass": total,
+        "nonnumber_seen": flow.nonnumber_seen,
+        "unseen_start": flow.unseen_start,
+        "unseen_after_digits": flow.unseen_after_digits,
+        "assumed_complete": flow.assumed_complete,
+        "unresolved": flow.unresolved,
+        "argmax": max(sorted(probs), key=lambda n: probs[n]) if probs else None,
+        "requests": fetched,
+        "not_expanded": dict(sorted(not_expanded.items(), key=lambda kv: -kv[1])[:20]),
+        "not_expanded_count": len(not_expanded),
+        "max_requests": max_requests,
+        "min_prefix_mass": min_mass,
+        "tolerance": tolerance,
+        "streamed": stream,
+        "usage_reported": usage_missing == 0,
+    }
+    return FullDistribution(
+        probs=probs,
+        nonnumber=max(0.0, 1.0 - total),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        requests=len(fetched),
+        system_fingerprint=",".join(fingerprints),
+        detail=detail,
+    )

@@ -1,0 +1,88 @@
+"""What people see in a real Chromium, which server-side tests cannot check: what is visible and where.
+
+Found by trying the platform as a new researcher would (make run, participant, admin, model run):
+the run page showed its "are the workers running?" warning and the Resume button on every run, because
+the admin's CSS overrode the ``hidden`` attribute; the study page's buttons covered its heading; the
+"please choose an answer" message stayed after an answer was chosen.
+"""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from elicitation.models import ElicitationRun
+from elicitation.runs import create_run, start_run
+from stub_openai import make_endpoint, stub  # noqa: F401 (stub is a fixture)
+from test_browser import PID, browser, current_item, live_study, offline_page  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "a-long-test-password-7"
+
+
+@pytest.fixture
+def admin_page(browser, live_server, django_user_model):  # noqa: F811
+    django_user_model.objects.create_superuser("admin", "admin@example.org", PASSWORD)
+    hits: list[str] = []
+    page = offline_page(browser, live_server, hits, viewport={"width": 1400, "height": 900})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.get_by_text("Site administration").wait_for()
+    yield page
+    assert hits == []
+
+
+def test_run_page_shows_the_stalled_warning_and_resume_only_for_a_stalled_run(admin_page, live_server, stub,  # noqa: F811
+                                                                              imported_nv):
+    run = create_run(imported_nv, make_endpoint(stub), items=imported_nv.main_items()[:2])
+    url = live_server.url + reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])
+
+    admin_page.goto(url)  # draft: nothing is wrong, nothing to resume
+    assert admin_page.locator("#run-stalled").is_hidden()
+    assert admin_page.locator("#resume-form").is_hidden()
+    assert admin_page.get_by_role("button", name="Start run").is_visible()
+
+    start_run(run, queue=False)  # queued nowhere, as if no worker were running
+    admin_page.goto(url)
+    assert admin_page.locator("#run-stalled").is_hidden()  # just started
+    assert admin_page.locator("#resume-form").is_hidden()
+
+    ElicitationRun.objects.filter(pk=run.pk).update(last_started_at=timezone.now() - timedelta(minutes=5))
+    admin_page.goto(url)
+    assert admin_page.locator("#run-stalled").is_visible()
+    assert admin_page.get_by_role("button", name=re.compile("Resume")).is_visible()
+
+
+def test_study_page_buttons_leave_the_heading_readable_and_nothing_scrolls_sideways(admin_page, live_server,
+                                                                                    imported_nv):
+    admin_page.goto(live_server.url + reverse("admin:surveys_study_change", args=[imported_nv.pk]))
+    tools = admin_page.locator("#content .object-tools").bounding_box()
+    for heading in ("#content h1", "#content h2"):
+        box = admin_page.locator(heading).first.bounding_box()
+        overlap = (min(box["y"] + box["height"], tools["y"] + tools["height"]) - max(box["y"], tools["y"]))
+        assert overlap <= 0, f"the study page's buttons cover {heading}"
+    assert admin_page.evaluate("document.documentElement.scrollWidth") <= 1400  # demonstrations fit
+
+
+def test_the_choose_an_answer_message_goes_once_an_answer_is_chosen(browser, live_server, live_study):  # noqa: F811
+    hits: list[str] = []
+    page = offline_page(browser, live_server, hits)
+    page.goto(f"{live_server.url}/s/{live_study.slug}/?PROLIFIC_PID={PID}")
+    page.get_by_role("button", name="I agree, continue").click()
+    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
+    page.get_by_label(re.compile("I pledge to answer")).check()
+    page.get_by_role("button", name="Start the questions").click()
+    current_item(page)
+
+    page.click("button:has-text('Next')")
+    message = page.get_by_text("Please choose an answer before continuing.")
+    assert message.is_visible()
+    page.click("label[for=answer-40]")
+    assert message.is_hidden()
+    assert hits == []

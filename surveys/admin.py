@@ -28,7 +28,15 @@ class DemonstrationForm(forms.ModelForm):
     class Meta:
         model = Item
         fields = ("demo_order", "speaker_name", "speaker_gender", "expression", "statement", "demo_answer")
-        widgets = {"statement": forms.TextInput(attrs={"size": 60})}
+        # narrow enough for the six columns to fit the study page without sideways scrolling
+        widgets = {
+            "demo_order": forms.NumberInput(attrs={"style": "width: 4em"}),
+            "speaker_name": forms.TextInput(attrs={"class": "vTextField", "style": "width: 8em"}),
+            "speaker_gender": forms.TextInput(attrs={"class": "vTextField", "style": "width: 7em"}),
+            "expression": forms.TextInput(attrs={"class": "vTextField", "style": "width: 10em"}),
+            "statement": forms.TextInput(attrs={"class": "vTextField", "style": "width: 100%; min-width: 20em"}),
+            "demo_answer": forms.NumberInput(attrs={"style": "width: 5em"}),
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -41,7 +41,7 @@ class Study(models.Model):
         LIVE = "live", "Live"
         CLOSED = "closed", "Closed"
 
-    slug = models.SlugField(unique=True, help_text="Appears in the participant link /s/<slug>/.")
+    slug = models.SlugField(unique=True, help_text="Appears in the participant link: /s/your-slug/ (letters, digits, hyphens).")
     title = models.CharField(max_length=200)
     instrument = models.CharField(
         max_length=50, default="speaker_belief", validators=[validate_instrument],

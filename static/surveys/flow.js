@@ -40,6 +40,11 @@
     if (clientTime) clientTime.value = String(Math.round(performance.now() - started));
   }, true);
 
+  // Once an answer is chosen, the "please choose an answer" request no longer applies.
+  form.addEventListener("change", function (event) {
+    if (error && event.target.matches("input[name=value]")) error.hidden = true;
+  });
+
   form.setAttribute("data-ready", "");  // lets tests wait until the page measures time
   form.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && event.target.matches("input[type=radio]")) {

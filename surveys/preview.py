@@ -90,6 +90,22 @@ def preview_answer(study: Study, state: PreviewState, position: int, raw_value: 
     return ""
 
 
+def preview_notes(study: Study) -> list[str]:
+    """What keeps the study from working for participants as previewed (shown to the researcher only)."""
+    notes = []
+    if study.status != Study.Status.LIVE:
+        notes.append(f"The study is {study.get_status_display().lower()}: participants cannot start it until "
+                     "its status is Live.")
+    if not study.main_items().exists():
+        notes.append("The study has no items yet: import items first (participants would be told the study "
+                     "is not ready).")
+    demos = len(study.demonstrations())
+    if demos != 2:
+        notes.append(f"The study has {demos} demonstration{'s' if demos != 1 else ''}; the instructions and the "
+                     "few-shot prompt are meant to show two worked examples.")
+    return notes
+
+
 def preview_summary(study: Study, state: PreviewState) -> dict[str, Any]:
     """What would happen at completion: the live attention check and the code that would be sent."""
     items = Item.objects.in_bulk([s[0] for s in state.slots[: len(state.answers)]])

@@ -20,8 +20,8 @@ from . import flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .models import Item, Participant, Study
-from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_pledge,
-                      preview_progress, preview_summary)
+from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
+                      preview_pledge, preview_progress, preview_summary)
 
 STEP_URLS = {
     Step.CONSENT: "surveys:consent",
@@ -271,7 +271,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
     except (Item.DoesNotExist, IndexError):  # the study's items changed since the preview started
         request.session[key] = PreviewState().to_session()
         return redirect("surveys:preview", slug=study.slug)
-    base = _step_context(study, state.step, action, True)
+    base = _step_context(study, state.step, action, True, preview_notes=preview_notes(study))
     if state.step == Step.CONSENT:
         return render(request, "surveys/consent.html", base | {"form": context.get("form") or ConsentForm()})
     if state.step == Step.INSTRUCTIONS:

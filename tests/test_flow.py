@@ -555,6 +555,18 @@ def test_preview_walks_the_flow_and_writes_nothing(staff_client, study):
     assert "Consent to take part" in page(restarted)
 
 
+def test_preview_tells_the_researcher_what_keeps_participants_out(staff_client, study):
+    notes = re.compile(r'<p class="preview-note">([^<]+)</p>')
+    assert notes.findall(page(staff_client.get(url(study, "preview")))) == []  # live, items, two examples
+
+    empty = Study.objects.create(slug="empty", title="Empty")  # a draft without items or demonstrations
+    found = notes.findall(page(staff_client.get(url(empty, "preview"))))
+    assert len(found) == 3
+    assert "draft" in found[0] and "no items yet" in found[1] and "0 demonstrations" in found[2]
+    staff_client.post(url(empty, "preview"), {"step": "consent", "choice": "agree"})
+    assert len(notes.findall(page(staff_client.get(url(empty, "preview"))))) == 3  # on every step
+
+
 def test_preview_needs_a_staff_login(client, study):
     response = client.get(url(study, "preview"))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]

@@ -144,7 +144,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 
     @admin.display(description="links")
     def links(self, obj: Study) -> str:
-        return format_html_join(" · ", '<a href="{}">{}</a>', [
+        return format_html_join(" · ", '<a href="{}" style="white-space: nowrap">{}</a>', [
             (reverse("surveys:preview", kwargs={"slug": obj.slug}) + "?restart=1", "preview"),
             (reverse("admin:surveys_study_import_items", args=[obj.pk]), "import items"),
             (reverse("admin:surveys_study_raw_responses", args=[obj.pk]), "raw CSV"),
@@ -222,7 +222,7 @@ class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 @admin.register(Participant)
 class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "Mark participants as returned or timed out instead; their answers are kept."
-    list_display = ("prolific_pid", "study", "status", "progress", "started_at", "completed_at",
+    list_display = ("prolific_pid", "study_slug", "status", "progress", "started_at", "completed_at",
                     "passed_attention", "live_attention_rho", "attention_rho", "attention_included")
     list_filter = ("study", "status", "passed_attention", "attention_included")
     search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
@@ -241,6 +241,10 @@ class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in Participant._meta.fields] + ["progress"]
+
+    @admin.display(description="study", ordering="study__slug")
+    def study_slug(self, obj: Participant) -> str:
+        return obj.study.slug  # the title is long; the list has many columns
 
     @admin.display(description="answered / assigned")
     def progress(self, obj: Participant) -> str:

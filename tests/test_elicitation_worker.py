@@ -1,5 +1,6 @@
 """A real Celery worker is SIGKILLed in the middle of a run; another worker and `elicit --resume`
-finish it: exactly one answer per (item, sample), none lost.
+finish it: exactly one answer per (item, sample), none lost. On each broker the platform supports: the
+default SQLite file, Redis and RabbitMQ.
 
 Everything the platform does runs in subprocesses (manage.py, celery worker) against a scratch
 database of their own — a SQLite file, or a fresh PostgreSQL database on the server of
@@ -138,12 +139,12 @@ def request_key(request) -> tuple[str, int]:
     return json.dumps(request.body["messages"]), request.body["seed"]
 
 
-def kill_and_resume(platform, broker_env: dict[str, str], label: str) -> None:
+def kill_and_resume(platform, broker_env: dict[str, str], label: str, queue: str | None = None) -> None:
     stub: StubOpenAI = platform["stub"]
     stub.reset()
     counter = iter(range(10_000))
     stub.responder = lambda request: Reply.answer(str(5 * (next(counter) % 21)), delay=STUB_DELAY)
-    env = {**platform["env"], **broker_env, "ELICITATION_QUEUE": f"c1-kill-{label}-{uuid.uuid4().hex[:6]}"}
+    env = {**platform["env"], **broker_env, "ELICITATION_QUEUE": queue or f"c1-kill-{label}-{uuid.uuid4().hex[:6]}"}
     keys = platform["keys"][:ITEMS]
     logs = platform["var"]
     first = Worker(env, f"first-{label}", logs / f"worker1-{label}.log")  # starts while the run is created
@@ -207,3 +208,22 @@ def test_killed_worker_on_redis_then_resume(platform):
         if b"c1-kill-redis-" in payload:
             client.hdel("unacked", tag)
             client.zrem("unacked_index", tag)
+
+
+
+@pytest.mark.broker
+def test_killed_worker_on_rabbitmq_then_resume(platform):
+    import kombu
+
+    url = os.environ.get("TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
+    connection = kombu.Connection(url, connect_timeout=3)
+    try:
+        connection.ensure_connection(max_retries=1)
+    except Exception as exc:  # noqa: BLE001 - any failure to connect means no broker here
+        pytest.skip(f"no RabbitMQ at TEST_AMQP_URL={url}: {exc}")
+    queue = f"c1-kill-amqp-{uuid.uuid4().hex[:6]}"
+    try:
+        kill_and_resume(platform, {"CELERY_BROKER_URL": url}, "amqp", queue=queue)
+    finally:
+        connection.default_channel.queue_delete(queue)  # leave nothing behind on the shared broker
+        connection.release()

@@ -1,8 +1,10 @@
 """URL map: admin, participant pages, REST API."""
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 urlpatterns = [
+    path("", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),
     path("", include("surveys.urls")),

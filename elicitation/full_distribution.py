@@ -22,14 +22,23 @@ position), one request per answer prefix that matters:
 
 Requests are streamed (``stream=True``, one token): llama-cpp-python's server computes log-probabilities
 only for the generated position then, instead of for all ~800 prompt positions, which made a request
-4–16× faster in our measurements; the top-k alternatives are the same. Its server reports no token usage
+3–20× faster in our measurements; the top-k alternatives are the same. Its server reports no token usage
 when streaming, so ``prompt_tokens`` and ``completion_tokens`` are 0 and ``detail["usage_reported"]``
 is False there (``params["stream"] = False`` gets usage at that cost).
 
 llama-cpp-python's server takes any ``logprobs`` k (OpenAI's completions allow at most 5); ``echo`` with
 logprobs would return alternatives for every prompt token (a full-vocabulary sort each), so it is not
-used. Gemma's tokenizer
-writes the answer after "Correct answer:" as a space token, then one token per digit, then "\n".
+used. Gemma's tokenizer writes the answer after "Correct answer:" as a space token, then one token per
+digit, then "\n\n" or "\n".
+
+Reproducibility. llama.cpp's server reuses the previous request's cache for the longest common prefix
+and evaluates only the rest. With its default CPU kernels (llamafile sgemm, repacked weights), the
+numbers for a token depend on how it was batched (we measured up to 0.9 nats on top-100 logprobs and an
+L1 distance of 0.045 over the bins for the same item asked after another item). Built with
+``-DGGML_LLAMAFILE=OFF -DGGML_CPU_REPACK=OFF`` (the flags ``make local-model`` uses), repeats gave identical
+distributions in our tests, whatever was asked before. For other builds, ``reset_cache=True`` first
+sends a tiny prompt, so that every item is evaluated from scratch the same way (identical repeats, at
+1.5–2.5× the time).
 
 Prefixes are kept as *text*: prefixes reached through different token paths (" 7" as one token, or " "
 then "7") are merged, and the server tokenizes ``prompt + prefix`` itself. For digit-by-digit tokenizers
@@ -68,6 +77,9 @@ DEFAULT_MAX_REQUESTS = 48
 DEFAULT_MIN_PREFIX_MASS = 1e-3
 DEFAULT_TOLERANCE = 0.02
 DEFAULT_MAX_LEADING_SPACE_TOKENS = 1
+# Sent first when ``reset_cache`` is on: a prompt that shares nothing but the BOS token with a real one,
+# so that the server's prefix cache holds no part of the prompt (see "Reproducibility" in the module doc).
+CACHE_RESET_PROMPT = "0"
 
 _TOKEN = re.compile(r"(\s*)(\d*)(.*)", re.DOTALL)
 
@@ -270,7 +282,7 @@ def _fetch(client: CompletionsClient, model: str, prompt: str, k: int, stream: b
     """One completions request for one token with top-``k`` logprobs.
 
     Streamed by default: llama-cpp-python's server then computes log-probabilities for the generated
-    position only, instead of for every prompt position (measured 4–16× faster per request).
+    position only, instead of for every prompt position (3–20× faster per request in our measurements).
     """
     kwargs = dict(model=model, prompt=prompt, max_tokens=1, temperature=0, logprobs=k, **extra)
     if stream:
@@ -300,7 +312,8 @@ def full_distribution(client: CompletionsClient, model: str, prompt: str, params
     (default 48), ``min_prefix_mass`` (growable prefixes read down to this mass, default 0.001),
     ``tolerance`` (then read the most probable prefixes left until at most this much mass is
     assumed rather than read, default 0.02),
-    ``max_leading_space_tokens`` (default 1), ``stream`` (default True), ``seed``. Other keys
+    ``max_leading_space_tokens`` (default 1), ``stream`` (default True), ``reset_cache`` (default False; True
+    sends one tiny request first, see the module doc), ``seed``. Other keys
     (temperature, max_tokens, …) are ignored: every request is max_tokens=1 at temperature 0, since
     only the logprobs are used.
     Raises the client's errors (the caller retries) and ValueError when the endpoint returns no logprobs.
@@ -334,6 +347,13 @@ def full_distribution(client: CompletionsClient, model: str, prompt: str, params
         fetched.append({"prefix": node.text, "mass": mass, "alternatives": len(node.top),
                         "top_mass": sum(node.top.values())})
 
+    reset_cache = bool(params.get("reset_cache", False))
+    if reset_cache:
+        reset = client.completions.create(model=model, prompt=CACHE_RESET_PROMPT, max_tokens=1, temperature=0,
+                                          **extra)
+        usage = getattr(reset, "usage", None)
+        prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
     fetch(nodes[""], 1.0)
     while True:
         flow = _Flow(nodes, max_spaces)
@@ -376,13 +396,14 @@ def full_distribution(client: CompletionsClient, model: str, prompt: str, params
         "tolerance": tolerance,
         "streamed": stream,
         "usage_reported": usage_missing == 0,
+        "cache_reset": reset_cache,
     }
     return FullDistribution(
         probs=probs,
         nonnumber=max(0.0, 1.0 - total),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        requests=len(fetched),
+        requests=len(fetched) + int(reset_cache),
         system_fingerprint=",".join(fingerprints),
         detail=detail,
     )

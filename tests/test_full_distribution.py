@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elicitation.full_distribution import FullDistribution, full_distribution
+from elicitation.full_distribution import CACHE_RESET_PROMPT, FullDistribution, full_distribution
 
 PROMPT = "Question: how likely?\nCorrect answer:"
 
@@ -37,6 +37,11 @@ class ScriptedEndpoint:
         body = json.loads(request.content)
         self.requests.append(body)
         prompt = body["prompt"]
+        if prompt == CACHE_RESET_PROMPT:
+            return httpx2.Response(200, json={
+                "id": "cmpl-0", "object": "text_completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "text": "\n", "finish_reason": "length", "logprobs": None}],
+                "usage": {"prompt_tokens": 2, "completion_tokens": 1, "total_tokens": 3}})
         assert prompt.startswith(PROMPT), prompt
         prefix = prompt[len(PROMPT):]
         if prefix not in self.table:
@@ -69,7 +74,7 @@ class ScriptedEndpoint:
                              http_client=httpx2.Client(transport=httpx2.MockTransport(self.handler)))
 
     def prefixes(self) -> list[str]:
-        return [r["prompt"][len(PROMPT):] for r in self.requests]
+        return [r["prompt"][len(PROMPT):] for r in self.requests if r["prompt"] != CACHE_RESET_PROMPT]
 
 
 # A digit-by-digit tokenizer with a separate leading-space token (Gemma-like), plus one " 7" token to
@@ -149,6 +154,17 @@ def test_every_request_asks_for_one_token_at_temperature_zero_with_top_k():
         assert body["logprobs"] == 7 and body["seed"] == 42
         assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
         assert not body.get("echo")
+
+
+def test_reset_cache_sends_one_tiny_prompt_first():
+    plain, endpoint = run(GEMMA_LIKE)
+    assert all(body["prompt"].startswith(PROMPT) for body in endpoint.requests)  # off by default
+    dist, endpoint = run(GEMMA_LIKE, reset_cache=True)
+    first = endpoint.requests[0]
+    assert first["prompt"] == CACHE_RESET_PROMPT and first["max_tokens"] == 1 and "logprobs" not in first
+    assert len(endpoint.requests) == 13 and dist.requests == 13  # it counts as a request
+    assert dist.probs == plain.probs and dist.detail["cache_reset"] is True
+    assert dist.prompt_tokens == plain.prompt_tokens + 2
 
 
 def test_unstreamed_requests_give_the_same_distribution():

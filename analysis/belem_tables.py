@@ -8,7 +8,10 @@ verifiable (V) answers of the same instrument:
 3. per expression and per agent: Human Mode, Human Individual, Random, each model agent (every agent
    other than ``human_agent``), on each set, all scored against the NV reference;
 4. the summary (rows Human Mode, Human Individual, Random, models; columns ``pa_nv``, ``pct_pa_nv``,
-   ``mae_nv``, ``wasserstein_nv`` and the same with ``_v``, plus ``delta_pa``) and the knowledge-bias gaps.
+   ``mae_nv``, ``wasserstein_nv`` and the same with ``_v``, plus ``delta_pa``) and the knowledge-bias gaps;
+5. the coverage of each summary row: the expressions it was scored on per set, out of the reference's. A row
+   that misses an expression (a model asked about a few expressions only) averages over fewer expressions
+   and is not ``comparable`` with the complete rows.
 
 PA and %PA are ×100; MAE and Wasserstein are on the 0–100 answer scale. As in the paper, the Human
 Mode row has no MAE/Wasserstein/ΔPA. The Random row holds expected values (the paper shows one sampled
@@ -52,6 +55,7 @@ class BelemAnalysis:
     v: SetScores | None = None
     knowledge_bias: pd.DataFrame | None = None
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    coverage: pd.DataFrame = field(default_factory=pd.DataFrame)  # index as summary; see coverage_table
 
 
 def _order(reference: pd.DataFrame, order: list[str] | None) -> list[str]:
@@ -129,4 +133,20 @@ def analyse_belem(nv: pd.DataFrame, v: pd.DataFrame | None = None, *, human_agen
         head = [HUMAN_MODE, HUMAN_INDIVIDUAL, RANDOM]
         summary = summary.loc[head + [r for r in summary.index if r not in head]]
     result.summary = summary.astype(float)
+    result.coverage = coverage_table(result)
     return result
+
+
+def coverage_table(analysis: BelemAnalysis) -> pd.DataFrame:
+    """Per summary row: ``expressions_nv`` (and ``expressions_v``), the expressions scored on each set (null
+    where the agent has no answers in that set: its columns there are empty anyway), ``expressions_total``
+    (the reference's expressions) and ``comparable`` (scored on all of them in every set it has answers in)."""
+    total = len(analysis.reference.index)
+    sets = [("nv", analysis.nv)] + ([("v", analysis.v)] if analysis.v is not None else [])
+    table = pd.DataFrame(index=analysis.summary.index)
+    for name, scores in sets:
+        table[f"expressions_{name}"] = scores.summary["n_expressions"].reindex(table.index).astype("Int64")
+    table["expressions_total"] = total
+    counts = table[[f"expressions_{name}" for name, _ in sets]]
+    table["comparable"] = (counts.isna() | (counts >= total)).all(axis=1).astype(bool)
+    return table

@@ -11,12 +11,12 @@ pending and failed requests are not answers and are left out.
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
+from analysis.agents import ANSWER_STATUSES, agent_names
 from analysis.answers import CONTROL, HUMAN
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Participant, Response, Study
@@ -25,7 +25,6 @@ HUMAN_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "s
                  "participant_id", "included", "time_taken_ms"]
 MODEL_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
                  "run_id", "mode", "sample_index", "status", "dist"]
-ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
 
 
 def human_respondent(participant_id: int) -> str:
@@ -58,34 +57,18 @@ def human_answers(study: Study) -> pd.DataFrame:
     return df
 
 
-def agent_names(runs: Iterable[ElicitationRun]) -> dict[int, str]:
-    """Report name of each run: ``endpoint (mode)``, with the temperature when sampled.
-
-    The name leaves out the run's own name and study, so the same endpoint and mode match across a
-    non-verifiable study and its verifiable companion (for ΔPA). Two runs of one study that would share
-    a name get their run id appended.
-    """
+def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.DataFrame:
+    """Every model answer of the study's runs, or of the runs ``run_ids`` only (columns
+    :data:`MODEL_COLUMNS`; ``agent`` is :func:`analysis.agents.agent_name`)."""
+    runs = ElicitationRun.objects.filter(study=study).select_related("endpoint")
+    responses = ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
+    if run_ids is not None:
+        run_ids = list(run_ids)
+        runs, responses = runs.filter(pk__in=run_ids), responses.filter(run_id__in=run_ids)
     runs = list(runs)
-    base: dict[int, str] = {}
-    for run in runs:
-        mode = run.mode if run.mode != ElicitationRun.Mode.SAMPLED else f"sampled T={run.temperature:g}"
-        base[run.pk] = f"{run.endpoint.name} ({mode})"
-    names: dict[int, str] = {}
-    for study_id in {run.study_id for run in runs}:
-        in_study = [r for r in runs if r.study_id == study_id]
-        counts = Counter(base[r.pk] for r in in_study)
-        for run in in_study:
-            names[run.pk] = base[run.pk] if counts[base[run.pk]] == 1 else f"{base[run.pk]} #{run.pk}"
-    return names
-
-
-def model_answers(study: Study) -> pd.DataFrame:
-    """Every model answer of the study's runs (columns :data:`MODEL_COLUMNS`)."""
-    runs = list(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
     names = agent_names(runs)
     modes = {run.pk: run.mode for run in runs}
-    rows = (ModelResponse.objects
-            .filter(run__study=study, status__in=ANSWER_STATUSES)
+    rows = (responses
             .order_by("run_id", "item_id", "sample_index")
             .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
                          "item__statement_id", "sample_index", "status", "distribution"))
@@ -97,9 +80,10 @@ def model_answers(study: Study) -> pd.DataFrame:
     return df
 
 
-def study_answers(study: Study) -> pd.DataFrame:
-    """Humans and models of one study in one table (model-only columns are empty for humans)."""
-    humans, models = human_answers(study), model_answers(study)
+def study_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.DataFrame:
+    """Humans and models (all runs, or ``run_ids``) of one study in one table (model-only columns are empty
+    for humans)."""
+    humans, models = human_answers(study), model_answers(study, run_ids)
     if humans.empty:
         return models.reindex(columns=list(dict.fromkeys(MODEL_COLUMNS + HUMAN_COLUMNS)))
     if models.empty:

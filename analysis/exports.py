@@ -130,7 +130,8 @@ def human_rows(study, *, raw_ids: bool = False, chunk_size: int = DB_CHUNK) -> I
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
     """One row per model answer (parsed or unparseable) of ``study``'s runs."""
-    from analysis.dataset import ANSWER_STATUSES, agent_names, run_respondent
+    from analysis.agents import ANSWER_STATUSES, agent_names
+    from analysis.dataset import run_respondent
     from elicitation.models import ElicitationRun, ModelResponse
 
     kind = study.kind

@@ -34,8 +34,11 @@ MARKERS = {"true": "o", "false": "s", "non-verifiable": "D"}
 HIGHLIGHT = "#1f4fd1"
 
 
-def _display(agent: str) -> str:
-    return "Humans (attention-filtered)" if agent == HUMAN else agent
+def _display(agent: str, notes: dict[str, str] | None = None) -> str:
+    name = "Humans (attention-filtered)" if agent == HUMAN else agent
+    if notes and agent in notes:
+        name += f"\n(not comparable: {notes[agent]})"
+    return name
 
 
 def histogram_grid(shares: pd.DataFrame, title: str, counts: pd.Series | None = None) -> Figure:
@@ -77,8 +80,9 @@ def _errorbar(ax, x, table: pd.DataFrame, statements: str, offset: float) -> Non
                 capsize=3, markersize=5, linewidth=1.2, label=f"{statements} statements")
 
 
-def truth_overall(means: pd.DataFrame) -> Figure:
-    """Mean answer (95% CI) on true and false statements (and non-verifiable ones) per agent."""
+def truth_overall(means: pd.DataFrame, notes: dict[str, str] | None = None) -> Figure:
+    """Mean answer (95% CI) on true and false statements (and non-verifiable ones) per agent; ``notes``
+    (agent → text) marks the agents that are not comparable."""
     overall = means.xs("overall", level="label").reset_index()
     agents = list(dict.fromkeys(overall["agent"]))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(agents) + 2), 4.6), layout="constrained")
@@ -88,7 +92,7 @@ def truth_overall(means: pd.DataFrame) -> Figure:
         part["statements"] = statements
         if part["mean"].notna().any():
             _errorbar(ax, x, part, statements, offset)
-    ax.set_xticks(x, [_display(a) for a in agents], rotation=20, ha="right", fontsize=9)
+    ax.set_xticks(x, [_display(a, notes) for a in agents], rotation=20, ha="right", fontsize=9)
     ax.set_ylabel("mean answer (0–100), 95% CI")
     ax.set_ylim(0, 100)
     ax.grid(axis="y", alpha=0.3)
@@ -97,7 +101,7 @@ def truth_overall(means: pd.DataFrame) -> Figure:
     return fig
 
 
-def truth_by_expression(means: pd.DataFrame, order: list[str]) -> Figure:
+def truth_by_expression(means: pd.DataFrame, order: list[str], notes: dict[str, str] | None = None) -> Figure:
     """One panel per agent: mean answer (95% CI) per expression on true, false and non-verifiable statements."""
     table = means.drop(index="overall", level="label").reset_index()
     agents = list(dict.fromkeys(table["agent"]))
@@ -114,7 +118,7 @@ def truth_by_expression(means: pd.DataFrame, order: list[str]) -> Figure:
             rows["statements"] = statements
             if rows["mean"].notna().any():
                 _errorbar(ax, x, rows, statements, offset)
-        ax.set_title(_display(agent), fontsize=10, loc="left")
+        ax.set_title(_display(agent, notes), fontsize=10, loc="left")
         ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
         ax.set_ylim(0, 100)
         ax.grid(axis="y", alpha=0.3)
@@ -131,6 +135,7 @@ def report_figures(report: "StudyReport") -> Iterator[tuple[str, Figure]]:
     """(file stem, figure) of every figure of the report: a histogram grid per agent and statement set,
     then the true/false figures for a verifiable study."""
     order = list(report.analysis.reference.index)
+    notes = report.not_comparable()
     sets = [("nv", report.nv_answers)]
     if report.v_answers is not None and not report.v_answers.empty:
         sets.append(("v", report.v_answers))
@@ -146,7 +151,9 @@ def report_figures(report: "StudyReport") -> Iterator[tuple[str, Figure]]:
                 continue
             own = shares.xs(agent, level="agent")
             own = own.reindex([u for u in order if u in own.index] + [u for u in own.index if u not in order])
-            title = f"{_display(agent)}: answers per expression, {'non-' if set_name == 'nv' else ''}verifiable statements"
+            title = f"{_display(agent)}: answers per expression, {report.sets[set_name]}"
+            if agent in notes:
+                title += f"\n(not comparable: {notes[agent]})"
             if pd.notna(other.get(agent)):
                 title += (f"\n(distribution answers, shares over numbers; mean mass on non-numbers "
                           f"{other[agent] * 100:.1f}%, not shown)")
@@ -158,8 +165,8 @@ def report_figures(report: "StudyReport") -> Iterator[tuple[str, Figure]]:
         with_truth = set(means.index.get_level_values("agent")[statements.isin(["true", "false"])])
         means = means[means.index.get_level_values("agent").isin(with_truth)]
         if not means.empty:
-            yield "truth-overall", truth_overall(means)
-            yield "truth-by-expression", truth_by_expression(means, order)
+            yield "truth-overall", truth_overall(means, notes)
+            yield "truth-by-expression", truth_by_expression(means, order, notes)
 
 
 def save_figure(fig: Figure, stem: Path) -> list[Path]:

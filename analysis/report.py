@@ -8,7 +8,9 @@ modules (analysis/belem_tables.py and what it calls, analysis/tang.py); this mod
 and shapes the output: JSON, CSV tables, HTML tables and figures.
 
 Agents: ``human`` (completed participants; the tables use the attention-filtered ones) and one per model
-run, named ``endpoint (mode)`` so the same endpoint and mode line up across the two statement sets.
+configuration, named ``endpoint (mode)`` so the same endpoint and mode line up across the two statement sets;
+one run per agent and set is used (analysis/agents.py). Rows that were not scored on every expression
+(partial runs) are flagged ``comparable: false`` with the expressions they cover.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.answers import HUMAN, AnswersError
 from analysis.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import study_answers
@@ -31,10 +34,23 @@ from analysis.tang import tang_table
 from surveys.models import Study
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
+STATEMENT_SETS = {"nv": "non-verifiable statements", "v": "verifiable statements"}
 SUMMARY_COLUMNS = {
     "pa_nv": "PA (NV)", "pct_pa_nv": "%PA (NV)", "mae_nv": "MAE (NV)", "wasserstein_nv": "Wasserstein (NV)",
     "pa_v": "PA (V)", "pct_pa_v": "%PA (V)", "delta_pa": "ΔPA", "mae_v": "MAE (V)", "wasserstein_v": "Wasserstein (V)",
+    "expressions_nv": "expressions covered (NV)", "expressions_v": "expressions covered (V)",
+    "comparable": "comparable",
 }
+COVERED_ROW = "Expressions covered"
+
+
+def set_wording(study: Study, has_verifiable: bool) -> dict[str, str]:
+    """How the report names each statement set: "non-verifiable statements" / "verifiable statements" for
+    items that are statements, else the instrument's name + "questions" (e.g. "WEP probability questions")."""
+    if has_verifiable or study.main_items().exclude(statement="").exists():
+        return dict(STATEMENT_SETS)
+    name = str(study.kind.label).split(" (")[0]
+    return {"nv": f"{name} questions", "v": f"{name} questions"}
 
 
 class ReportError(ValueError):
@@ -53,17 +69,19 @@ class StudyReport:
     descriptives: pd.DataFrame
     truth_means: pd.DataFrame | None
     tang: pd.DataFrame | None
+    runs: list[RunUse] = field(default_factory=list)
+    sets: dict[str, str] = field(default_factory=lambda: dict(STATEMENT_SETS))
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     # --- tables ----------------------------------------------------------------------------------
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by name, in display order (index reset, so each is flat)."""
         a = self.analysis
-        out: dict[str, pd.DataFrame] = {"summary": _flat(a.summary, "agent")}
-        out["pa_per_expression_nv"] = _flat(a.nv.pa_per_expression, "expression")
+        out: dict[str, pd.DataFrame] = {"summary": self.summary_table()}
+        out["pa_per_expression_nv"] = _flat(self._with_coverage(a.nv.pa_per_expression, "nv"), "expression")
         out["by_expression_nv"] = _flat(a.nv.by_expression)
         if a.v is not None:
-            out["pa_per_expression_v"] = _flat(a.v.pa_per_expression, "expression")
+            out["pa_per_expression_v"] = _flat(self._with_coverage(a.v.pa_per_expression, "v"), "expression")
             out["by_expression_v"] = _flat(a.v.by_expression)
         if a.knowledge_bias is not None:
             out["knowledge_bias"] = _flat(a.knowledge_bias)
@@ -73,9 +91,37 @@ class StudyReport:
         out["reference"] = _flat(a.reference, "expression")
         out["ranking"] = _flat(a.ranking, "label")
         out["attention"] = self.attention_table()
+        out["runs"] = self.runs_table()
         if self.tang is not None:
             out["tang"] = _flat(self.tang)
         return out
+
+    def summary_table(self) -> pd.DataFrame:
+        """The summary with each row's coverage: ``expressions_nv`` (``expressions_v``), ``expressions_total``
+        and ``comparable`` (False: the row's averages are over fewer expressions than the others')."""
+        return _flat(self.analysis.summary.join(self.analysis.coverage), "agent")
+
+    def _with_coverage(self, per_expression: pd.DataFrame, set_name: str) -> pd.DataFrame:
+        """Table 6/7 with a second row: how many expressions each column's Avg PA is over."""
+        covered = self.analysis.coverage[f"expressions_{set_name}"].reindex(per_expression.columns)
+        row = pd.DataFrame([covered.astype(float)], index=[COVERED_ROW])
+        return pd.concat([per_expression.iloc[:1], row, per_expression.iloc[1:]])
+
+    def not_comparable(self) -> dict[str, str]:
+        """Agent → why its row is not comparable (expressions covered per set), for rows that are not."""
+        cov = self.analysis.coverage
+        out = {}
+        for agent, row in cov[~cov["comparable"]].iterrows():
+            parts = [f"{int(row[f'expressions_{s}'])}/{int(row['expressions_total'])} expressions ({self.sets[s]})"
+                     for s in ("nv", "v") if f"expressions_{s}" in cov.columns and not pd.isna(row[f"expressions_{s}"])
+                     and row[f"expressions_{s}"] < row["expressions_total"]]
+            out[str(agent)] = "covers " + ", ".join(parts)
+        return out
+
+    def runs_table(self) -> pd.DataFrame:
+        """Every model run of the studies: its agent, what it covers, whether the report uses it and why not."""
+        columns = list(RunUse.__dataclass_fields__)
+        return pd.DataFrame([u.as_dict() for u in self.runs], columns=columns)
 
     def attention_table(self) -> pd.DataFrame:
         """One row per excluded participant of each filtered study."""
@@ -91,7 +137,8 @@ class StudyReport:
             "non_verifiable_study": self.nv_study.slug,
             "verifiable_study": self.v_study.slug if self.v_study else None,
             "generated_at": self.generated_at.isoformat(timespec="seconds"),
-            "agents": agents, "attention_filter": filters,
+            "agents": agents, "attention_filter": filters, "statement_sets": self.sets,
+            "not_comparable": self.not_comparable(),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -212,8 +259,9 @@ def build_report(study: Study) -> StudyReport:
         raise ReportError(str(exc)) from None
     except AnswersError as exc:
         raise ReportError(f"the attention filter cannot run: {exc}") from None
-    nv = study_answers(nv_study)
-    v = study_answers(v_study) if v_study is not None else None
+    runs = choose_runs(nv_study, "nv") + (choose_runs(v_study, "v") if v_study is not None else [])
+    nv = study_answers(nv_study, used_run_ids(u for u in runs if u.set == "nv"))
+    v = study_answers(v_study, used_run_ids(u for u in runs if u.set == "v")) if v_study is not None else None
     if nv.empty or not (nv["agent"] == HUMAN).any():
         raise ReportError(f"study {nv_study.slug!r} has no completed participants yet: the report needs their "
                           "answers for the reference distribution")
@@ -238,37 +286,46 @@ def build_report(study: Study) -> StudyReport:
     return StudyReport(study=study, nv_study=nv_study, v_study=v_study, analysis=analysis, nv_answers=nv_kept,
                        v_answers=v_kept, attention=attention, descriptives=descriptives,
                        truth_means=truth_means(nv_kept, v_kept) if v_kept is not None and not v_kept.empty else None,
-                       tang=tang)
+                       tang=tang, runs=runs, sets=set_wording(nv_study, v_study is not None))
 
 
 # --- HTML (admin page) ------------------------------------------------------------------------------
 TITLES = {
-    "summary": "Summary (Belem Tables 1, 2 and 5): PA, %PA, ΔPA, MAE and Wasserstein-1 against the non-verifiable human reference",
-    "pa_per_expression_nv": "PA per expression, non-verifiable statements (Table 6)",
-    "pa_per_expression_v": "PA per expression, verifiable statements (Table 7)",
-    "by_expression_nv": "All metrics per model and expression, non-verifiable",
-    "by_expression_v": "All metrics per model and expression, verifiable",
+    "summary": "Summary (Belem Tables 1, 2 and 5): PA, %PA, ΔPA, MAE and Wasserstein-1 against the {nv} human reference",
+    "pa_per_expression_nv": "PA per expression, {nv} (Table 6)",
+    "pa_per_expression_v": "PA per expression, {v} (Table 7)",
+    "by_expression_nv": "All metrics per model and expression, {nv}",
+    "by_expression_v": "All metrics per model and expression, {v}",
     "knowledge_bias": "Knowledge bias: mean answer on true − false statements, with 95% CI (humans paired, models Welch)",
     "truth_means": "Mean answer per statement kind with 95% CI (the figures' numbers)",
     "descriptives": "Answers per agent and expression (humans: attention-filtered)",
-    "reference": "Reference distribution P(k|u) (filtered humans, non-verifiable), shares per bin",
+    "reference": "Reference distribution P(k|u) (filtered humans, {nv}), shares per bin",
     "ranking": "Label ranking of the attention filter (mean answer of all participants, before filtering)",
     "attention": "Participants excluded by the attention filter (kept in the database)",
+    "runs": "Model runs: the one run used per agent and set, and why the others are not",
     "tang": "Tang et al. comparison per model and WEP: KL divergence, Brunner–Munzel θ̂ with 95% CI and p, |median difference|",
 }
 
 
 def html_tables(report: StudyReport) -> list[dict[str, str]]:
-    """Each table as {"name", "title", "html"} for the admin page (numbers rounded for reading)."""
+    """Each table as {"name", "title", "html"} for the admin page (numbers rounded for reading; coverage as
+    "covered/total")."""
     out = []
     for name, table in report.tables().items():
-        if name == "summary":
-            table = table.rename(columns=SUMMARY_COLUMNS)
         shown = table.copy()
+        if name == "summary":
+            for col in [c for c in shown.columns if c.startswith("expressions_") and c != "expressions_total"]:
+                shown[col] = ["" if pd.isna(n) else f"{n}/{t}" for n, t in zip(shown[col], shown["expressions_total"])]
+            shown["comparable"] = shown["comparable"].map({True: "yes", False: "no: fewer expressions"})
+            shown = shown.drop(columns="expressions_total").rename(columns=SUMMARY_COLUMNS)
+        counts = shown.index[shown.iloc[:, 0] == COVERED_ROW] if name.startswith("pa_per_expression") else []
         for col in shown.columns:
             if pd.api.types.is_float_dtype(shown[col]):
                 digits = 3 if col in ("rho", "p_value", "theta", "kl") or name == "reference" else 2
-                shown[col] = shown[col].map(lambda x, d=digits: "" if pd.isna(x) else f"{x:.{d}f}")
+                text = shown[col].map(lambda x, d=digits: "" if pd.isna(x) else f"{x:.{d}f}")
+                if len(counts):
+                    text[counts] = shown.loc[counts, col].map(lambda x: "" if pd.isna(x) else f"{x:.0f}")
+                shown[col] = text
         html = shown.to_html(index=False, border=0, classes="report-table", na_rep="", escape=True)
-        out.append({"name": name, "title": TITLES.get(name, name), "html": html})
+        out.append({"name": name, "title": TITLES.get(name, name).format(**report.sets), "html": html})
     return out

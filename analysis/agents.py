@@ -1,0 +1,137 @@
+"""Which model runs stand for which agent in a report.
+
+An **agent** is a model configuration: the endpoint's name and the mode, plus what changes the answers —
+the temperature (always for sampled runs, for other modes when it is not 0), ``zero-shot`` without the
+demonstrations and the prompt version when it is not the default. The run's own name, id, study and
+number of samples are left out, so the same configuration has the same name on a non-verifiable study
+and on its verifiable companion and the two rows of the report line up.
+
+A report uses **one run per agent and statement set** (answers of several runs are never pooled: a rerun
+of a greedy run would count every answer twice and narrow the confidence intervals). The run used is the
+first of, most recent first:
+
+1. a run whose answers cover every expression of the set and that finished without failures;
+2. a run whose answers cover every expression of the set (still running, cancelled, stopped or finished
+   with failures);
+3. a run with any answer — a *partial* run: its averages are over the expressions it covers, and the
+   report flags it as not comparable.
+
+The other runs are listed in the report's ``runs`` table with the reason they are not used (the export
+keeps every run's answers).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+from django.db.models import Count, Q
+
+from elicitation.models import ElicitationRun, ModelResponse
+from surveys.models import Study
+
+ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
+DEFAULT_PROMPT_VERSION = ElicitationRun._meta.get_field("prompt_version").default
+
+
+def agent_name(run: ElicitationRun) -> str:
+    """The report name of ``run``'s configuration, e.g. ``gpt4o (greedy)``, ``gpt4o (sampled T=1)``,
+    ``llama (top_logprobs, zero-shot)``."""
+    parts = [run.mode]
+    if run.mode == ElicitationRun.Mode.SAMPLED or run.temperature:
+        parts[0] = f"{run.mode} T={run.temperature:g}"
+    if not run.few_shot:
+        parts.append("zero-shot")
+    if run.prompt_version and run.prompt_version != DEFAULT_PROMPT_VERSION:
+        parts.append(f"prompt {run.prompt_version}")
+    return f"{run.endpoint.name} ({', '.join(parts)})"
+
+
+def agent_names(runs: Iterable[ElicitationRun]) -> dict[int, str]:
+    """Run id → agent name (several runs of one configuration share a name)."""
+    return {run.pk: agent_name(run) for run in runs}
+
+
+@dataclass
+class RunUse:
+    """One run of a study and whether the report uses it for its agent."""
+
+    set: str                 # "nv" or "v"
+    study: str
+    run_id: int
+    run_name: str
+    agent: str
+    status: str
+    samples_per_item: int
+    answers: int             # parsed + unparseable
+    failed: int
+    items_answered: int
+    expressions_covered: int
+    expressions_total: int
+    used: bool = False
+    note: str = ""
+
+    @property
+    def covers_all(self) -> bool:
+        return self.expressions_total > 0 and self.expressions_covered >= self.expressions_total
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def study_expressions(study: Study) -> set[str]:
+    """The expressions of the study's main items (control items are not an expression)."""
+    return set(study.main_items().filter(is_control=False).exclude(expression="")
+               .values_list("expression", flat=True))
+
+
+def _rank(use: RunUse, created: dict[int, Any]) -> tuple:
+    return (use.covers_all, use.covers_all and use.status == ElicitationRun.Status.COMPLETED and not use.failed,
+            created[use.run_id], use.run_id)
+
+
+def choose_runs(study: Study, set_name: str) -> list[RunUse]:
+    """Every run of ``study`` with what it covers, the run used for each agent marked ``used`` (rule in the
+    module docstring), the others with the reason in ``note``. Sorted by agent, then newest first."""
+    runs = list(ElicitationRun.objects.filter(study=study).select_related("endpoint")
+                .annotate(n_answers=Count("responses", filter=Q(responses__status__in=ANSWER_STATUSES)),
+                          n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
+                          n_items=Count("responses__item", filter=Q(responses__status__in=ANSWER_STATUSES),
+                                        distinct=True)))
+    expressions = study_expressions(study)
+    covered: dict[int, set[str]] = {run.pk: set() for run in runs}
+    rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, item__is_control=False)
+            .values_list("run_id", "item__expression").distinct())
+    for run_id, expression in rows:
+        if expression in expressions:
+            covered[run_id].add(expression)
+    created = {run.pk: run.created_at for run in runs}
+    uses = [RunUse(set=set_name, study=study.slug, run_id=run.pk, run_name=run.name or str(run), agent=agent_name(run),
+                   status=run.status, samples_per_item=run.samples_per_item, answers=run.n_answers,
+                   failed=run.n_failed, items_answered=run.n_items, expressions_covered=len(covered[run.pk]),
+                   expressions_total=len(expressions))
+            for run in runs]
+    by_agent: dict[str, list[RunUse]] = {}
+    for use in uses:
+        by_agent.setdefault(use.agent, []).append(use)
+    ordered: list[RunUse] = []
+    for agent in sorted(by_agent):
+        group = sorted(by_agent[agent], key=lambda u: _rank(u, created), reverse=True)
+        with_answers = [u for u in group if u.answers]
+        chosen = with_answers[0] if with_answers else None
+        for use in group:
+            if use is chosen:
+                use.used = True
+                if not use.covers_all:
+                    use.note = (f"partial: answers cover {use.expressions_covered} of {use.expressions_total} "
+                                "expressions; not comparable")
+            elif not use.answers:
+                use.note = "no answers yet"
+            else:
+                use.note = f"not used: run {chosen.run_id} stands for {agent}"
+        ordered += sorted(group, key=lambda u: (created[u.run_id], u.run_id), reverse=True)
+    return ordered
+
+
+def used_run_ids(uses: Iterable[RunUse]) -> list[int]:
+    """The ids of the runs a report uses."""
+    return [u.run_id for u in uses if u.used]

@@ -2,7 +2,6 @@
 responses. The custom pages are in elicitation.admin_views."""
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q, Sum
 from django.shortcuts import redirect
@@ -14,6 +13,7 @@ from surveys.models import Item
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
                           run_monitor_view, run_progress_view)
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
+from .run_form import RunForm
 from .runs import RunStateError, cancel_run, resume_run, start_run
 
 RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_per_item", "seed", "top_logprobs",
@@ -38,21 +38,6 @@ class ModelEndpointAdmin(admin.ModelAdmin):
         return endpoint_key_status(obj)
 
 
-class RunForm(forms.ModelForm):
-    class Meta:
-        model = ElicitationRun
-        fields = "__all__"
-
-    def clean(self):
-        data = super().clean()
-        study, items = data.get("study"), data.get("items")
-        if study is not None and items:
-            foreign = [i.key for i in items if i.study_id != study.pk or i.is_demonstration]
-            if foreign:
-                self.add_error("items", f"not main items of {study.slug}: {', '.join(foreign[:5])}")
-        return data
-
-
 @admin.register(ElicitationRun)
 class ElicitationRunAdmin(admin.ModelAdmin):
     form = RunForm
@@ -60,7 +45,7 @@ class ElicitationRunAdmin(admin.ModelAdmin):
     list_display_links = ("id", "__str__")
     list_filter = ("status", "mode", "endpoint", "study")
     list_select_related = ("study", "endpoint")
-    autocomplete_fields = ("items",)
+    change_form_template = "elicitation/admin/run_change_form.html"
     actions = ("start_runs", "cancel_runs", "resume_runs")
     readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
                        "finished_at")

@@ -35,13 +35,10 @@ def _require_change(model_admin, request: HttpRequest) -> None:
 def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpResponse:
     """The run page: live progress bar, tokens, cost, rate, failures; start / cancel / resume buttons."""
     run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
-    data = progress(run)
-    estimate = None
-    if run.status != ElicitationRun.Status.COMPLETED:
-        estimate = estimate_run(run, answers_left_only=run.status != ElicitationRun.Status.DRAFT)
+    data = progress_with_estimate(run)
     title = f"Elicitation run {run.pk}" + (f": {run.name}" if run.name else "")
     return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
-        model_admin, request, title, run=run, progress=data, estimate=estimate,
+        model_admin, request, title, run=run, progress=data, estimate=data["estimate"],
         progress_url=reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]),
         can_start=run.status == ElicitationRun.Status.DRAFT,
         can_cancel=run.status in (ElicitationRun.Status.RUNNING, ElicitationRun.Status.DRAFT),
@@ -50,10 +47,23 @@ def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpR
     ))
 
 
+def progress_with_estimate(run: ElicitationRun) -> dict[str, Any]:
+    """:func:`progress` plus ``estimate``: the cost of the whole run for a draft, of the answers still to get
+    once started (``left_only``), None for a completed run."""
+    data = progress(run)
+    estimate = None
+    if run.status != ElicitationRun.Status.COMPLETED:
+        left_only = run.status != ElicitationRun.Status.DRAFT
+        estimate = estimate_run(run, answers_left_only=left_only).as_dict() | {"left_only": left_only}
+    data["estimate"] = estimate
+    return data
+
+
 def run_progress_view(model_admin, request: HttpRequest, object_id: str) -> JsonResponse:
-    """JSON polled by the run page: done/failed/total, tokens, cost, answers per second, failures."""
-    run = get_object_or_404(ElicitationRun, pk=object_id)
-    return JsonResponse(progress(run))
+    """JSON polled by the run page: done/failed/total, tokens, cost, answers per second, failures and the
+    estimate of what is left."""
+    run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
+    return JsonResponse(progress_with_estimate(run))
 
 
 def run_action_view(model_admin, request: HttpRequest, object_id: str, action: str) -> HttpResponse:

@@ -1,6 +1,8 @@
 """Admin pages (run page, actions, progress JSON, page/prompt view, human vs model answers) and the API."""
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.urls import reverse
 
@@ -45,7 +47,7 @@ def test_add_a_run_in_the_admin_then_start_it_from_its_page(admin_client, stub, 
     assert run.created_by.is_superuser and run.status == "draft"
 
     page = admin_client.get(response.url).content.decode()
-    assert "Estimate" in page and "3 answers in 3 requests" in page
+    assert "Estimate" in page and '<span id="e-answers">3</span> answers in <span id="e-requests">3</span> requests' in page
     assert "Start run" in page and reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]) in page
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -242,3 +244,86 @@ def test_a_running_run_with_nothing_happening_is_flagged_stalled(admin_client, s
     # a row in flight (leased) means a worker is at it: not stalled
     ModelResponse.objects.filter(run=run).update(lease_owner="w", lease_until=timezone.now() + timedelta(seconds=60))
     assert admin_client.get(progress_url).json()["stalled"] is False
+
+
+def item_options(page: str) -> dict[str, str]:
+    """value → label of the options of the Items picker on a run form page."""
+    import re
+
+    select = page.split('name="items"', 1)[1].split("</select>", 1)[0]
+    return {v: html.unescape(label) for v, label in re.findall(r'<option value="(\d+)"[^>]*>([^<]*)</option>', select)}
+
+
+def other_study(belem_dir):
+    from surveys.importers import import_items
+    from surveys.models import Study
+
+    other = Study.objects.create(slug="other", title="Other")
+    import_items(other, belem_dir / "verifiable.csv")
+    return other
+
+
+def test_run_form_items_picker_offers_the_chosen_studys_items_as_sentences(admin_client, imported_nv, belem_dir):
+    other = other_study(belem_dir)
+    add = reverse("admin:elicitation_elicitationrun_add")
+    # no study chosen yet: nothing to pick from, and the page reloads itself when one is chosen
+    page = admin_client.get(add).content.decode()
+    assert item_options(page) == {} and 'id="run-study-reload"' in page
+    # a chosen study: exactly its main items, each as the sentence a participant reads
+    page = admin_client.get(add + f"?study={imported_nv.pk}&name=kept").content.decode()
+    options = item_options(page)
+    main = list(imported_nv.main_items().order_by("id"))
+    assert set(options) == {str(i.pk) for i in main}
+    first = main[0]
+    assert options[str(first.pk)].startswith(f"nv: {first.text()}") and first.key not in options[str(first.pk)]
+    assert 'value="kept"' in page  # what was typed survives the reload
+    # a saved draft run: its study's items, its own selected
+    from test_analysis_factories import endpoint as plain_endpoint
+
+    run = ElicitationRun.objects.create(study=other, endpoint=plain_endpoint("plain"))
+    chosen = list(other.main_items().order_by("id")[:2])
+    run.items.set(chosen)
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_change", args=[run.pk])).content.decode()
+    options = item_options(page)
+    assert set(options) == {str(i.pk) for i in other.main_items()}
+    assert options[str(chosen[0].pk)].endswith(f"({chosen[0].truth}{', control' if chosen[0].is_control else ''})")
+    for item in chosen:
+        assert f'<option value="{item.pk}" selected>' in page
+
+
+def test_run_form_refuses_items_of_another_study_by_name(admin_client, stub, imported_nv, belem_dir):
+    other = other_study(belem_dir)
+    endpoint = make_endpoint(stub)
+    mine, foreign = items_of(imported_nv, 1)[0], items_of(other, 1)[0]
+    response = admin_client.post(reverse("admin:elicitation_elicitationrun_add"), {
+        "study": imported_nv.pk, "items": [mine.pk, foreign.pk], "endpoint": endpoint.pk, "mode": "greedy",
+        "temperature": "0", "samples_per_item": "1", "top_logprobs": "20", "max_tokens": "8",
+        "prompt_version": "belem-2shot-v1",
+    })
+    assert response.status_code == 200 and not ElicitationRun.objects.exists()
+    errors = response.context["adminform"].form.errors["items"]
+    assert errors == [f"not main items of nv: {foreign.key} (study other)"]
+    # the foreign item stays visible (with its study) so that it can be taken out
+    options = item_options(response.content.decode())
+    assert options[str(foreign.pk)].startswith("other: ") and str(mine.pk) in options
+
+
+def test_progress_json_carries_the_estimate_of_what_is_left(admin_client, stub, imported_nv):
+    endpoint = make_endpoint(stub, price_prompt_per_1k="0.01")
+    items = items_of(imported_nv, 3)
+    run = create_run(imported_nv, endpoint, items=items)
+    url = reverse("admin:elicitation_elicitationrun_progress", args=[run.pk])
+    draft = admin_client.get(url).json()["estimate"]
+    assert (draft["answers"], draft["requests"], draft["left_only"]) == (3, 3, False)
+    start_run(run, queue=False)
+    left = admin_client.get(url).json()["estimate"]
+    assert (left["answers"], left["left_only"]) == (3, True) and left["cost_usd"] == draft["cost_usd"]
+    # one answer arrives: the estimate polled by the page shrinks with it
+    ModelResponse.objects.filter(run=run, item=items[0]).update(status=ModelResponse.Status.OK, value=50)
+    after = admin_client.get(url).json()["estimate"]
+    assert after["answers"] == 2 and after["prompt_tokens"] < left["prompt_tokens"]
+    assert float(after["cost_usd"]) < float(left["cost_usd"])
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])).content.decode()
+    assert '<span id="e-answers">2</span>' in page and 'id="run-estimate-left">' in page
+    ElicitationRun.objects.filter(pk=run.pk).update(status=ElicitationRun.Status.COMPLETED)
+    assert admin_client.get(url).json()["estimate"] is None

@@ -71,6 +71,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from config.env import env_bool
+
 MAX_NUMBER = 100
 DEFAULT_TOP_LOGPROBS = 20
 DEFAULT_MAX_REQUESTS = 48
@@ -312,8 +314,9 @@ def full_distribution(client: CompletionsClient, model: str, prompt: str, params
     (default 48), ``min_prefix_mass`` (growable prefixes read down to this mass, default 0.001),
     ``tolerance`` (then read the most probable prefixes left until at most this much mass is
     assumed rather than read, default 0.02),
-    ``max_leading_space_tokens`` (default 1), ``stream`` (default True), ``reset_cache`` (default False; True
-    sends one tiny request first, see the module doc), ``seed``. Other keys
+    ``max_leading_space_tokens`` (default 1), ``stream`` (default True), ``reset_cache`` (True sends one tiny
+    request first, see the module doc; default: the environment variable FULL_DISTRIBUTION_RESET_CACHE,
+    else False), ``seed``. Other keys
     (temperature, max_tokens, …) are ignored: every request is max_tokens=1 at temperature 0, since
     only the logprobs are used.
     Raises the client's errors (the caller retries) and ValueError when the endpoint returns no logprobs.
@@ -347,7 +350,7 @@ def full_distribution(client: CompletionsClient, model: str, prompt: str, params
         fetched.append({"prefix": node.text, "mass": mass, "alternatives": len(node.top),
                         "top_mass": sum(node.top.values())})
 
-    reset_cache = bool(params.get("reset_cache", False))
+    reset_cache = bool(params.get("reset_cache", env_bool("FULL_DISTRIBUTION_RESET_CACHE", default=False)))
     if reset_cache:
         reset = client.completions.create(model=model, prompt=CACHE_RESET_PROMPT, max_tokens=1, temperature=0,
                                           **extra)

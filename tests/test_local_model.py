@@ -99,6 +99,13 @@ def test_start_server_refuses_a_busy_port(tmp_path):
             local_model.start_server(tmp_path / "m.gguf", port=port)
 
 
+@needs_model
+def test_server_environment_drops_variables_the_server_reads_as_settings():
+    env = local_model.server_environment({"PORT": "8124", "host": "0.0.0.0", "N_CTX": "9", "PATH": "/usr/bin",
+                                          "HEDGELAB_VAR_DIR": "/tmp/x"})
+    assert env == {"PATH": "/usr/bin", "HEDGELAB_VAR_DIR": "/tmp/x"}
+
+
 # --- with the real model ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def gguf(tmp_path_factory) -> Path:
@@ -205,10 +212,12 @@ def test_full_distribution_and_greedy_answer_on_a_real_belem_prompt(server, bele
 @needs_model
 @pytest.mark.local_model
 @pytest.mark.django_db
-def test_command_start_status_stop(settings, tmp_path, gguf, capsys):
+def test_command_start_status_stop(settings, tmp_path, gguf, capsys, monkeypatch):
     from elicitation.models import ModelEndpoint
 
     settings.VAR_DIR = tmp_path
+    # `make run PORT=8124` exports PORT; llama_cpp.server would prefer it to its --port (web server's port)
+    monkeypatch.setenv("PORT", str(free_port()))
     (tmp_path / "models").mkdir()
     os.link(gguf, tmp_path / "models" / gguf.name)  # reuse the assembled file (same filesystem)
     port = free_port()

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.agents import ANSWER_STATUSES, agent_names
-from analysis.answers import CONTROL, HUMAN
+from analysis.metrics.answers import CONTROL, HUMAN
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Participant, Response, Study
 

@@ -323,7 +323,7 @@ def export_filename(study, fmt: str) -> str:
 def prepare(study) -> None:
     """Bring the stored attention-filter decisions up to date before exporting (when the study has
     completed participants and the filter can run)."""
-    from analysis.answers import AnswersError
+    from analysis.metrics.answers import AnswersError
     from analysis.filtering import FilterError, apply_attention_filter
     from surveys.models import Participant
 

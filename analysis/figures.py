@@ -23,8 +23,8 @@ from django.utils.text import slugify  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from analysis.agreement import answer_counts, histograms  # noqa: E402
-from analysis.answers import HUMAN  # noqa: E402
+from analysis.metrics.belem_agreement import answer_counts, histograms  # noqa: E402
+from analysis.metrics.answers import HUMAN  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
     from analysis.report import StudyReport

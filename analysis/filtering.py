@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from django.db import transaction
 
-from analysis.attention import attention_filter, label_ranking
+from analysis.metrics.belem_attention import attention_filter, label_ranking
 from analysis.dataset import human_answers
 from surveys.models import Participant, Study
 

@@ -26,11 +26,11 @@ import pandas as pd
 from scipy import stats
 
 from analysis.agents import RunUse, choose_runs, used_run_ids
-from analysis.answers import HUMAN, AnswersError
-from analysis.belem_tables import BelemAnalysis, analyse_belem
+from analysis.metrics.answers import HUMAN, AnswersError
+from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import study_answers
 from analysis.filtering import FilterError, FilterResult, apply_attention_filter, is_verifiable
-from analysis.tang import tang_table
+from analysis.metrics.tang_divergence import tang_table
 from surveys.models import Study
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}

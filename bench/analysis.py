@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from analysis.belem_tables import BelemAnalysis, analyse_belem  # noqa: E402
-from analysis.tang import tang_table  # noqa: E402
+from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem  # noqa: E402
+from analysis.metrics.tang_divergence import tang_table  # noqa: E402
 
 EXPRESSIONS = ("almost certain", "highly likely", "very likely", "likely", "probable", "somewhat likely",
                "somewhat unlikely", "uncertain", "possible", "unlikely", "not likely", "doubtful",

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from matplotlib.patches import Rectangle
 
-from analysis.agreement import histograms
-from analysis.answers import HUMAN
+from analysis.metrics.belem_agreement import histograms
+from analysis.metrics.answers import HUMAN
 from analysis.dataset import study_answers
 from analysis.figures import report_figures
 from analysis.report import build_report

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-METRIC_MODULES = ["analysis.bins", "analysis.answers", "analysis.agreement", "analysis.attention",
-                  "analysis.knowledge_bias", "analysis.tang", "analysis.belem_tables"]
+METRIC_MODULES = sorted(  # every module of analysis/metrics/, new families included
+    f"analysis.metrics.{p.stem}" for p in (ROOT / "analysis" / "metrics").glob("*.py") if p.stem != "__init__")
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from analysis.answers import AnswersError
-from analysis.tang import abs_median_difference, brunner_munzel, kl_divergence, kl_histogram, tang_table
+from analysis.metrics.answers import AnswersError
+from analysis.metrics.tang_divergence import abs_median_difference, brunner_munzel, kl_divergence, kl_histogram, tang_table
 
 FAGEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "fagen-ulmschneider-2015" / "survey-results.csv"
 

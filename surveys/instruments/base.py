@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
-from analysis.bins import bin_centre
+from analysis.metrics.bins import bin_centre
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -137,7 +137,7 @@ class Instrument:
 
     def score(self, value: float) -> float:
         """The bin (answer category) a value falls in. Default: the centre c of the 0–100 bin with
-        c − 2.5 ≤ v < c + 2.5, 97.5–100 → 100 (SPEC §6; ``analysis.bins``, the single source of binning)."""
+        c − 2.5 ≤ v < c + 2.5, 97.5–100 → 100 (SPEC §6; ``analysis.metrics.bins``, the single source of binning)."""
         return bin_centre(value)
 
     # --- import --------------------------------------------------------------------

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .agreement import (NonNumber, agreement_by_expression, average_over_expressions, human_individual,
+from .belem_agreement import (NonNumber, agreement_by_expression, average_over_expressions, human_individual,
                         human_individual_summary, mode_pa, random_baseline, reference_distribution)
 from .answers import HUMAN, check_answers, compact, of_agent
-from .attention import DEFAULT_THRESHOLD, attention_filter, keep_included, label_ranking
-from .knowledge_bias import knowledge_bias_table
+from .belem_attention import DEFAULT_THRESHOLD, attention_filter, keep_included, label_ranking
+from .belem_knowledge_bias import knowledge_bias_table
 
 HUMAN_MODE = "Human Mode"
 HUMAN_INDIVIDUAL = "Human Individual"

@@ -4,7 +4,8 @@ Adding a kind: write a module with an ``Instrument`` subclass and add it to ``_K
 """
 from __future__ import annotations
 
-from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt
+from .base import ImportRowError, Instrument, Prompt
+from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
 from .speaker_belief import SpeakerBelief
 from .wep_probability import WepProbability
 
@@ -35,5 +36,5 @@ def instrument_choices() -> list[tuple[str, str]]:
 register(SpeakerBelief())
 register(WepProbability())
 
-__all__ = ["AnswerError", "ImportRowError", "Instrument", "ParsedAnswer", "Prompt",
+__all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

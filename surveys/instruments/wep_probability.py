@@ -113,7 +113,8 @@ class WepProbability(Instrument):
         answer = f" {item.demo_answer:g}" if with_answer else ""
         return f"Question: {self.sentence(item)}\n{ANSWER_INSTRUCTION}\n{ANSWER_CUE}{answer}"
 
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True) -> Prompt:
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
         demos = list(demonstrations) if few_shot else []
         scale = "\n".join(f"- {line}" for line in SCALE_ENDS)
         header = f"{TASK_INTRO}\n{scale}"

@@ -218,7 +218,7 @@ class IntervalShape(AnswerShape):
 
 # --- helpers shared by the shapes -------------------------------------------------------------------
 FIRST_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")
-PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+PLAIN_NUMBER = re.compile(r"^-?[0-9]+(?:\.[0-9]+)?$")
 
 
 def first_number(text: str) -> float | None:

@@ -90,6 +90,9 @@ class WepProbability(Instrument):
     scale_step = 5  # the page's buttons; validate() also accepts any whole number 0–100
     expressions = EXPRESSIONS
     task_intro = TASK_INTRO
+    # Tang et al. and the Fagen-Ulmschneider survey keep every respondent: Belem's attention filter is off by
+    # default (a study can still turn it on).
+    attention_filter_default = False
     scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Item designs: modules exposing ``generate(study, **options) -> list[dict]`` (item field dicts)."""

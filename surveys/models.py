@@ -84,6 +84,12 @@ class Study(models.Model):
     attention_threshold = models.FloatField(
         default=0.2, help_text="Participants with Spearman ρ at or below this fail the attention check."
     )
+    attention_filter = models.BooleanField(
+        null=True, blank=True,
+        help_text="Apply Belem et al.'s attention filter (Spearman ρ > threshold) in the report. Empty: the "
+        "instrument's default (on for speaker belief; off for the Tang, Bahaj and Sileo kinds, whose papers "
+        "keep every respondent).",
+    )
     reference_study = models.ForeignKey(
         "self",
         null=True,
@@ -109,6 +115,11 @@ class Study(models.Model):
     def kind(self):
         """The study's instrument object."""
         return get_instrument(self.instrument)
+
+    @property
+    def applies_attention_filter(self) -> bool:
+        """Whether the report filters participants: the study's setting, else its instrument's default."""
+        return self.kind.attention_filter_default if self.attention_filter is None else self.attention_filter
 
     def participant_link(self, base: str | None = None) -> str:
         """The URL to paste into Prolific, with Prolific's placeholders (``base``: default SITE_URL)."""

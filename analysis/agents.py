@@ -2,7 +2,8 @@
 
 An **agent** is a model configuration: the endpoint's name and the mode, plus what changes the answers —
 the temperature (always for sampled runs, for other modes when it is not 0), ``zero-shot`` without the
-demonstrations and the prompt version when it is not the default. The run's own name, id, study and
+demonstrations, the prompt version when it is not the default and the prompt style when it is not
+``standard`` (e.g. ``gpt-4 (greedy, cot)``). The run's own name, id, study and
 number of samples are left out, so the same configuration has the same name on a non-verifiable study
 and on its verifiable companion and the two rows of the report line up.
 
@@ -31,6 +32,7 @@ from surveys.models import Study
 
 ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
 DEFAULT_PROMPT_VERSION = ElicitationRun._meta.get_field("prompt_version").default
+DEFAULT_PROMPT_STYLE = ElicitationRun._meta.get_field("prompt_style").default
 
 
 def agent_name(run: ElicitationRun) -> str:
@@ -43,6 +45,8 @@ def agent_name(run: ElicitationRun) -> str:
         parts.append("zero-shot")
     if run.prompt_version and run.prompt_version != DEFAULT_PROMPT_VERSION:
         parts.append(f"prompt {run.prompt_version}")
+    if run.prompt_style and run.prompt_style != DEFAULT_PROMPT_STYLE:
+        parts.append(run.prompt_style)
     return f"{run.endpoint.name} ({', '.join(parts)})"
 
 

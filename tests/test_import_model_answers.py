@@ -356,3 +356,33 @@ def _help(command: str) -> str:
 
     parser = load_command_class("analysis", command).create_parser("manage.py", command)
     return parser.format_help()
+
+
+# --- a choice instrument (WEP choice, Tang RQ2) ------------------------------------------------------------
+def test_choice_answers_standard_and_cot(db, tmp_path):
+    study = Study.objects.create(slug="rq2", title="RQ2", instrument="wep_choice")
+    options = "A.is almost certainly|B.is likely to be|C.is maybe|D.is unlikely to be|E.is almost certainly not"
+    items = write_csv(tmp_path / "items.csv", ["key", "statement", "options"], [
+        ["h1", "A height picked at random _ below 99.", options],
+        ["h2", "A height picked at random _ above 99.", options],
+    ])
+    import_items(study, items)
+    standard = write_csv(tmp_path / "standard.csv", ["key", "answer"], [["h1", "B"], ["h2", "B.is likely to be"]])
+    summary = import_model_answers(study, standard, ModelAnswerFile(model="gpt-4-0613", fields={"key": "key"}))
+    assert dict(ModelResponse.objects.filter(run=summary.run).values_list("item__key", "choice")) == {"h1": "B", "h2": "B"}
+    cot = tmp_path / "cot.jsonl"
+    cot.write_text("\n".join(json.dumps(r) for r in [
+        {"key": "h1", "answer": "About 70% of the heights are below 99, so B or C... I choose: C"},
+        {"key": "h2", "answer": "I cannot tell from these numbers."},  # no option: unreadable, kept
+    ]))
+    summary = import_model_answers(study, cot, ModelAnswerFile(model="gpt-4-0613", prompt_style="cot"))
+    rows = {r.item.key: r for r in ModelResponse.objects.filter(run=summary.run)}
+    assert (rows["h1"].status, rows["h1"].choice, rows["h1"].value, rows["h1"].bin) == ("ok", "C", None, None)
+    assert rows["h2"].status == "unparseable" and rows["h2"].choice == "" and summary.unparseable == 1
+    assert summary.run.prompt_style == "cot"
+    # the two prompt styles are two agents of the report
+    agents = study_answers(study).groupby("agent").size().to_dict()
+    assert agents == {"gpt-4-0613 (greedy)": 2, "gpt-4-0613 (greedy, cot)": 2}
+    with pytest.raises(ImportFailed, match=re.escape("a 0–1 scale applies to number answers; wep_choice answers with a choice")):
+        import_model_answers(study, write_csv(tmp_path / "s.csv", ["key", "answer"], [["h1", "A"]]),
+                             ModelAnswerFile(model="m", scale="1"))

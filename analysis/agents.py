@@ -3,7 +3,7 @@
 An **agent** is a model configuration: the endpoint's name and the mode, plus what changes the answers —
 the temperature (always for sampled runs, for other modes when it is not 0), ``zero-shot`` without the
 demonstrations, the prompt version when it is not the default and the prompt style when it is not
-``standard`` (e.g. ``cot``). The run's own name, id, study and
+``standard`` (e.g. ``gpt-4 (greedy, cot)``). The run's own name, id, study and
 number of samples are left out, so the same configuration has the same name on a non-verifiable study
 and on its verifiable companion and the two rows of the report line up.
 

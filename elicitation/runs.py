@@ -114,8 +114,17 @@ def _set_running(run: ElicitationRun) -> None:
     run.save(update_fields=["status", "status_reason", "finished_at", "last_started_at", "started_at"])
 
 
+def refuse_imported(run: ElicitationRun) -> None:
+    """An imported run holds answers read from a file: there is nothing to ask, and its endpoint stands for
+    a model that is not reachable."""
+    if run.source == ElicitationRun.Source.IMPORTED:
+        raise RunStateError(f"run {run.pk} holds imported answers ({run.source_file or 'a file'}); "
+                            "it cannot be started or resumed")
+
+
 def start_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
     """Start a draft run: create its rows and queue its items. Returns the queued item ids."""
+    refuse_imported(run)
     errors = settings_errors(run)
     if errors:
         raise RunStateError("; ".join(f"{k}: {v}" for k, v in errors.items()))
@@ -141,6 +150,7 @@ def cancel_run(run: ElicitationRun, reason: str = "") -> bool:
 def resume_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
     """Carry on a stopped or finished run: failed answers become pending again and every item with a
     pending answer is queued (answers already given are kept). Returns the queued item ids."""
+    refuse_imported(run)
     if run.status == Status.DRAFT:
         return start_run(run, queue=queue)
     with transaction.atomic():

@@ -30,7 +30,7 @@
     if (!form.querySelector("input[name=value]:checked")) {
       event.preventDefault();
       if (error) {
-        error.textContent = "Please choose an answer before continuing.";
+        error.textContent = error.getAttribute("data-empty-message") || "Please choose an answer before continuing.";
         error.hidden = false;
       }
       var first = form.querySelector("input[name=value]");

@@ -47,6 +47,14 @@ ZH_HANS: dict[str, str] = {
     "Your answer to that question was already saved; it has not been changed.": "您对该问题的回答已经保存,没有被更改。",
     "Please answer the questions in order.": "请按顺序回答问题。",
     "Please choose an answer before continuing.": "请先选择一个答案再继续。",
+    "Please choose one of the options shown.": "请从显示的选项中选择一个。",
+    "Please enter a lower and an upper bound before continuing.": "请先输入下限和上限再继续。",
+    "Please enter a lower bound.": "请输入下限。",
+    "Please enter a upper bound.": "请输入上限。",
+    "Each bound must be a number (for example 12 or -3.5).": "每个界限都必须是数字(例如12或-3.5)。",
+    "The lower bound must not be greater than the upper bound.": "下限不能大于上限。",
+    "Lower bound": "下限",
+    "Upper bound": "上限",
     "I agree": "我同意",
     "I do not agree": "我不同意",
     "Please choose whether you agree to take part.": "请选择您是否同意参加。",
@@ -108,7 +116,7 @@ ZH_HANS: dict[str, str] = {
     "Start the questions": "开始答题",
 }
 
-_BLOCK = re.compile(r'^msgid ((?:".*"\n)+)msgstr ""\n', re.M)
+_MSGID = re.compile(r'^msgid ((?:".*"\n?)+)', re.M)
 
 
 def _unquote(lines: str) -> str:
@@ -120,19 +128,23 @@ def _quote(text: str) -> str:
 
 
 def fill(path: Path) -> list[str]:
-    """Write the known translations into the .po at ``path``; returns the message ids left untranslated."""
-    text = path.read_text(encoding="utf-8")
+    """Write the translations into the .po at ``path``: every entry whose message id is known gets its msgstr
+    (msgmerge's fuzzy guesses and their "#|" previous ids are dropped); returns the ids left untranslated."""
+    entries = path.read_text(encoding="utf-8").strip("\n").split("\n\n")
     missing: list[str] = []
-
-    def replace(match: re.Match) -> str:
-        msgid = _unquote(match.group(1))
-        if msgid and msgid not in ZH_HANS:
+    out = []
+    for entry in entries:
+        match = _MSGID.search(entry)
+        msgid = _unquote(match.group(1).split("msgstr")[0]) if match else ""
+        if not msgid:  # the header
+            entry = entry.replace("#, fuzzy\n", "", 1).replace('"Language: \\n"', '"Language: zh_Hans\\n"', 1)
+        elif msgid in ZH_HANS:
+            comments = [line for line in entry.split("\n") if line.startswith("#:") or line.startswith("#.")]
+            entry = "\n".join([*comments, f"msgid {match.group(1).strip()}", f"msgstr {_quote(ZH_HANS[msgid])}"])
+        elif not entry.startswith("#~"):
             missing.append(msgid)
-        return f"msgid {match.group(1)}msgstr {_quote(ZH_HANS[msgid])}\n" if msgid in ZH_HANS else match.group(0)
-
-    text = _BLOCK.sub(replace, text)
-    text = text.replace('"Language: \\n"', '"Language: zh_Hans\\n"', 1)
-    path.write_text(text, encoding="utf-8")
+        out.append(entry)
+    path.write_text("\n\n".join(out) + "\n", encoding="utf-8")
     return missing
 
 

@@ -40,13 +40,20 @@ PLACEHOLDER = re.compile(r"%[A-Z_]+%|\{\{|\}\}")
 MAX_CLIENT_MS = 24 * 3600 * 1000  # anything longer than a day is not a measurement
 MAX_STORED_MS = 2**31 - 1  # PositiveIntegerField's portable upper bound
 
-# The instruments' answer messages (AnswerError), marked here so that makemessages keeps their translations;
+# The instruments' and answer shapes' messages (AnswerError, empty/number/order messages), marked here so that makemessages keeps their translations;
 # submit_answer translates the message it gets in the participant's study language.
 ANSWER_MESSAGES = (
     gettext_noop("Please choose one of the answers from 0 to 100."),
     gettext_noop("Please choose one of the answers from 0 to 100 (in steps of 5)."),
     gettext_noop("Please enter a number from 0 to 100."),
     gettext_noop("Please enter a whole number from 0 to 100."),
+    gettext_noop("Please choose an answer before continuing."),
+    gettext_noop("Please choose one of the options shown."),
+    gettext_noop("Please enter a lower and an upper bound before continuing."),
+    gettext_noop("Please enter a lower bound."),
+    gettext_noop("Please enter a upper bound."),
+    gettext_noop("Each bound must be a number (for example 12 or -3.5)."),
+    gettext_noop("The lower bound must not be greater than the upper bound."),
 )
 
 ENDED_STATUSES = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.SCREENED_OUT)
@@ -283,12 +290,14 @@ def parse_client_ms(raw: Any) -> int | None:
     return int(round(value))
 
 
-def submit_answer(participant: Participant, position: int, item_id: int, raw_value: Any,
+def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
                   client_time_ms: Any = None) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
-    The last answer also completes the participant (see ``complete``) in the same transaction.
+    ``answer``: the posted form (the instrument's answer shape reads its own fields) or, for a one-field
+    shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
+    transaction.
     """
     with transaction.atomic():
         locked = _locked(participant)
@@ -306,13 +315,15 @@ def submit_answer(participant: Participant, position: int, item_id: int, raw_val
                                                           "it has not been changed."))
         if slot.pk != progress.slot.pk:
             return Submission(Outcome.REJECTED, _("Please answer the questions in order."))
-        raw = "" if raw_value is None else str(raw_value).strip()
-        if not raw:
-            return Submission(Outcome.INVALID, _("Please choose an answer before continuing."))
+        kind = locked.study.kind
+        data = kind.shape.form_data(answer)
+        if kind.shape.is_empty(data):
+            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
         try:
-            value = locked.study.kind.validate(raw)
+            typed = kind.validate_answer(slot.item, data)
         except AnswerError as exc:
-            return Submission(Outcome.INVALID, _(str(exc)))  # instruments' messages: ANSWER_MESSAGES
+            return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
+        raw = kind.shape.raw(data)
         client_ms = parse_client_ms(client_time_ms)
         now = timezone.now()
         taken = None
@@ -321,7 +332,7 @@ def submit_answer(participant: Participant, position: int, item_id: int, raw_val
         try:
             with transaction.atomic():
                 response = Response.objects.create(
-                    assignment=slot, participant=locked, item_id=slot.item_id, value=value, raw=raw[:200],
+                    assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(), raw=raw[:200],
                     time_taken_ms=taken, client_time_ms=client_ms, created_at=now,
                 )
         except IntegrityError:

@@ -122,6 +122,9 @@ class WepProbability(Instrument):
     scale_step = 5  # the page's buttons; validate() also accepts any whole number 0–100
     expressions = EXPRESSIONS
     task_intro = TASK_INTRO
+    # Tang et al. and the Fagen-Ulmschneider survey keep every respondent: Belem's attention filter is off by
+    # default (a study can still turn it on).
+    attention_filter_default = False
     scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------
@@ -170,7 +173,8 @@ class WepProbability(Instrument):
             return f"问题:{self.sentence(item)}\n{ZH_ANSWER_INSTRUCTION}\n{ZH_ANSWER_CUE}{answer}"
         return f"Question: {self.sentence(item)}\n{ANSWER_INSTRUCTION}\n{ANSWER_CUE}{answer}"
 
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True) -> Prompt:
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
         """The prompt in the item's language (the demonstrations are worded in their own language; a
         Chinese study's demonstrations are Chinese items)."""
         demos = list(demonstrations) if few_shot else []

@@ -32,6 +32,7 @@ from analysis.dataset import study_answers
 from analysis.filtering import FilterError, FilterResult, apply_attention_filter, is_verifiable
 from analysis.metrics.tang_divergence import tang_table
 from surveys.models import Study
+from surveys.participation import participation
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
 STATEMENT_SETS = {"nv": "non-verifiable statements", "v": "verifiable statements"}
@@ -139,6 +140,7 @@ class StudyReport:
             "generated_at": self.generated_at.isoformat(timespec="seconds"),
             "agents": agents, "attention_filter": filters, "statement_sets": self.sets,
             "not_comparable": self.not_comparable(),
+            "participation": {s.slug: participation(s) for s in (self.nv_study, self.v_study) if s is not None},
         }
 
     def to_json(self) -> dict[str, Any]:

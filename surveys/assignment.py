@@ -4,7 +4,8 @@ Each participant gets ``items_per_expression`` statements per expression (for a 
 half true, half false), plus ``controls_per_participant`` control items, each from a different
 statement (by text) where possible, in random order. Items are chosen least-used first, where an item's use
 counts the slots of started and completed participants and the answered slots of everyone else
-(so a participant who returns the study or times out gives their unanswered slots back).
+(so a participant who returns the study or times out gives their unanswered slots back); test participants
+(surveys.test_mode) are not counted.
 
 Each draw is a small integer program (scipy's milp): no statement more than ⌈items / statements⌉ times
 in one list (the demo: 30 items over 20 statements → at most twice); then least-used items first, so that
@@ -35,7 +36,8 @@ from .models import Assignment, Item, Participant, Study
 
 def item_usage(study: Study) -> dict[int, int]:
     """How often each main item of ``study`` is taken, for balancing."""
-    counted = Q(assignments__participant__status__in=Participant.ACTIVE) | Q(assignments__response__isnull=False)
+    counted = ((Q(assignments__participant__status__in=Participant.ACTIVE) | Q(assignments__response__isnull=False))
+               & Q(assignments__participant__is_test=False))  # test participants do not use up items
     rows = study.main_items().annotate(used=Count("assignments", filter=counted, distinct=True))
     return dict(rows.values_list("id", "used"))
 

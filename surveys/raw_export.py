@@ -12,6 +12,7 @@ COLUMNS: tuple[str, ...] = (
     "study", "prolific_pid", "participant_status", "position", "item_key", "label", "expression",
     "statement_id", "statement_type", "truth", "is_control", "speaker_shown", "speaker_gender_shown",
     "sentence_shown", "value", "time_taken_ms", "client_time_ms", "answered_at", "imported",
+    "test",  # a test participant (surveys.test_mode): not in reports or the combined export
 )
 CHUNK_SIZE = 2000
 
@@ -54,6 +55,7 @@ def raw_rows(study: Study) -> Iterator[list[str]]:
             _number(response.client_time_ms),
             response.created_at.isoformat(),
             "true" if response.imported else "false",
+            "true" if participant.is_test else "false",
         ]
 
 

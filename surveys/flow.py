@@ -160,7 +160,8 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Part
     except BadTestToken:
         raise FlowError("This test link is not valid",
                         "The address carries a test marker that this site did not issue for this study. "
-                        "Researchers: copy a fresh test link from `manage.py show_links` or the admin.") from None
+                        "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
+                        "or the admin.") from None
     check_study_open(study)
     check_not_withdrawn(study, ids.pid)
     participant, _ = Participant.objects.get_or_create(

@@ -47,7 +47,8 @@ def summary_line(p: dict[str, Any]) -> str:
              f"{p['declined']} declined consent ({pct(p['decline_rate'])})",
              f"{p['started']} in progress"]
     for key, label in (("returned", "returned"), ("timed_out", "timed out"), ("screened_out", "screened out"),
-                       ("withdrawn", "withdrew (data removed)"), ("test_participants", "test participants, not counted")):
+                       ("withdrawn", "withdrew (data removed)"),
+                       ("test_participants", "test participants, not counted")):
         if p[key]:
             parts.append(f"{p[key]} {label}")
     return ", ".join(parts)

@@ -98,5 +98,5 @@ def remove_test_participants(queryset: QuerySet[Participant], *, by: str) -> lis
         pids = ", ".join(real.order_by("prolific_pid").values_list("prolific_pid", flat=True)[:5])
         raise WithdrawalError(f"{real.count()} selected participant(s) are not test participants ({pids}): "
                               "nothing was removed. Real participants' data are removed only when they "
-                              "withdraw (action “Withdraw …” or `manage.py withdraw`).")
+                              "withdraw (action “Withdraw …” or `.venv/bin/python manage.py withdraw`).")
     return [_remove(p, Withdrawal.Reason.TEST, by, "") for p in queryset.select_related("study")]

@@ -70,7 +70,8 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if o["sync"]:
             return self._sync(run)
-        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: manage.py elicit --status {run.pk} "
+        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: "
+                          f".venv/bin/python manage.py elicit --status {run.pk} "
                           f"or /admin/elicitation/elicitationrun/{run.pk}/monitor/")
         if o["wait"]:
             self._wait(run)
@@ -87,7 +88,7 @@ class Command(BaseCommand):
             raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
         study = get_study(o["study"])
         if not o["endpoint"]:
-            raise CommandError("--endpoint is required (register one with manage.py add_endpoint)")
+            raise CommandError("--endpoint is required (register one with .venv/bin/python manage.py add_endpoint)")
         endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
         if not o["estimate_only"] and (problem := missing_key(endpoint)):
             raise CommandError(problem)  # before a run is created: it could not get a single answer

@@ -42,7 +42,9 @@ class StudyExportView(APIView):
             return Response({"detail": f"format must be one of {', '.join(FORMATS)}"},
                             status=status.HTTP_404_NOT_FOUND)
         raw_ids = request.query_params.get("raw_ids") in ("1", "true")
-        response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids), content_type=CONTENT_TYPES[fmt])
+        include_test = request.query_params.get("include_test") in ("1", "true")
+        response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
+                                         content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{export_filename(study, fmt)}"'
         return response
 

@@ -18,6 +18,7 @@ from analysis.reports import ReportError, build_report, png_data_uri
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
+from surveys.participation import participation, summary_line
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
 
@@ -137,7 +138,9 @@ def _header(upload) -> list[str]:
 # --- pages ------------------------------------------------------------------------------------
 def report_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
     """The report as HTML tables with the figures inline."""
-    context = admin_context | {"study": study, "title": f"Report: {study.title}", "formats": FORMATS}
+    context = admin_context | {"study": study, "title": f"Report: {study.title}", "formats": FORMATS,
+                               "participation_lines": {s.slug: summary_line(participation(s))
+                                                       for s in (study.reference_study, study) if s is not None}}
     try:
         report = build_report(study)
     except ReportError as exc:
@@ -160,11 +163,14 @@ def report_json(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 def export_download(request: HttpRequest, study: Study, fmt: str) -> HttpResponse:
-    """The combined export, streamed; ``?raw_ids=1`` for PROLIFIC_PIDs instead of hashes."""
+    """The combined export, streamed; ``?raw_ids=1`` for PROLIFIC_PIDs instead of hashes, ``?include_test=1``
+    for test participants too."""
     if fmt not in FORMATS:
         return HttpResponse(f"unknown format {fmt!r}", status=404, content_type="text/plain")
     raw_ids = request.GET.get("raw_ids") in ("1", "true", "on")
-    response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids), content_type=CONTENT_TYPES[fmt])
+    include_test = request.GET.get("include_test") in ("1", "true", "on")
+    response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
+                                     content_type=CONTENT_TYPES[fmt])
     name = export_filename(study, fmt)
     if raw_ids:
         name = name.replace("-answers.", "-answers-raw-ids.")

@@ -52,6 +52,24 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     return errors
 
 
+def missing_key(endpoint: ModelEndpoint) -> str:
+    """Why a run on ``endpoint`` cannot start for want of its API key ("" when it can): the endpoint names a
+    key variable that is not set (or is empty) in this process's environment. Checked by every start path
+    (``start_run``, ``resume_run``; the elicit command before it creates a run), so a run is refused at once
+    instead of failing every answer after its retries."""
+    if endpoint.api_key_env and not endpoint.api_key():
+        return (f"endpoint {endpoint.name!r} reads its API key from the environment variable "
+                f"{endpoint.api_key_env}, which is not set: set {endpoint.api_key_env} for the web server and "
+                "the workers (then restart them), or change the endpoint's key variable")
+    return ""
+
+
+def _check_key(run: ElicitationRun) -> None:
+    problem = missing_key(run.endpoint)
+    if problem:
+        raise RunStateError(problem)
+
+
 def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *, items: Iterable[Item] = (),
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
@@ -128,6 +146,7 @@ def start_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
     errors = settings_errors(run)
     if errors:
         raise RunStateError("; ".join(f"{k}: {v}" for k, v in errors.items()))
+    _check_key(run)
     with transaction.atomic():
         run = ElicitationRun.objects.select_for_update().get(pk=run.pk)
         if run.status != Status.DRAFT:
@@ -153,6 +172,7 @@ def resume_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
     refuse_imported(run)
     if run.status == Status.DRAFT:
         return start_run(run, queue=queue)
+    _check_key(run)
     with transaction.atomic():
         run = ElicitationRun.objects.select_for_update().get(pk=run.pk)
         if run.status not in RESUMABLE:

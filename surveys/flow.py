@@ -32,6 +32,8 @@ from scipy import stats
 from .assignment import assign
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
+from .test_mode import BadTestToken, is_test_entry
+from .withdrawal import check_not_withdrawn
 
 PID_PARAM, STUDY_PARAM, SESSION_PARAM = "PROLIFIC_PID", "STUDY_ID", "SESSION_ID"
 PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,64}")
@@ -171,12 +173,20 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Part
     existing = Participant.objects.filter(study=study, prolific_pid=ids.pid).first()
     if existing is not None:
         return existing
+    try:
+        is_test = is_test_entry(study, params)
+    except BadTestToken:
+        raise FlowError("This test link is not valid",
+                        "The address carries a test marker that this site did not issue for this study. "
+                        "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
+                        "or the admin.") from None
     check_study_open(study)
+    check_not_withdrawn(study, ids.pid)
     participant, _ = Participant.objects.get_or_create(
         study=study,
         prolific_pid=ids.pid,
         defaults={"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,
-                  "user_agent": user_agent[:1000]},
+                  "user_agent": user_agent[:1000], "is_test": is_test},
     )
     return participant
 
@@ -188,7 +198,7 @@ def current_step(participant: Participant) -> Progress:
         return Progress(Step.ENDED)
     if participant.status == Participant.Status.COMPLETED:
         return Progress(Step.DONE)
-    if participant.consented_at is None:
+    if participant.consented_at is None:  # also after declining: they may change their mind
         return Progress(Step.CONSENT)
     if participant.instructions_read_at is None:
         return Progress(Step.INSTRUCTIONS)
@@ -216,16 +226,25 @@ def _expect(participant: Participant, step: Step) -> None:
 
 
 def record_consent(participant: Participant, agreed: bool) -> bool:
-    """Record consent; ``agreed=False`` (declining) changes nothing. Returns ``agreed``.
+    """Record consent, or the decline: status ``declined`` with ``declined_at`` (the latest decline).
+    A participant who declined and opens the link again sees the consent page again; agreeing then puts
+    them back to ``started`` (``declined_at`` keeps when they declined). Returns ``agreed``.
 
     OutOfStep if consent was already recorded.
     """
     with transaction.atomic():
         locked = _locked(participant)
         _expect(locked, Step.CONSENT)
+        now, before = timezone.now(), locked.status
         if agreed:
-            locked.consented_at = timezone.now()
-            locked.save(update_fields=["consented_at"])
+            locked.consented_at = now
+            locked.status = Participant.Status.STARTED
+        else:
+            locked.declined_at = now
+            locked.status = Participant.Status.DECLINED
+        if locked.status != before:
+            locked.status_changed_at = now
+        locked.save(update_fields=["consented_at", "declined_at", "status", "status_changed_at"])
     participant.refresh_from_db()
     return agreed
 

@@ -12,8 +12,8 @@ from tqdm import tqdm
 from elicitation import conf
 from elicitation.estimate import estimate_run
 from elicitation.models import ElicitationRun, ModelEndpoint
-from elicitation.runs import (RunStateError, cancel_run, create_run, progress, resume_run, run_sync,
-                              start_run)
+from elicitation.runs import (RunStateError, cancel_run, create_run, missing_key, progress, resume_run,
+                              run_sync, start_run)
 from surveys.cli import get_study, lookup
 
 Status = ElicitationRun.Status
@@ -72,7 +72,8 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if o["sync"]:
             return self._sync(run)
-        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: manage.py elicit --status {run.pk} "
+        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: "
+                          f".venv/bin/python manage.py elicit --status {run.pk} "
                           f"or /admin/elicitation/elicitationrun/{run.pk}/monitor/")
         if o["wait"]:
             self._wait(run)
@@ -89,8 +90,10 @@ class Command(BaseCommand):
             raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
         study = get_study(o["study"])
         if not o["endpoint"]:
-            raise CommandError("--endpoint is required (register one with manage.py add_endpoint)")
+            raise CommandError("--endpoint is required (register one with .venv/bin/python manage.py add_endpoint)")
         endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
+        if not o["estimate_only"] and (problem := missing_key(endpoint)):
+            raise CommandError(problem)  # before a run is created: it could not get a single answer
         items = []
         if o["items"]:
             keys = [k.strip() for k in o["items"].split(",") if k.strip()]

@@ -48,6 +48,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analysis.agents import agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
@@ -105,7 +106,7 @@ class ModelAnswerFile:
     def problems(self) -> list[str]:
         """What is wrong with these settings (empty when they can be used)."""
         out = []
-        if not self.model.strip() or not slugify(self.model):
+        if not self.model.strip() or not endpoint_name(self.model):
             out.append("give the model's name (letters or digits)")
         if self.shape not in SHAPES:
             out.append(f"shape must be one of {', '.join(SHAPES)}, not {self.shape!r}")
@@ -147,10 +148,10 @@ class ModelImportSummary:
     unanswered_expressions: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        text = (f"run {self.run.pk} ({self.run.endpoint.name}, {self.run.mode}, imported): {self.answers} answers "
+        text = (f"run {self.run.pk} (imported; agent {agent_name(self.run)!r}): {self.answers} answers "
                 f"to {self.items} items, {self.unparseable} unparseable (kept)")
         if self.missing:
-            text += f"; {self.missing} missing cells skipped"
+            text += f"; {self.missing} missing cell{'s' if self.missing != 1 else ''} skipped"
         for note in (self.scale_note, self.mapping_note):
             if note:
                 text += f"; {note}"
@@ -352,10 +353,7 @@ def is_missing(raw: str) -> bool:
 def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
     """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
     fields = dict(settings.fields)
-    if fmt == "csv":
-        first = read_table(data)[0] if data.strip() else []
-    else:
-        first = []
+    first = [h.strip() for h in next(csv.reader(io.StringIO(_decode(io.BytesIO(data)))), [])] if fmt == "csv" else []
     if not fields and fmt == "csv":  # the columns named like the item's fields
         fields = {f: f for f in MATCH_FIELDS if f in first and f not in settings.fixed
                   and f not in (settings.answer, settings.sample)}
@@ -527,10 +525,15 @@ def outcome_of(kind: Instrument, cell: _Cell, percent: bool) -> tuple[Outcome, s
 
 
 # --- writing ----------------------------------------------------------------------------------
+def endpoint_name(model: str) -> str:
+    """The endpoint name of an external model: its name as a slug, dots as hyphens (gpt-3.5 → gpt-3-5)."""
+    return slugify(model.replace(".", "-"))[:50]
+
+
 def imported_endpoint(model: str) -> ModelEndpoint:
     """The endpoint standing for an external model (created once; never called). ImportFailed when a live
     endpoint has that name: imported answers need a name of their own so the report keeps them apart."""
-    name = slugify(model)[:50]
+    name = endpoint_name(model)
     endpoint, _ = ModelEndpoint.objects.get_or_create(
         name=name, defaults={"base_url": IMPORTED_BASE_URL, "model": model[:200], "notes": IMPORTED_NOTES,
                              "max_concurrency": 1})

@@ -127,6 +127,8 @@ def _pairs(text: str) -> list[str]:
 
 def _header(upload) -> list[str]:
     """The header cells of an uploaded CSV (for the error page), or []."""
+    if str(getattr(upload, "name", "")).lower().endswith((".jsonl", ".ndjson")):
+        return []
     try:
         upload.seek(0)
         rows = read_csv_rows(io.BytesIO(upload.read()), [])

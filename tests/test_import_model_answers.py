@@ -273,7 +273,7 @@ def test_the_imported_run_is_an_agent_of_the_study(wep_study, tmp_path):
     import_model_answers(wep_study, tang_file(tmp_path / "gpt35.csv", columns=3),
                          ModelAnswerFile(model="gpt-3.5-turbo", shape="wide", mode="sampled", temperature=1))
     answers = study_answers(wep_study)
-    assert answers.groupby("agent").size().to_dict() == {"gpt-4 (greedy)": 255, "gpt-35-turbo (sampled T=1)": 51}
+    assert answers.groupby("agent").size().to_dict() == {"gpt-4 (greedy)": 255, "gpt-3-5-turbo (sampled T=1)": 51}
     medians = answers[answers["agent"] == "gpt-4 (greedy)"].groupby("label")["value"].median()
     assert medians.to_dict() == {k: float(v) for k, v in SILEO_MEDIANS.items()}
     uses = choose_runs(wep_study, "nv")

@@ -329,6 +329,12 @@ def test_admin_upload(admin_client, wep_study, tmp_path):
     assert response.status_code == 302
     run = ElicitationRun.objects.get(source="imported")
     assert run.source_file == "t.csv" and ModelResponse.objects.filter(run=run).count() == 34
+    run_page = admin_client.get(f"/admin/elicitation/elicitationrun/{run.pk}/change/").content.decode()
+    assert run.source_sha256 in run_page and "imported answers (produced elsewhere)" in run_page
+    resumed = admin_client.post("/admin/elicitation/elicitationrun/", {"action": "resume_runs",
+                                                                        "_selected_action": [run.pk]}, follow=True)
+    assert "holds imported answers" in resumed.content.decode()
+    assert ModelResponse.objects.filter(run=run).count() == 34
     bad = write_csv(tmp_path / "b.csv", ["expression", "answer"], [["likely", "1"], ["nope", "2"]]).read_bytes()
     response = admin_client.post(url, form | {"shape": "long", "model": "m2", "file": SimpleUploadedFile("b.csv", bad)})
     assert response.status_code == 400

@@ -20,6 +20,8 @@ Two shapes of file:
   WEP names one item, each column is another sample of it (sample index = the column's position); when it
   names several (one per context), the columns stand for them, in the order of their statement ids
   (``columns="position"``), or by the item field their header holds (``columns="statement_id"``…).
+  ``aliases`` map an expression as the file writes it to the study's (Tang's ENC files write "almost
+  certainly" and "chances about even" for the survey's "almost certain" and "about even").
 
 Numbers written on a 0–1 scale (Tang's models answered probabilities 0–1) are read on the instrument's 0–100
 scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
@@ -94,6 +96,7 @@ class ModelAnswerFile:
     wep: str | None = None           # wide: the column with the WEP (default: the first)
     columns: str = "auto"
     ignore: tuple[str, ...] = ()     # wide: more columns to ignore
+    aliases: dict[str, str] = field(default_factory=dict)  # an expression as the file writes it → the study's
     scale: str = "auto"
     keep_missing: bool = False
     mode: str = ElicitationRun.Mode.GREEDY
@@ -120,6 +123,9 @@ class ModelAnswerFile:
         both = set(self.fields) & set(self.fixed)
         if both:
             out.append(f"{', '.join(sorted(both))}: given both as a column and as a fixed value")
+        for written, meant in self.aliases.items():
+            if not written.strip() or not meant.strip():
+                out.append(f"alias {written!r} → {meant!r}: write both the file's expression and the study's")
         if self.columns not in WIDE_COLUMNS + MATCH_FIELDS:
             out.append(f"columns must be one of {', '.join(WIDE_COLUMNS)} or an item field, not {self.columns!r}")
         if self.scale not in SCALES:
@@ -189,6 +195,14 @@ def item_values(item: Item, name: str) -> set[str]:
     if name == "truth":
         return {item.truth or ""}
     return {normalise(item.text()), normalise(item.statement)} - {""}  # text: as shown, or the statement
+
+
+def aliased(raw: str, aliases: Mapping[str, str]) -> str:
+    """An expression cell with ``aliases`` applied (both sides compared as labels: case and spacing ignored)."""
+    if not aliases:
+        return raw
+    table = {normalise_expression(k): v for k, v in aliases.items()}
+    return table.get(normalise_expression(raw), raw) if (raw or "").strip() else raw
 
 
 def cell_value(name: str, raw: str, column: str) -> str:
@@ -385,7 +399,10 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
     for line, row in records:
         try:
             if names:
-                item = matcher.match({f: (fields[f], row.get(fields[f], "")) for f in names})
+                values = {f: (fields[f], row.get(fields[f], "")) for f in names}
+                if "expression" in values:
+                    values["expression"] = (fields["expression"], aliased(values["expression"][1], settings.aliases))
+                item = matcher.match(values)
             elif len(matcher.items) == 1:
                 item = matcher.items[0]
             else:
@@ -439,7 +456,7 @@ def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _WideRe
         by_field = ItemMatcher(study, ["expression", settings.columns], settings.fixed)
     cells, errors, ignored_rows, missing, mappings = [], [], [], 0, set()
     for line, row in rows:
-        wep = row[wep_at]
+        wep = aliased(row[wep_at], settings.aliases)
         try:
             label = cell_value("expression", wep, wep_name)
         except _CellError as exc:
@@ -659,13 +676,15 @@ def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
     return run
 
 
-def parse_assignments(values: Iterable[str], what: str) -> dict[str, str]:
-    """``FIELD=VALUE`` strings (command-line ``--field``/``--set``) as a dict; ValueError naming a bad one."""
+def parse_assignments(values: Iterable[str], what: str, check_fields: bool = True) -> dict[str, str]:
+    """``FIELD=VALUE`` strings (command-line ``--field``/``--set``/``--alias``) as a dict; ValueError naming a
+    bad one."""
     out = {}
     for text in values:
         name, sep, value = text.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"{what} {text!r}: write FIELD=VALUE (fields: {', '.join(MATCH_FIELDS)})")
+            form = f"FIELD=VALUE (fields: {', '.join(MATCH_FIELDS)})" if check_fields else "WRITTEN=MEANT"
+            raise ValueError(f"{what} {text!r}: write {form}")
         out[name.strip()] = value.strip()
     return out
 

@@ -392,3 +392,25 @@ def test_choice_answers_standard_and_cot(db, tmp_path):
     with pytest.raises(ImportFailed, match=re.escape("a 0–1 scale applies to number answers; wep_choice answers with a choice")):
         import_model_answers(study, write_csv(tmp_path / "s.csv", ["key", "answer"], [["h1", "A"]]),
                              ModelAnswerFile(model="m", scale="1"))
+
+
+def test_aliases_name_the_studys_expressions(wep_study, tmp_path):
+    """Tang's ENC files write "almost certainly" and "chances about even" for the survey's WEPs."""
+    path = write_csv(tmp_path / "Results - long_context_gpt-4.csv", ["", "", "", "avg", "std"], [
+        ["almost certainly", "0.9", "0.95", "92.5%", "2.5%"],
+        ["chances about even", "0.5", "0.5", "50.00%", "0.00%"],
+        ["likely", "0.8", "0.8", "80%", "0%"],
+    ])
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide"))
+    assert summary.ignored_rows == ["almost certainly", "chances about even"] and summary.answers == 2
+    summary.run.delete()
+    aliases = {"Almost Certainly": "almost certain", "chances about even": "about even"}
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide", aliases=aliases))
+    assert summary.ignored_rows == [] and summary.answers == 6
+    got = dict(ModelResponse.objects.filter(run=summary.run, sample_index=1).values_list("item__expression", "value"))
+    assert got == {"almost certain": 95.0, "about even": 50.0, "likely": 80.0}
+    long = write_csv(tmp_path / "l.csv", ["expression", "answer"], [["Almost certainly", "93"]])
+    summary = import_model_answers(wep_study, long, ModelAnswerFile(model="m", aliases=aliases))
+    assert ModelResponse.objects.get(run=summary.run).item.expression == "almost certain"
+    with pytest.raises(CommandError, match="WRITTEN=MEANT"):
+        call_command("import_model_answers", "wep", str(long), "--model", "m", "--alias", "almost certainly")

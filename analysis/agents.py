@@ -88,6 +88,12 @@ def study_expressions(study: Study) -> set[str]:
                .values_list("expression", flat=True))
 
 
+def coverage_field(study: Study) -> str:
+    """What a run's coverage is counted in: the items' expressions, or their keys for a kind without
+    expressions (WEP choice, intervals, verbalisations)."""
+    return "expression" if study_expressions(study) else "key"
+
+
 def _rank(use: RunUse, created: dict[int, Any]) -> tuple:
     return (use.covers_all, use.covers_all and use.status == ElicitationRun.Status.COMPLETED and not use.failed,
             created[use.run_id], use.run_id)
@@ -101,10 +107,12 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
                           n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
                           n_items=Count("responses__item", filter=Q(responses__status__in=ANSWER_STATUSES),
                                         distinct=True)))
-    expressions = study_expressions(study)
+    unit = coverage_field(study)
+    expressions = (study_expressions(study) if unit == "expression"
+                   else set(study.main_items().values_list("key", flat=True)))
     covered: dict[int, set[str]] = {run.pk: set() for run in runs}
     rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, item__is_control=False)
-            .values_list("run_id", "item__expression").distinct())
+            .values_list("run_id", f"item__{unit}").distinct())
     for run_id, expression in rows:
         if expression in expressions:
             covered[run_id].add(expression)
@@ -127,7 +135,7 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
                 use.used = True
                 if not use.covers_all:
                     use.note = (f"partial: answers cover {use.expressions_covered} of {use.expressions_total} "
-                                "expressions; not comparable")
+                                f"{'expressions' if unit == 'expression' else 'items'}; not comparable")
             elif not use.answers:
                 use.note = "no answers yet"
             else:

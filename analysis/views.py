@@ -14,11 +14,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
-from analysis.figures import png_data_uri, report_figures
+from analysis.reports import ReportError, build_report, png_data_uri
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
-from analysis.report import ReportError, build_report, html_tables
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
 
@@ -149,9 +148,9 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
         report = build_report(study)
     except ReportError as exc:
         return render(request, "analysis/report.html", context | {"problem": str(exc)})
-    figures = [{"name": name, "src": png_data_uri(fig)} for name, fig in report_figures(report)]
+    figures = [{"name": name, "src": png_data_uri(fig)} for name, fig in report.figures()]
     return render(request, "analysis/report.html", context | {
-        "report": report, "meta": report.meta(), "tables": html_tables(report), "figures": figures,
+        "report": report, "meta": report.meta(), "tables": report.html_tables(), "figures": figures,
     })
 
 

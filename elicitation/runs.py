@@ -44,17 +44,24 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
         errors["max_tokens"] = "at least 1 token."
     if run.budget_usd is not None and run.budget_usd <= 0:
         errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
+    if run.study_id:
+        styles = run.study.kind.prompt_styles
+        if run.prompt_style not in styles:
+            errors["prompt_style"] = (f"{run.study.instrument} items are asked with the prompt style "
+                                      f"{' or '.join(repr(s) for s in styles)}, not {run.prompt_style!r}.")
     return errors
 
 
 def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *, items: Iterable[Item] = (),
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
-               prompt_version: str | None = None, created_by: Any = None) -> ElicitationRun:
+               prompt_version: str | None = None, prompt_style: str = "standard",
+               created_by: Any = None) -> ElicitationRun:
     """A new draft run (validated; ValidationError names the bad settings)."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
-                         top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, created_by=created_by)
+                         top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
+                         created_by=created_by)
     if prompt_version:
         run.prompt_version = prompt_version
     run.full_clean()

@@ -76,7 +76,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     inlines = (DemonstrationInline,)
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
-        ("Shown to participants", {"fields": ("consent_text", "instructions", "pledge_text")}),
+        ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "draw_speaker_names",
                                "attention_threshold", "reference_study")}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",

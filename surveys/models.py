@@ -65,6 +65,16 @@ class Study(models.Model):
         help_text="Item kind; one of the registered instruments (surveys/instruments/).",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+
+    class Language(models.TextChoices):
+        ENGLISH = "en", "English"
+        CHINESE = "zh-hans", "Chinese (Simplified)"
+
+    language = models.CharField(
+        max_length=10, choices=Language.choices, default=Language.ENGLISH,
+        help_text="Language of the participant pages (buttons, progress, messages); chosen by the study, "
+        "never by the browser. The items' own wording follows each item's language.",
+    )
     description = models.TextField(blank=True, help_text="For researchers; never shown to participants.")
     consent_text = models.TextField(blank=True)
     instructions = models.TextField(blank=True, help_text="Shown before the two demonstrations.")

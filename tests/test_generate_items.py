@@ -43,3 +43,12 @@ def test_generate_items_refuses_what_does_not_fit():
     with pytest.raises(CommandError, match="exists already"):
         call_command("create_study", "rq2", "--instrument", "wep_choice")
     assert Item.objects.count() == 0
+
+
+def test_a_chinese_study_from_the_command_line():
+    call_command("create_study", "tang-zh", "--instrument", "wep_probability", "--language", "zh")
+    study = Study.objects.get(slug="tang-zh")
+    assert study.language == "zh-hans"
+    call_command("generate_items", "tang-zh", "--design", "tang-rq1", "--contexts", "CNC", "--language", "zh")
+    item = study.items.first()
+    assert item.language == "zh" and "概率" in item.kind.page_context(item)["sentence"]

@@ -282,7 +282,7 @@ def test_the_imported_run_is_an_agent_of_the_study(wep_study, tmp_path):
 
 def test_report_compares_imported_answers_with_humans(db, tmp_path):
     from analysis.importers import import_wide
-    from analysis.report import build_report
+    from analysis.reports import build_report
     from test_analysis_importers import FAGEN
 
     study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")

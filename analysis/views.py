@@ -18,6 +18,7 @@ from analysis.figures import png_data_uri, report_figures
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.report import ReportError, build_report, html_tables
+from config.permissions import RAW_IDS, check
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
 
@@ -109,6 +110,8 @@ def export_download(request: HttpRequest, study: Study, fmt: str) -> HttpRespons
     if fmt not in FORMATS:
         return HttpResponse(f"unknown format {fmt!r}", status=404, content_type="text/plain")
     raw_ids = request.GET.get("raw_ids") in ("1", "true", "on")
+    if raw_ids:
+        check(request.user, RAW_IDS)
     response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids), content_type=CONTENT_TYPES[fmt])
     name = export_filename(study, fmt)
     if raw_ids:

@@ -22,6 +22,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # Salt for the hashed participant ids in exports; falls back to SECRET_KEY.
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
+MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete")
 
 INSTALLED_APPS = [

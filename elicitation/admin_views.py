@@ -18,6 +18,7 @@ from config.permissions import check, may_see_raw_ids
 from surveys.models import Item, Response
 
 from .estimate import estimate_run
+from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
 from .runs import RunStateError, cancel_run, progress, resume_run, start_run
@@ -174,4 +175,6 @@ def endpoint_key_status(endpoint: ModelEndpoint) -> str:
     """"set", "not set" or "not needed" for the endpoint's key variable (never the key)."""
     if not endpoint.api_key_env:
         return "not needed"
+    if key_variable_problem(endpoint.api_key_env):
+        return "refused (not an allowed key variable)"
     return "set" if endpoint.api_key() else "not set"

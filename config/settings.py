@@ -148,5 +148,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # one line per HTTP request to a model endpoint would drown the progress bars and worker logs
-    "loggers": {"httpx": {"level": env_str("HTTPX_LOG_LEVEL", "WARNING")}},
+    # (openai's HTTP layer logs as "httpx2" from openai 3 on, "httpx" before)
+    "loggers": {name: {"level": env_str("HTTPX_LOG_LEVEL", "WARNING")} for name in ("httpx", "httpx2")},
 }

@@ -48,7 +48,7 @@ class DemonstrationForm(forms.ModelForm):
         study = getattr(self.instance, "study", None) if self.instance.study_id else None
         if study is not None and value is not None:
             try:
-                return study.kind.validate(str(value))
+                return study.kind.validate(f"{value:g}")  # as the page writes it: 70.0 → "70"
             except AnswerError as exc:
                 raise forms.ValidationError(str(exc)) from None
         return value

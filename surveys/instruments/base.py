@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from analysis.metrics.bins import bin_centre
 
@@ -156,6 +156,20 @@ class Instrument:
     def canonical_order(self) -> list[str]:
         """Labels from highest to lowest expected answer, for the live attention check."""
         return []
+
+
+PAGE_NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
+
+
+def page_number(raw: str, allowed: Iterable[float] | None = None) -> float | None:
+    """``raw`` as a number only if it is written the way the page itself writes one: ASCII digits and an
+    optional decimal part (no sign, exponent, ``_``, other scripts' digits or spaces: ``1e2``, ``٥٠``,
+    ``1_0``, `` 50.0 `` are not answers although ``float()`` takes them). With ``allowed``: exactly one of
+    those values as the page writes it (``f"{v:g}"``). None otherwise."""
+    text = str(raw)
+    if allowed is not None:
+        return next((float(v) for v in allowed if f"{v:g}" == text), None)
+    return float(text) if PAGE_NUMBER.fullmatch(text) else None
 
 
 FIRST_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")

@@ -90,6 +90,9 @@ TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 # Admin login: after this many failures (per client address or per username) wait this long.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+# Participant entry: at most this many NEW participants per client address and study in the window (0: off).
+ENTRY_MAX_PER_CLIENT = env_int("ENTRY_MAX_PER_CLIENT", 30)
+ENTRY_WINDOW_SECONDS = env_int("ENTRY_WINDOW_SECONDS", 600)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -78,7 +78,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
         ("Shown to participants", {"fields": ("consent_text", "instructions", "pledge_text")}),
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "draw_speaker_names",
-                               "attention_threshold", "reference_study")}),
+                               "attention_threshold", "idle_timeout_minutes", "reference_study")}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "

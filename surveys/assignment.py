@@ -20,15 +20,31 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from datetime import datetime, timedelta
 from typing import Iterable
 
 import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
+from django.utils import timezone
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
 from .models import Assignment, Item, Participant, Study
+
+
+def release_idle(study: Study, now: datetime | None = None, exclude: int | None = None) -> int:
+    """Mark timed out the participants of ``study`` who pledged more than ``study.idle_timeout_minutes``
+    ago and have answered nothing, so that their slots go back to the draw (none when the study sets no
+    timeout). Returns how many."""
+    if not study.idle_timeout_minutes:
+        return 0
+    now = now or timezone.now()
+    idle = Participant.objects.filter(study=study, status=Participant.Status.STARTED, responses__isnull=True,
+                                      pledged_at__lt=now - timedelta(minutes=study.idle_timeout_minutes)
+                                      ).exclude(pk=exclude)
+    return Participant.objects.filter(pk__in=list(idle.values_list("pk", flat=True))).update(
+        status=Participant.Status.TIMED_OUT, status_changed_at=now)
 
 
 def item_usage(study: Study) -> dict[int, int]:
@@ -160,6 +176,7 @@ def assign(participant: Participant, rng: random.Random | None = None) -> list[A
         existing = list(participant.assignments.all())
         if existing:
             return existing
+        release_idle(participant.study, exclude=participant.pk)
         items = _draw(participant.study, pools, rng)
         speakers = draw_speakers(participant.study, len(items), rng)
         slots = [

@@ -16,6 +16,8 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from config import throttle
+
 from . import flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
@@ -133,7 +135,8 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     if flow.PID_PARAM not in request.GET and request.session.get(_session_key(study)):
         return _step_redirect(study, Step.CONSENT)  # the step page redirects on to the current step
     try:
-        participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""))
+        participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""),
+                                 client=throttle.client_ip(request))
     except FlowError as exc:
         return problem(request, exc, study)
     request.session[_session_key(study)] = participant.pk

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "surveys.outage.OutageMiddleware",  # outermost: retries a request once after a database outage
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -90,6 +91,9 @@ TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 # Admin login: after this many failures (per client address or per username) wait this long.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+# Database outages (surveys.outage): wait before the one retry; the calm page reloads after this many seconds.
+OUTAGE_RETRY_DELAY = float(env_str("OUTAGE_RETRY_DELAY", "0.5"))
+OUTAGE_REFRESH_SECONDS = env_int("OUTAGE_REFRESH_SECONDS", 5)
 # Participant entry: at most this many NEW participants per client address and study in the window (0: off).
 ENTRY_MAX_PER_CLIENT = env_int("ENTRY_MAX_PER_CLIENT", 30)
 ENTRY_WINDOW_SECONDS = env_int("ENTRY_WINDOW_SECONDS", 600)

@@ -206,27 +206,38 @@ class Participant:
             time.sleep(1.0)  # the calm page reloads itself after a few seconds
         raise RuntimeError(f"{self.pid}: {path} kept failing ({self.statuses[-5:]})")
 
-    def run(self, answers: int | None = None) -> None:
-        """Enter, consent, read, pledge, answer (every question, or ``answers`` of them)."""
+    def enter(self) -> None:
+        """Open the study link, consent, read the instructions, sign the pledge."""
         s = f"/s/{self.slug}"
         self._until_ok(f"{s}/?PROLIFIC_PID={self.pid}")
         self._until_ok(f"{s}/consent/")
         self._until_ok(f"{s}/consent/", {"step": "consent", "choice": "agree"})
         self._until_ok(f"{s}/instructions/", {"step": "instructions"})
         self._until_ok(f"{s}/pledge/", {"step": "pledge", "pledge": "on"})
+
+    def question(self) -> tuple[str, str] | None:
+        """(position, item id) of the current question, or None when there is none (done)."""
+        status, text, location = self._until_ok(f"/s/{self.slug}/question/")
+        position = re.search(r'name="position" value="(\d+)"', text)
+        item = re.search(r'name="item" value="(\d+)"', text)
+        return (position.group(1), item.group(1)) if status == 200 and position and item else None
+
+    def post_answer(self, form: tuple[str, str], value: str = "50") -> int:
+        """Submit an answer to the question ``form`` (from :meth:`question`); the HTTP status."""
+        status, _, _ = self._request(f"/s/{self.slug}/question/", {
+            "step": "item", "position": form[0], "item": form[1], "value": value, "client_time_ms": "900"})
+        if status == 302:
+            self.confirmed.append(int(form[0]))
+        return status
+
+    def run(self, answers: int | None = None) -> None:
+        """Enter, consent, read, pledge, answer (every question, or ``answers`` of them)."""
+        self.enter()
         given = 0
         while answers is None or given < answers:
-            status, text, location = self._until_ok(f"{s}/question/")
-            if status == 302 and "/done/" in location:
-                return
-            position = re.search(r'name="position" value="(\d+)"', text)
-            item = re.search(r'name="item" value="(\d+)"', text)
-            if not (position and item):
+            form = self.question()
+            if form is None:
                 return
             time.sleep(self.pause)
-            status, _, location = self._request(f"{s}/question/", {
-                "step": "item", "position": position.group(1), "item": item.group(1), "value": "50",
-                "client_time_ms": "900"})
-            if status == 302:
-                self.confirmed.append(int(position.group(1)))
+            if self.post_answer(form) == 302:
                 given += 1

@@ -33,6 +33,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
     "surveys",
     "elicitation",
     "analysis",
@@ -40,6 +42,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.RejectNullCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -109,9 +112,32 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    # staff AND the model permission the admin asks for the same action (config/permissions.py)
+    "DEFAULT_PERMISSION_CLASSES": ["config.permissions.StaffModelPermission"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 500,
+}
+
+# OpenAPI 3 schema (/api/schema/) and its documentation pages (/api/docs/, /api/redoc/), from the code.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "hedgelab API",
+    "DESCRIPTION": "Studies, items, participants, model runs, reports and exports. Authenticate with "
+                   "`Authorization: Token <key>` (admin › Auth Token › Tokens) as a staff user; each action "
+                   "needs the model permission the admin asks for it.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.add_error_responses"],
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "surveys.models.Study.Status",
+        "ParticipantStatusEnum": "surveys.models.Participant.Status",
+        "RunStatusEnum": "elicitation.models.ElicitationRun.Status",
+        "ModelResponseStatusEnum": "elicitation.models.ModelResponse.Status",
+    },
 }
 
 # Celery: with no CELERY_BROKER_URL the broker is a SQLite file (kombu's SQLAlchemy transport),
@@ -132,6 +158,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the proxy's health check may speak plain HTTP
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)

@@ -129,7 +129,8 @@ class StudyReport:
         return pd.DataFrame(rows, columns=["study", "participant_id", "prolific_pid", "rho", "n_answers"])
 
     def meta(self) -> dict[str, Any]:
-        filters = {r.study: {"threshold": r.threshold, "ranking_study": r.ranking_study, "evaluated": r.evaluated,
+        filters = {r.study: {"threshold": r.threshold, "applied": r.applied, "filter": r.describe(),
+                             "ranking_study": r.ranking_study, "evaluated": r.evaluated,
                              "included": r.included, "excluded": len(r.excluded)} for r in self.attention}
         agents = sorted(set(self.nv_answers["agent"]) | set(self.v_answers["agent"] if self.v_answers is not None else []))
         return {
@@ -267,7 +268,8 @@ def build_report(study: Study) -> StudyReport:
                           "answers for the reference distribution")
     order = nv_study.kind.canonical_order() or None
     try:
-        analysis = analyse_belem(nv, v, threshold=nv_study.attention_threshold, order=order)
+        threshold = nv_study.attention_threshold if nv_study.applies_attention_filter else None
+        analysis = analyse_belem(nv, v, threshold=threshold, order=order)
     except AnswersError as exc:
         raise ReportError(str(exc)) from None
     nv_kept = kept(nv, analysis.nv.filter)

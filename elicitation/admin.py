@@ -159,7 +159,7 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 @admin.register(ModelResponse)
 class ModelResponseAdmin(admin.ModelAdmin):
-    list_display = ("id", "run", "item_link", "sample_index", "status", "value", "bin", "short_raw", "attempts",
+    list_display = ("id", "run", "item_link", "sample_index", "status", "answer", "bin", "short_raw", "attempts",
                     "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",
                    "item__is_control")
@@ -181,6 +181,10 @@ class ModelResponseAdmin(admin.ModelAdmin):
         return format_html('{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)', obj.item.key,
                            reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
                            reverse("admin:elicitation_item_answers", args=[obj.item_id]))
+
+    @admin.display(description="answer")
+    def answer(self, obj: ModelResponse) -> str:
+        return obj.answer.text()
 
     @admin.display(description="raw output")
     def short_raw(self, obj: ModelResponse) -> str:

@@ -274,11 +274,15 @@ class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 class ResponseAdmin(admin.ModelAdmin):
     """Read-only: answers are never added, edited or deleted by hand."""
 
-    list_display = ("participant", "item", "value", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    list_display = ("participant", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
     list_select_related = ("participant", "participant__study", "item")
     date_hierarchy = "created_at"
+
+    @admin.display(description="answer")
+    def answer(self, obj: Response) -> str:
+        return obj.answer.text()
 
     def has_add_permission(self, request):
         return False

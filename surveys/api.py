@@ -371,7 +371,7 @@ class ResponseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
-                  "value", "time_taken_ms", "client_time_ms", "created_at"]
+                  "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "created_at"]
 
 
 @extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "item__study__slug"})))

@@ -272,12 +272,14 @@ def parse_client_ms(raw: Any) -> int | None:
     return int(round(value))
 
 
-def submit_answer(participant: Participant, position: int, item_id: int, raw_value: Any,
+def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
                   client_time_ms: Any = None) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
-    The last answer also completes the participant (see ``complete``) in the same transaction.
+    ``answer``: the posted form (the instrument's answer shape reads its own fields) or, for a one-field
+    shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
+    transaction.
     """
     with transaction.atomic():
         locked = _locked(participant)
@@ -295,13 +297,15 @@ def submit_answer(participant: Participant, position: int, item_id: int, raw_val
                                                         "it has not been changed.")
         if slot.pk != progress.slot.pk:
             return Submission(Outcome.REJECTED, "Please answer the questions in order.")
-        raw = "" if raw_value is None else str(raw_value).strip()
-        if not raw:
-            return Submission(Outcome.INVALID, "Please choose an answer before continuing.")
+        kind = locked.study.kind
+        data = kind.shape.form_data(answer)
+        if kind.shape.is_empty(data):
+            return Submission(Outcome.INVALID, kind.shape.empty_message)
         try:
-            value = locked.study.kind.validate(raw)
+            typed = kind.validate_answer(slot.item, data)
         except AnswerError as exc:
             return Submission(Outcome.INVALID, str(exc))
+        raw = kind.shape.raw(data)
         client_ms = parse_client_ms(client_time_ms)
         now = timezone.now()
         taken = None
@@ -310,7 +314,7 @@ def submit_answer(participant: Participant, position: int, item_id: int, raw_val
         try:
             with transaction.atomic():
                 response = Response.objects.create(
-                    assignment=slot, participant=locked, item_id=slot.item_id, value=value, raw=raw[:200],
+                    assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(), raw=raw[:200],
                     time_taken_ms=taken, client_time_ms=client_ms, created_at=now,
                 )
         except IntegrityError:

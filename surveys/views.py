@@ -113,6 +113,7 @@ def _item_context(study: Study, progress: Progress, error: str = "") -> dict[str
     return {
         "q": study.kind.page_context(slot.item, slot.speaker()),
         "item_template": study.kind.template_name,
+        "shape": study.kind.shape,
         "slot": slot,
         "number": progress.number,
         "total": progress.total,
@@ -190,7 +191,7 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
                                       "Please answer the question below.")
             return _step_redirect(study, Step.ITEM)
         data = form.cleaned_data
-        result = flow.submit_answer(participant, data["position"], data["item"], data["value"],
+        result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
                                     data["client_time_ms"])
         if result.outcome == Outcome.INVALID:
             error = result.message
@@ -261,7 +262,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
             form = AnswerForm(request.POST)
             if form.is_valid():
                 context["error"] = preview_answer(study, state, form.cleaned_data["position"],
-                                                  form.cleaned_data["value"])
+                                                  request.POST)
         request.session[key] = state.to_session()
         if not context.get("error") and "form" not in context:
             return redirect("surveys:preview", slug=study.slug)

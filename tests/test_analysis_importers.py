@@ -302,3 +302,20 @@ def test_database_refuses_a_second_response_for_the_same_item(imported_nv, tmp_p
     with pytest.raises(IntegrityError, match="not answering"), transaction.atomic():
         Response.objects.create(assignment=other, participant=participant, item=other.item, value=5)
     assert Response.objects.filter(participant=participant).count() == 3
+
+
+def test_the_tang_kind_keeps_every_respondent_unless_the_filter_is_turned_on(wep_study):
+    """Belem's attention filter belongs to the Belem design: a WEP-probability study (Tang et al., the
+    Fagen-Ulmschneider survey) keeps all 123 respondents by default, and its report says which filter ran."""
+    from analysis.filtering import apply_attention_filter
+
+    import_wide(wep_study, FAGEN, id_prefix="fagen-")
+    off = apply_attention_filter(wep_study)
+    assert not off.applied and (off.evaluated, off.included, len(off.excluded)) == (123, 123, 0)
+    assert "every completed participant is kept" in off.describe()
+    assert Participant.objects.filter(study=wep_study, attention_included=True).count() == 123
+    wep_study.attention_filter = True
+    wep_study.save()
+    on = apply_attention_filter(wep_study)
+    assert on.applied and on.included < 123 and on.included + len(on.excluded) == 123
+    assert "ρ > 0.2" in on.describe()

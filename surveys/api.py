@@ -19,6 +19,7 @@ from rest_framework.response import Response as ApiResponse
 
 from . import flow
 from .admin_views import protected_counts, refusal_message
+from .designs import DESIGNS, DesignError, generate_items
 from .importers import ImportFailed, import_items
 from .instruments import instrument_choices
 from .models import Item, Participant, Response, Study
@@ -260,37 +261,28 @@ class StudyViewSet(viewsets.ModelViewSet):
         return ApiResponse(vars(summary), status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Generate the study's items from a design (the generate_items command's function)",
+        summary="Generate the study's items from a design (what `manage.py generate_items` runs; all or nothing)",
         request=inline_serializer("GenerateItemsRequest", {
-            "design": serializers.CharField(help_text="A design of surveys/designs/."),
-            "options": serializers.DictField(required=False, help_text="The design's options.")}),
-        responses={201: inline_serializer("GenerateItemsResult", {"created": serializers.IntegerField()}),
-                   400: ImportFailure, 501: Detail},
+            "design": serializers.ChoiceField(choices=sorted(DESIGNS), help_text="A design of surveys/designs/."),
+            "options": serializers.DictField(required=False, help_text="The design's options, e.g. "
+                                             '{"language": "en"}; unknown options are refused.')}),
+        responses={201: inline_serializer("GenerateItemsResult", {"created": serializers.IntegerField(),
+                                                                  "design": serializers.CharField()})},
     )
     @action(detail=True, methods=["post"], url_path="generate-items", parser_classes=[JSONParser])
     def generate_items(self, request, slug=None):
         study = self.get_object()
-        design = request.data.get("design") if isinstance(request.data, dict) else None
-        options = request.data.get("options") or {} if isinstance(request.data, dict) else {}
+        data = request.data if isinstance(request.data, dict) else {}
+        design, options = data.get("design"), data.get("options") or {}
         if not isinstance(design, str) or not design:
-            raise serializers.ValidationError({"design": "the name of a design is required."})
+            raise serializers.ValidationError({"design": f"one of: {', '.join(sorted(DESIGNS))}."})
         if not isinstance(options, dict):
             raise serializers.ValidationError({"options": "an object of the design's options."})
         try:
-            from surveys import designs
-        except ImportError:
-            return ApiResponse({"detail": "item designs are not available in this version."},
-                               status=status.HTTP_501_NOT_IMPLEMENTED)
-        try:
-            result = designs.generate(study, design, **options)
-        except ImportFailed as exc:
-            return import_failure(exc)
-        except (LookupError, TypeError, ValueError, DjangoValidationError) as exc:
+            created = generate_items(study, design, **options)
+        except (DesignError, TypeError) as exc:
             raise serializers.ValidationError({"detail": str(exc)}) from None
-        created = result if isinstance(result, int) else getattr(result, "created", None)
-        if created is None:
-            created = len(result) if hasattr(result, "__len__") else 0
-        return ApiResponse({"created": created}, status=status.HTTP_201_CREATED)
+        return ApiResponse({"created": len(created), "design": design}, status=status.HTTP_201_CREATED)
 
 
 # --- items --------------------------------------------------------------------------------------------

@@ -154,16 +154,19 @@ def test_answer_import_through_the_api(api, imported_nv):
     assert missing.status_code == 400 and set(missing.json()) == {"participant", "value"}
 
 
-def test_generate_items_route(api):
-    Study.objects.create(slug="gen", title="G")
-    assert api.post("/api/studies/gen/generate-items/", {}).status_code == 400  # no design named
-    r = api.post("/api/studies/gen/generate-items/", {"design": "no-such-design"})
-    try:
-        import surveys.designs  # noqa: F401
-    except ImportError:
-        assert r.status_code == 501
-    else:
-        assert r.status_code == 400 and not Item.objects.exists()
+def test_generate_items_from_a_design(api):
+    Study.objects.create(slug="tang", title="Tang RQ1", instrument="wep_probability")
+    assert api.post("/api/studies/tang/generate-items/", {}).status_code == 400  # no design named
+    wrong = api.post("/api/studies/tang/generate-items/", {"design": "tang-rq2"})
+    assert wrong.status_code == 400 and "wep_choice" in wrong.json()["detail"]  # another instrument's design
+    unknown = api.post("/api/studies/tang/generate-items/", {"design": "tang-rq1", "options": {"colour": "red"}})
+    assert unknown.status_code == 400 and "colour" in unknown.json()["detail"]
+    assert not Item.objects.exists()
+    made = api.post("/api/studies/tang/generate-items/", {"design": "tang-rq1"})
+    assert made.status_code == 201, made.json()
+    assert made.json()["created"] == Study.objects.get(slug="tang").items.count() > 0
+    again = api.post("/api/studies/tang/generate-items/", {"design": "tang-rq1"})
+    assert again.status_code == 400 and "already has" in again.json()["detail"]
 
 
 # --- runs -----------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from elicitation import api as elicitation_api
+from prolific import api as prolific_api
 from surveys import api as surveys_api
 
 router = DefaultRouter()
@@ -13,6 +14,8 @@ router.register("responses", surveys_api.ResponseViewSet)
 router.register("endpoints", elicitation_api.ModelEndpointViewSet)
 router.register("runs", elicitation_api.ElicitationRunViewSet)
 router.register("model-responses", elicitation_api.ModelResponseViewSet)
+router.register("prolific/studies", prolific_api.ProlificStudyViewSet)
+router.register("prolific/submissions", prolific_api.SubmissionViewSet)
 
 urlpatterns = [
     path("", include("analysis.api_urls")),

@@ -22,6 +22,12 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # Salt for the hashed participant ids in exports; falls back to SECRET_KEY.
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable
+# named here, never stored; PROLIFIC_API_URL is only changed for a test stub.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")
+PROLIFIC_TOKEN_ENV = env_str("PROLIFIC_TOKEN_ENV", "PROLIFIC_API_TOKEN")
+PROLIFIC_TIMEOUT_SECONDS = float(env_str("PROLIFIC_TIMEOUT_SECONDS", "30"))
+PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300)
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete")
 
 INSTALLED_APPS = [
@@ -38,6 +44,7 @@ INSTALLED_APPS = [
     "surveys",
     "elicitation",
     "analysis",
+    "prolific",
 ]
 
 MIDDLEWARE = [
@@ -153,6 +160,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # An unacknowledged task (its worker died) is redelivered after this many seconds.
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
+
+# Periodic tasks (run by `celery -A config beat`): the Prolific synchronisation has its own entry.
+CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
+CELERY_BEAT_SCHEDULE["prolific-sync"] = {"task": "prolific.sync_all", "schedule": float(PROLIFIC_SYNC_SECONDS)}
 
 # Production hardening: all on when DEBUG is off (`manage.py check --deploy` is then clean).
 if not DEBUG:

@@ -11,18 +11,21 @@ from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from django.urls import URLPattern, URLResolver, get_resolver
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import (content_type_conformance, not_a_server_error, response_schema_conformance,
                                  status_code_conformance)
 
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
+from prolific.models import ProlificStudy, Submission
 from surveys.models import Assignment, Participant, Response
 
 pytestmark = pytest.mark.django_db
 
 #: examples per operation (FUZZ_EXAMPLES=100 for a longer run)
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
+BODILESS_ACTIONS = ("/start/", "/cancel/", "/resume/", "/attention/", "/publish/", "/sync/", "/send/")
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
@@ -62,8 +65,7 @@ def test_schema_lists_every_api_route_with_its_answers(client):
         for method, operation in methods.items():
             assert any(code.startswith("2") for code in operation["responses"]), (method, path)
             assert {"401", "403"} <= set(operation["responses"]), (method, path)
-            if method in ("post", "put", "patch") and not path.endswith(("/start/", "/cancel/", "/resume/",
-                                                                         "/attention/")):
+            if method in ("post", "put", "patch") and not path.endswith(BODILESS_ACTIONS):
                 assert "requestBody" in operation, (method, path)
 
 
@@ -99,10 +101,16 @@ def seeded(imported_nv):
     endpoint = ModelEndpoint.objects.create(name="fuzz", base_url="http://127.0.0.1:9/v1", model="m")
     run = ElicitationRun.objects.create(study=imported_nv, endpoint=endpoint, status="completed")
     ModelResponse.objects.create(run=run, item=item, status="ok", value=40, bin=40)
+    link = ProlificStudy.objects.create(study=imported_nv, prolific_id="abc123", prolific_status="ACTIVE")
+    Submission.objects.create(prolific_study=link, submission_id="s1", participant_pid="FUZZ1",
+                              participant=participant, status="AWAITING REVIEW", decision="approve", state="queued")
     return imported_nv
 
 
-def test_fuzzing_the_api_finds_no_server_error_and_no_answer_outside_the_schema(seeded, wsgi_app, django_user_model):
+def test_fuzzing_the_api_finds_no_server_error_and_no_answer_outside_the_schema(seeded, wsgi_app, django_user_model,
+                                                                                settings, monkeypatch):
+    settings.PROLIFIC_API_URL = "http://127.0.0.1:9"  # nothing listens there: Prolific routes fail cleanly
+    monkeypatch.setenv(settings.PROLIFIC_TOKEN_ENV, "not-a-real-token")
     user = django_user_model.objects.create_superuser("fuzzer", password="pw")
     headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
     schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", wsgi_app)
@@ -114,7 +122,7 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_answer_outside_the_schema(
             continue  # would queue real model requests; covered by tests/test_api_write.py
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+        @hypothesis_settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck))
         def check(case) -> None:
             case.call_and_validate(headers=headers, checks=CHECKS)

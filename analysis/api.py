@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
 from analysis.filtering import FilterError, apply_attention_filter
-from analysis.report import ReportError, build_report
+from analysis.reports import ReportError, build_report
 from config.permissions import RAW_IDS_PERMISSION, can_see_raw_ids
 from surveys.api import Detail
 from surveys.models import Study
@@ -54,7 +54,8 @@ class StudyExportView(APIView):
         summary="The combined export (one row per answer, people and models), streamed",
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS)),
                     OpenApiParameter("raw_ids", bool, description="PROLIFIC_PIDs instead of hashed ids "
-                                     f"(needs {RAW_IDS_PERMISSION})")],
+                                     f"(needs {RAW_IDS_PERMISSION})"),
+                    OpenApiParameter("include_test", bool, description="also the researchers' test participants")],
         responses={(200, CONTENT_TYPES["csv"].split(";")[0]): OpenApiTypes.BINARY,
                    (200, CONTENT_TYPES["parquet"]): OpenApiTypes.BINARY, 403: Detail, 404: Detail},
     )
@@ -67,7 +68,9 @@ class StudyExportView(APIView):
         if raw_ids and not can_see_raw_ids(request.user):
             return Response({"detail": f"raw PROLIFIC_PIDs need the permission {RAW_IDS_PERMISSION}."},
                             status=status.HTTP_403_FORBIDDEN)
-        response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids), content_type=CONTENT_TYPES[fmt])
+        include_test = request.query_params.get("include_test") in ("1", "true")
+        response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
+                                         content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{export_filename(study, fmt)}"'
         return response
 

@@ -6,7 +6,8 @@ the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise
 filter decision) and ``time_taken_ms``; models add ``run_id``, ``mode``, ``sample_index``, ``status`` and
 ``dist`` (the stored distribution mapping, or None for a single-value answer).
 
-Only completed participants' answers count (imported participants are completed). Of model responses,
+Only completed participants' answers count (imported participants are completed); test participants
+(``Participant.is_test``, surveys.test_mode) never do. Of model responses,
 parsed (``ok``) and unparseable ones are answers (an unparseable answer has NaN and is counted as such);
 pending and failed requests are not answers and are left out.
 """
@@ -43,9 +44,10 @@ def _label(expression: str, is_control: bool) -> str:
 
 
 def human_answers(study: Study) -> pd.DataFrame:
-    """Every answer of the study's completed participants (columns :data:`HUMAN_COLUMNS`)."""
+    """Every answer of the study's completed participants, test participants left out (columns
+    :data:`HUMAN_COLUMNS`)."""
     rows = (Response.objects
-            .filter(item__study=study, participant__status=Participant.Status.COMPLETED)
+            .filter(item__study=study, participant__status=Participant.Status.COMPLETED, participant__is_test=False)
             .order_by("participant_id", "assignment__position")
             .values_list("participant_id", "item__expression", "item__is_control", "value", "item__truth",
                          "item_id", "item__statement_id", "participant__attention_included", "time_taken_ms",

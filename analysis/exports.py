@@ -21,6 +21,8 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 - Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
   their raw text); pending and failed requests are not answers and are left out. All participants'
   answers are exported with ``participant_status``; ``included`` is the attention filter's decision.
+- Test participants (surveys.test_mode) are left out unless ``include_test``; then their rows have
+  ``respondent_type`` ``test`` instead of ``human``.
 """
 from __future__ import annotations
 
@@ -113,26 +115,31 @@ def distribution_json(dist: dict | None) -> str | None:
     return json.dumps({str(k): dist[k] for k in sorted(dist, key=order)}, separators=(",", ":"))
 
 
-def human_rows(study, *, raw_ids: bool = False, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
-    """One row per human answer of ``study`` (all participants; see ``participant_status``)."""
+def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
+               chunk_size: int = DB_CHUNK) -> Iterator[Row]:
+    """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
+    only with ``include_test``, as ``respondent_type`` ``test``)."""
     from surveys.models import Response
 
     kind = study.kind
     score = lru_cache(maxsize=4096)(kind.score)
     ident: Callable[[str], str] = (lambda pid: pid) if raw_ids else lru_cache(maxsize=65536)(hashed_id)
-    rows = (Response.objects.filter(item__study=study)
+    responses = Response.objects.filter(item__study=study)
+    if not include_test:
+        responses = responses.filter(participant__is_test=False)
+    rows = (responses
             .order_by("participant_id", "assignment__position")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "participant__prolific_pid",
                          "participant__status", "participant__attention_included", "value", "choice", "lower",
-                         "upper", "raw", "time_taken_ms", "created_at"))
+                         "upper", "raw", "time_taken_ms", "created_at", "participant__is_test"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
-         value, choice, lower, upper, raw, time_ms, created) in rows.iterator(chunk_size=chunk_size):
+         value, choice, lower, upper, raw, time_ms, created, is_test) in rows.iterator(chunk_size=chunk_size):
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
-               _none_if_blank(language), "human", ident(pid), status, "human", None, None, None, None,
-               value, _none_if_blank(choice), lower, upper, None if value is None else score(value), None,
-               _none_if_blank(raw), "ok", time_ms, included, created)
+               _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
+               None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
+               None, _none_if_blank(raw), "ok", time_ms, included, created)
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
@@ -163,9 +170,10 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
                answered or created)
 
 
-def export_rows(study, *, raw_ids: bool = False, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
+def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
+                chunk_size: int = DB_CHUNK) -> Iterator[Row]:
     """Humans, then models, of ``study`` as rows in :data:`COLUMNS` order."""
-    yield from human_rows(study, raw_ids=raw_ids, chunk_size=chunk_size)
+    yield from human_rows(study, raw_ids=raw_ids, include_test=include_test, chunk_size=chunk_size)
     yield from model_rows(study, chunk_size=chunk_size)
 
 
@@ -343,21 +351,22 @@ def prepare(study) -> None:
             pass  # e.g. a verifiable study without its reference: `included` stays as stored
 
 
-def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False) -> int:
+def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False,
+                 include_test: bool = False) -> int:
     """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     prepare(study)
-    rows = export_rows(study, raw_ids=raw_ids)
+    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test)
     return write_csv(rows, target) if fmt == "csv" else write_parquet(rows, target)
 
 
-def stream_study(study, fmt: str, *, raw_ids: bool = False) -> Iterator[bytes]:
+def stream_study(study, fmt: str, *, raw_ids: bool = False, include_test: bool = False) -> Iterator[bytes]:
     """The combined export of ``study`` as byte chunks (for StreamingHttpResponse)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     prepare(study)
-    rows = export_rows(study, raw_ids=raw_ids)
+    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test)
     if fmt == "csv":
         return (chunk.encode("utf-8") for chunk in csv_chunks(rows))
     return parquet_chunks(rows)

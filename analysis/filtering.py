@@ -94,7 +94,7 @@ def _finite(x: float) -> float | None:
 def apply_attention_filter(study: Study) -> FilterResult:
     """Compute ρ for every completed participant of ``study``, store ρ and the decision, and report.
 
-    Participants who are not completed are left untouched (their fields stay as they were).
+    Participants who are not completed, and test participants, are left untouched (their fields stay as they were).
     """
     ranking = study_ranking(study)
     answers = human_answers(study)
@@ -107,7 +107,7 @@ def apply_attention_filter(study: Study) -> FilterResult:
         return result
     table = attention_filter(answers, ranking, threshold=threshold)
     by_respondent = {int(r[1:]): row for r, row in table.iterrows()}
-    participants = list(Participant.objects.filter(study=study, status=Participant.Status.COMPLETED)
+    participants = list(Participant.objects.filter(study=study, status=Participant.Status.COMPLETED, is_test=False)
                       .only("id", "prolific_pid", "attention_rho", "attention_included"))
     for p in participants:
         row = by_respondent.get(p.pk)

@@ -19,7 +19,7 @@ from surveys.models import Item, Response
 from .estimate import estimate_run
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
-from .runs import RunStateError, cancel_run, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
 
 
 def _context(model_admin, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
@@ -40,7 +40,8 @@ def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpR
     return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
         model_admin, request, title, run=run, progress=data, estimate=data["estimate"],
         progress_url=reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]),
-        can_start=run.status == ElicitationRun.Status.DRAFT,
+        key_problem=missing_key(run.endpoint),
+        can_start=run.status == ElicitationRun.Status.DRAFT and not missing_key(run.endpoint),
         can_cancel=run.status in (ElicitationRun.Status.RUNNING, ElicitationRun.Status.DRAFT),
         can_resume=run.status in (ElicitationRun.Status.CANCELLED, ElicitationRun.Status.BUDGET_EXHAUSTED,
                                   ElicitationRun.Status.FAILED) or data["stalled"],

@@ -8,12 +8,19 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from . import flow
-from .admin_views import ProtectedDeleteMixin, import_items_view, raw_responses_view
+from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, raw_responses_view,
+                          test_participant_view)
 from .instruments import AnswerError, instrument_choices
-from .models import Assignment, Item, Participant, Response, Study
+from .models import Assignment, Item, Participant, Response, Study, Withdrawal
+
+
+# The lists need the width of a laptop screen (1280 px) for their columns; the app list on the left took
+# 300 px of it. The breadcrumbs and the admin index lead everywhere it did.
+admin.site.enable_nav_sidebar = False
 
 
 def count_of(model, fk: str, **filters) -> Coalesce:
@@ -76,7 +83,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     inlines = (DemonstrationInline,)
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
-        ("Shown to participants", {"fields": ("consent_text", "instructions", "pledge_text")}),
+        ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "draw_speaker_names",
                                "attention_threshold", "reference_study")}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
@@ -88,8 +95,10 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
             n_items=count_of(Item, "study", is_demonstration=False),
-            n_participants=count_of(Participant, "study"),
-            n_completed=count_of(Participant, "study", status=Participant.Status.COMPLETED),
+            n_participants=count_of(Participant, "study", is_test=False),
+            n_completed=count_of(Participant, "study", status=Participant.Status.COMPLETED, is_test=False),
+            n_declined=count_of(Participant, "study", status=Participant.Status.DECLINED, is_test=False),
+            n_test=count_of(Participant, "study", is_test=True),
         )
 
     def get_readonly_fields(self, request, obj=None):
@@ -129,6 +138,9 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
         return [
             path("<path:object_id>/import-items/", wrap(lambda r, object_id: import_items_view(self, r, object_id)),
                  name="surveys_study_import_items"),
+            path("<path:object_id>/test-participant/",
+                 wrap(lambda r, object_id: test_participant_view(self, r, object_id)),
+                 name="surveys_study_test_participant"),
             path("<path:object_id>/raw-responses.csv",
                  wrap(lambda r, object_id: raw_responses_view(self, r, object_id)),
                  name="surveys_study_raw_responses"),
@@ -138,14 +150,21 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     def item_count(self, obj: Study) -> int:
         return obj.n_items
 
-    @admin.display(description="participants completed / started")
+    @admin.display(description="participants: completed / entered")
     def participants_progress(self, obj: Study) -> str:
-        return f"{obj.n_completed} / {obj.n_participants}"
+        """Completed / entered, then declined consent (with the decline rate) and test participants."""
+        text = f"{obj.n_completed} / {obj.n_participants}"
+        if obj.n_declined:
+            text += f" · {obj.n_declined} declined ({100 * obj.n_declined / obj.n_participants:.0f}%)"
+        if obj.n_test:
+            text += f" · {obj.n_test} test"
+        return text
 
     @admin.display(description="links")
     def links(self, obj: Study) -> str:
         return format_html_join(" · ", '<a href="{}" style="white-space: nowrap">{}</a>', [
             (reverse("surveys:preview", kwargs={"slug": obj.slug}) + "?restart=1", "preview"),
+            (reverse("admin:surveys_study_test_participant", args=[obj.pk]), "test as participant"),
             (reverse("admin:surveys_study_import_items", args=[obj.pk]), "import items"),
             (reverse("admin:surveys_study_raw_responses", args=[obj.pk]), "raw CSV"),
             (reverse("admin:surveys_item_changelist") + f"?study__id__exact={obj.pk}", "items"),
@@ -184,8 +203,10 @@ class UsedFilter(admin.SimpleListFilter):
 @admin.register(Item)
 class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "Items that were shown to participants or models stay, so their answers keep their meaning."
-    list_display = ("key", "rendered_sentence", "label", "statement_type", "truth", "is_control",
-                    "is_demonstration", "study", "compare_links")
+    # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar: the key,
+    # control and demonstration flags are in the filters and on the item's page.
+    list_display = ("rendered_sentence", "label", "truth_shown", "statement_type", "study_slug", "compare_links")
+    list_display_links = ("rendered_sentence",)
     list_filter = ("study", "expression", "statement_type", "truth", "is_control", "is_demonstration", UsedFilter)
     search_fields = ("statement", "key", "speaker_name", "statement_id")
     list_select_related = ("study",)
@@ -210,6 +231,14 @@ class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
             fields += [f.name for f in Item._meta.fields if f.name not in fields and f.name != "id"]
         return fields
 
+    @admin.display(description="study", ordering="study__slug")
+    def study_slug(self, obj: Item) -> str:
+        return obj.study.slug
+
+    @admin.display(description="truth", ordering="truth")
+    def truth_shown(self, obj: Item) -> str:
+        return obj.truth or "–"  # "none (non-verifiable)" took two lines in every row
+
     @admin.display(description="sentence (with the item's own speaker)")
     def rendered_sentence(self, obj: Item) -> str:
         try:
@@ -221,14 +250,17 @@ class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 # --- participants -----------------------------------------------------------------------------------
 @admin.register(Participant)
 class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
-    delete_advice = "Mark participants as returned or timed out instead; their answers are kept."
-    list_display = ("prolific_pid", "study_slug", "status", "progress", "started_at", "completed_at",
-                    "passed_attention", "live_attention_rho", "attention_rho", "attention_included")
-    list_filter = ("study", "status", "passed_attention", "attention_included")
+    delete_advice = ("Mark participants as returned or timed out instead; their answers are kept. To honour a "
+                     "request to withdraw, use the action “Withdraw”; test participants: “Remove test participants”.")
+    # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar; ρ rounded.
+    # Completion time, raw ρ values and the Prolific study/session ids are on the participant's page.
+    list_display = ("prolific_pid", "study_slug", "status_shown", "progress", "started", "live_check",
+                    "analysis_filter")
+    list_filter = ("study", "status", "is_test", "passed_attention", "attention_included")
     search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
     list_select_related = ("study",)
     date_hierarchy = "started_at"
-    actions = ("mark_returned", "mark_timed_out", "reinstate")
+    actions = ("mark_returned", "mark_timed_out", "reinstate", "withdraw", "remove_test")
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -250,6 +282,23 @@ class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     def progress(self, obj: Participant) -> str:
         return f"{obj.n_answered} / {obj.n_assigned}"
 
+    @admin.display(description="status", ordering="status")
+    def status_shown(self, obj: Participant) -> str:
+        return obj.get_status_display() + (" (test)" if obj.is_test else "")
+
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: Participant) -> str:
+        return f"{timezone.localtime(obj.started_at):%Y-%m-%d %H:%M}"
+
+    # "rho" in the headers: the admin writes them in capitals, and a capital ρ reads as P
+    @admin.display(description="live check (rho)", ordering="live_attention_rho")
+    def live_check(self, obj: Participant) -> str:
+        return _check(obj.passed_attention, obj.live_attention_rho, "passed", "failed")
+
+    @admin.display(description="analysis filter (rho)", ordering="attention_rho")
+    def analysis_filter(self, obj: Participant) -> str:
+        return _check(obj.attention_included, obj.attention_rho, "included", "excluded")
+
     def _mark(self, request: HttpRequest, queryset: QuerySet, status: str, label: str) -> None:
         changed = flow.mark_participants(queryset, status)
         self.message_user(request, f"{changed} participant(s) marked as {label}; their answers are kept "
@@ -267,6 +316,42 @@ class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     def reinstate(self, request, queryset):
         changed = flow.reinstate_participants(queryset)
         self.message_user(request, f"{changed} participant(s) reinstated.", messages.SUCCESS)
+
+    @admin.action(description="Withdraw at their request: delete their answers (audited)", permissions=["delete"])
+    def withdraw(self, request, queryset):
+        return confirm_removal(self, request, queryset, "withdraw")
+
+    @admin.action(description="Remove test participants (with their answers)", permissions=["delete"])
+    def remove_test(self, request, queryset):
+        return confirm_removal(self, request, queryset, "remove_test")
+
+
+def _check(decision: bool | None, rho: float | None, yes: str, no: str) -> str:
+    """"passed (0.85)", "failed (—)" or "" for a check that has not run; ρ to two decimals."""
+    if decision is None:
+        return ""
+    shown = "—" if rho is None else f"{rho:.2f}"
+    return f"{yes if decision else no} ({shown})"
+
+
+@admin.register(Withdrawal)
+class WithdrawalAdmin(admin.ModelAdmin):
+    """The audit trail of removed participant data: read-only, never edited or deleted."""
+
+    list_display = ("created_at", "reason", "study_slug", "respondent_id", "participant_status",
+                    "responses_deleted", "requested_by")
+    list_filter = ("reason", "study_slug")
+    search_fields = ("respondent_id", "note", "requested_by")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 # --- responses --------------------------------------------------------------------------------------

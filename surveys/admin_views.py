@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import models
@@ -21,6 +22,7 @@ from django.urls import reverse
 from .importers import MAX_REPORTED_ERRORS, ImportFailed, import_items
 from .models import Study
 from .raw_export import raw_responses_response
+from .test_mode import pilot_link
 
 
 # --- deletion guard -------------------------------------------------------------------------------
@@ -175,3 +177,54 @@ def raw_responses_view(model_admin: admin.ModelAdmin, request: HttpRequest, obje
     if request.method != "GET":
         raise Http404
     return raw_responses_response(study)
+
+
+def test_participant_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """Redirect to a fresh test-participant link of the study (surveys.test_mode): take it yourself, live."""
+    study = _study_for(model_admin, request, object_id, change=False)
+    return HttpResponseRedirect(pilot_link("", study))
+
+
+# --- removing participants' data ------------------------------------------------------------------
+REMOVALS = {
+    "withdraw": ("Withdraw participants at their request",
+                 "Their answers, their item slots and their participant rows are deleted for good; an audit record "
+                 "keeps the hashed PROLIFIC_PID, who did it, when, and how many answers. They cannot enter the "
+                 "study again. Reports and exports made from now on no longer contain them."),
+    "remove_test": ("Remove test participants",
+                    "The test participants and their answers are deleted; each removal is recorded."),
+}
+
+
+def confirm_removal(model_admin: admin.ModelAdmin, request: HttpRequest, queryset: models.QuerySet,
+                    action: str) -> HttpResponse | None:
+    """The admin actions that delete participants' data: a confirmation page first, then the audited removal
+    (surveys.withdrawal). Returns None (back to the list) once done or refused."""
+    from .withdrawal import WithdrawalError, preview, remove_test_participants, withdraw_participants
+
+    who = request.user.get_username()
+    if request.POST.get("confirm") == "yes":
+        try:
+            if action == "withdraw":
+                records = withdraw_participants(queryset, by=who, note=request.POST.get("note", "").strip())
+            else:
+                records = remove_test_participants(queryset, by=who)
+        except WithdrawalError as exc:
+            model_admin.message_user(request, str(exc), messages.ERROR)
+            return None
+        answers = sum(r.responses_deleted for r in records)
+        model_admin.message_user(request, f"{len(records)} participant(s) removed with {answers} answers; "
+                                          "see Withdrawals for the audit records.", messages.SUCCESS)
+        return None
+    if action == "remove_test" and queryset.filter(is_test=False).exists():
+        model_admin.message_user(request, "Only test participants can be removed this way; the selection holds "
+                                          "real participants. Use “Withdraw” for a participant's request.",
+                                 messages.ERROR)
+        return None
+    title, explanation = REMOVALS[action]
+    return render(request, "admin/surveys/participant/confirm_removal.html", {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta, "title": title, "explanation": explanation, "action": action,
+        "rows": [preview(p) for p in queryset.select_related("study")], "with_note": action == "withdraw",
+        "action_checkbox_name": ACTION_CHECKBOX_NAME,
+    })

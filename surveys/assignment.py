@@ -4,15 +4,23 @@ Each participant gets ``items_per_expression`` statements per expression (for a 
 half true, half false), plus ``controls_per_participant`` control items, each from a different
 statement (by text) where possible, in random order. Items are chosen least-used first, where an item's use
 counts the slots of started and completed participants and the answered slots of everyone else
-(so a participant who returns the study or times out gives their unanswered slots back).
+(so a participant who returns the study or times out gives their unanswered slots back); test participants
+(surveys.test_mode) are not counted.
 
-Each draw is a small integer program (scipy's milp): least-used items first, so that over completed
-participants the use of any two items of a pool differs by at most one; then as few repeated statements
-as possible; then statements that still have many least-used items, so that the last participant of a
-round is not forced to see a statement twice.
+Each draw is a small integer program (scipy's milp): no statement more than ⌈items / statements⌉ times
+in one list (the demo: 30 items over 20 statements → at most twice); then least-used items first, so that
+over completed participants the use of any two items of a pool differs by at most one; then repeats as even
+as possible (each further appearance of a statement costs more than the one before, so ten statements seen
+twice beat one statement seen eleven times); then statements that still have many least-used items, so that
+the last participant of a round is not forced to see a statement twice.
+
+The order is random, but the appearances of a repeated statement are spread apart (``spread_order``): with
+at most c appearances per statement the list is cut into c blocks and a statement keeps the same place in
+each block, so its appearances are a block length apart (15 positions in the demo).
 """
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from typing import Iterable
@@ -28,16 +36,26 @@ from .models import Assignment, Item, Participant, Study
 
 def item_usage(study: Study) -> dict[int, int]:
     """How often each main item of ``study`` is taken, for balancing."""
-    counted = Q(assignments__participant__status__in=Participant.ACTIVE) | Q(assignments__response__isnull=False)
+    counted = ((Q(assignments__participant__status__in=Participant.ACTIVE) | Q(assignments__response__isnull=False))
+               & Q(assignments__participant__is_test=False))  # test participants do not use up items
     rows = study.main_items().annotate(used=Count("assignments", filter=counted, distinct=True))
     return dict(rows.values_list("id", "used"))
 
 
-# Costs of the per-participant choice, in order of priority: balance, then no statement seen twice,
-# then statements that still have many least-used items, then chance.
+# Costs of the per-participant choice, in order of priority: no statement above the cap, balance, repeats
+# (the m-th extra appearance of a statement costs m times _REPEAT: convex, so repeats are spread over
+# statements), then statements that still have many least-used items, then chance.
+_OVERCAP = 100_000_000.0  # per appearance of a statement above ⌈items / statements⌉ (times its level)
 _OVERUSE = 1_000_000.0  # per use above the least-used item of the slot's pool
-_REPEAT = 10_000.0  # per extra appearance of a statement in one participant's list
+_REPEAT = 10_000.0  # times m, for the m-th extra appearance of a statement in one participant's list
 _PRESSURE = 10.0  # bonus per least-used item of the statement (so none is left over at the end of a round)
+
+
+def repeat_cap(pools: list[tuple[int, list[Item]]]) -> int:
+    """The most times one statement may appear in a list: ⌈items drawn / distinct statements⌉."""
+    total = sum(k for k, _ in pools)
+    statements = {item.statement for _, pool in pools for item in pool}
+    return max(1, math.ceil(total / len(statements))) if statements else 1
 
 
 def _pools(study: Study, rng: random.Random) -> list[tuple[int, list[Item]]]:
@@ -65,53 +83,95 @@ def _pools(study: Study, rng: random.Random) -> list[tuple[int, list[Item]]]:
 def _choose(pools: list[tuple[int, list[Item]]], usage: dict[int, int], rng: random.Random) -> list[Item]:
     """Take k items from each pool at least cost: a small integer program (scipy's milp / HiGHS).
 
-    Least-used items first (so max − min use within a pool stays ≤ 1 over completed participants),
-    then as few repeated statements as possible, then statements with many least-used items left.
+    No statement above :func:`repeat_cap`; least-used items first (so max − min use within a pool stays
+    ≤ 1 over completed participants); repeats as even as possible; statements with many least-used items left.
     """
     items = [item for _, pool in pools for item in pool]
     if not items:
         return []
-    statements = sorted({item.statement for item in items})
-    column = {text: len(items) + j for j, text in enumerate(statements)}
+    cap = repeat_cap(pools)
+    members: dict[str, int] = defaultdict(int)  # how many candidate items each statement has
+    for item in items:
+        members[item.statement] += 1
+    statements = sorted(members)
     floors = [min(usage.get(i.id, 0) for i in pool) for _, pool in pools]
     pressure: dict[str, int] = defaultdict(int)
     for floor, (_, pool) in zip(floors, pools):
         for item in pool:
             pressure[item.statement] += usage.get(item.id, 0) == floor
 
-    # variables: one 0/1 per item, then one "extra appearances" count per statement
-    cost = np.zeros(len(items) + len(statements))
-    upper = np.full(len(cost), np.inf)
-    rows = lil_matrix((len(pools) + len(statements), len(cost)))
+    # variables: one 0/1 per item, then per statement one 0/1 per possible extra appearance (level m = 1, 2, …)
+    levels = [(text, m) for text in statements for m in range(1, members[text])]
+    n = len(items) + len(levels)
+    cost = np.zeros(n)
+    rows = lil_matrix((len(pools) + len(statements), n))
+    statement_row = {text: len(pools) + j for j, text in enumerate(statements)}
     lower_bounds, upper_bounds = [], []
     index = 0
     for row, (floor, (k, pool)) in enumerate(zip(floors, pools)):
         for item in pool:
             cost[index] = (_OVERUSE * (usage.get(item.id, 0) - floor) - _PRESSURE * pressure[item.statement]
                            + rng.random())
-            upper[index] = 1
             rows[row, index] = 1  # exactly k from this pool
-            rows[len(pools) + column[item.statement] - len(items), index] = 1
+            rows[statement_row[item.statement], index] = 1
             index += 1
         lower_bounds.append(k)
         upper_bounds.append(k)
-    for j, text in enumerate(statements):
-        rows[len(pools) + j, column[text]] = -1  # appearances − extra ≤ 1
-        cost[column[text]] = _REPEAT
-        lower_bounds.append(-np.inf)
-        upper_bounds.append(1)
+    for offset, (text, m) in enumerate(levels, start=len(items)):
+        rows[statement_row[text], offset] = -1  # appearances − extras ≤ 1
+        cost[offset] = m * (_OVERCAP if m + 1 > cap else _REPEAT)
+    lower_bounds += [-np.inf] * len(statements)
+    upper_bounds += [1] * len(statements)
     result = milp(cost, constraints=LinearConstraint(rows.tocsr(), lower_bounds, upper_bounds),
-                  integrality=np.ones(len(cost)), bounds=Bounds(np.zeros(len(cost)), upper))
+                  integrality=np.ones(n), bounds=Bounds(np.zeros(n), np.ones(n)),
+                  options={"mip_rel_gap": 0})
     if result.x is None:  # cannot happen (k ≤ pool size); fail loudly rather than draw badly
         raise RuntimeError(f"no assignment found: {result.message}")
-    return [item for item, taken in zip(items, result.x) if taken > 0.5]
+    return [item for item, taken in zip(items, result.x[:len(items)]) if taken > 0.5]
+
+
+def spread_order(items: list[Item], rng: random.Random) -> list[Item]:
+    """A random order in which the appearances of a repeated statement are as far apart as a simple layout
+    allows: with at most c appearances per statement, the list is cut into c blocks of ⌈n / c⌉ places and
+    each statement keeps one place (column) in the blocks it appears in, so its appearances are a block
+    length apart. Which statements share a column, the column order and which item goes into which block
+    are random. Falls back to a plain shuffle if the statements do not pack (cannot happen for c ≤ 2)."""
+    n = len(items)
+    by_statement: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        by_statement[item.statement].append(item)
+    groups = list(by_statement.values())
+    most = max((len(g) for g in groups), default=0)
+    order = items[:]
+    rng.shuffle(order)
+    if most <= 1:
+        return order
+    width = math.ceil(n / most)
+    # column c has room in blocks 0 … depth(c) − 1 (the last block may be shorter)
+    room = [sum(1 for b in range(most) if b * width + c < n) for c in range(width)]
+    filled = [0] * width
+    columns: list[list[Item]] = [[] for _ in range(width)]
+    rng.shuffle(groups)
+    groups.sort(key=len, reverse=True)  # stable: random among equal sizes
+    for group in groups:
+        rng.shuffle(group)
+        fits = [c for c in range(width) if room[c] - filled[c] >= len(group)]
+        if not fits:
+            return order
+        best = min(room[c] - filled[c] for c in fits)  # tightest fit keeps the deep columns for big groups
+        column = rng.choice([c for c in fits if room[c] - filled[c] == best])
+        columns[column] += group
+        filled[column] += len(group)
+    placed: list[Item | None] = [None] * n
+    for c, stack in enumerate(columns):
+        for b, item in enumerate(stack):
+            placed[b * width + c] = item
+    return [item for item in placed if item is not None]
 
 
 def draw_items(study: Study, rng: random.Random) -> list[Item]:
     """The items for one new participant, in presentation order (not yet saved)."""
-    chosen = _choose(_pools(study, rng), item_usage(study), rng)
-    rng.shuffle(chosen)
-    return chosen
+    return spread_order(_choose(_pools(study, rng), item_usage(study), rng), rng)
 
 
 def draw_speakers(study: Study, count: int, rng: random.Random) -> list[tuple[str, str] | None]:

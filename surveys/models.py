@@ -65,6 +65,16 @@ class Study(models.Model):
         help_text="Item kind; one of the registered instruments (surveys/instruments/).",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+
+    class Language(models.TextChoices):
+        ENGLISH = "en", "English"
+        CHINESE = "zh-hans", "Chinese (Simplified)"
+
+    language = models.CharField(
+        max_length=10, choices=Language.choices, default=Language.ENGLISH,
+        help_text="Language of the participant pages (buttons, progress, messages); chosen by the study, "
+        "never by the browser. The items' own wording follows each item's language.",
+    )
     description = models.TextField(blank=True, help_text="For researchers; never shown to participants.")
     consent_text = models.TextField(blank=True)
     instructions = models.TextField(blank=True, help_text="Shown before the two demonstrations.")
@@ -202,6 +212,7 @@ class Participant(models.Model):
         RETURNED = "returned", "Returned"
         TIMED_OUT = "timed_out", "Timed out"
         SCREENED_OUT = "screened_out", "Screened out"
+        DECLINED = "declined", "Declined consent"
 
     ACTIVE = (Status.STARTED, Status.COMPLETED)
 
@@ -211,12 +222,18 @@ class Participant(models.Model):
     prolific_study_id = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.STARTED, db_index=True)
+    is_test = models.BooleanField(
+        default=False, db_index=True, verbose_name="test",
+        help_text="Entered through a researcher's test link (surveys.test_mode): left out of reports, "
+        "balancing and exports, and removable.",
+    )
     user_agent = models.TextField(blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     consented_at = models.DateTimeField(null=True, blank=True)
     instructions_read_at = models.DateTimeField(null=True, blank=True)
     pledged_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    declined_at = models.DateTimeField(null=True, blank=True, help_text="When they clicked “I do not agree”.")
     status_changed_at = models.DateTimeField(null=True, blank=True)
     passed_attention = models.BooleanField(
         null=True, blank=True, help_text="Live check at completion (canonical expression order)."
@@ -236,6 +253,10 @@ class Participant(models.Model):
             models.CheckConstraint(
                 condition=~Q(status="completed") | Q(completed_at__isnull=False),
                 name="participant_completed_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="declined") | Q(declined_at__isnull=False),
+                name="participant_declined_has_time",
             ),
         ]
         ordering = ["study", "started_at"]
@@ -306,3 +327,34 @@ class Response(TypedAnswer, models.Model):
             self.assignment.participant_id != self.participant_id or self.assignment.item_id != self.item_id
         ):
             raise ValidationError("A response must belong to its own assignment's participant and item.")
+
+
+class Withdrawal(models.Model):
+    """Audit record of a participant's data removed from a study (surveys.withdrawal): a participant's
+    request to withdraw, or a researcher's test participant cleared away. The participant's row, slots and
+    answers are deleted; this record keeps who did it, when, and how much, never the PROLIFIC_PID."""
+
+    class Reason(models.TextChoices):
+        WITHDRAWN = "withdrawn", "Participant withdrew"
+        TEST = "test", "Test participant removed"
+
+    study = models.ForeignKey(Study, null=True, on_delete=models.SET_NULL, related_name="withdrawals")
+    study_slug = models.SlugField(help_text="Kept if the study is deleted later.")
+    respondent_id = models.CharField(
+        max_length=16, db_index=True,
+        help_text="The hashed PROLIFIC_PID, as in the combined export's respondent_id (HMAC with EXPORT_ID_SALT).",
+    )
+    reason = models.CharField(max_length=20, choices=Reason.choices, default=Reason.WITHDRAWN)
+    note = models.TextField(blank=True, help_text="E.g. how the request arrived (Prolific message of …).")
+    requested_by = models.CharField(max_length=150, help_text="The admin user or shell user who carried it out.")
+    created_at = models.DateTimeField(default=timezone.now)
+    participant_status = models.CharField(max_length=20, help_text="Their status before removal.")
+    was_test = models.BooleanField(default=False)
+    responses_deleted = models.PositiveIntegerField(default=0)
+    assignments_deleted = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_reason_display()}: {self.respondent_id} from {self.study_slug}"

@@ -158,3 +158,41 @@ def test_returned_and_timed_out_participants_release_their_unanswered_slots(impo
 
     flow.reinstate_participants(Participant.objects.filter(pk=timed_out.pk))
     assert sum(item_usage(imported_nv).values()) == 5 + 30
+
+
+@pytest.mark.parametrize("slug", ["demo", "demo-verifiable"])
+def test_demo_lists_repeat_a_statement_at_most_twice_and_far_apart(db, slug):
+    """30 items over 20 statements: no statement more than ⌈30/20⌉ = 2 times, repeats spread apart, while
+    items stay balanced (the linear repeat cost used to show one statement up to 11 times)."""
+    from surveys.demo import loader
+
+    loader.load_demo()
+    study = Study.objects.get(slug=slug)
+    statements = study.main_items().values("statement").distinct().count()
+    assert statements == 20
+    for n, slots, usage in simulate_series(study, 25, seed=7):
+        per_statement = Counter(s.item.statement for s in slots)
+        assert max(per_statement.values()) <= -(-len(slots) // statements) == 2, f"participant {n}"
+        assert len(per_statement) == statements  # every statement used: repeats as few as possible
+        positions: dict[str, list[int]] = {}
+        for s in slots:
+            positions.setdefault(s.item.statement, []).append(s.position)
+        gaps = [b - a for ps in positions.values() for a, b in zip(ps, ps[1:])]
+        assert min(gaps) >= 10, f"participant {n}: repeats too close ({sorted(gaps)})"
+        assert max(usage.values()) - min(usage.values()) <= 1, f"after participant {n}"
+
+
+def test_spread_order_keeps_repeats_a_block_apart():
+    from types import SimpleNamespace
+
+    from surveys.assignment import spread_order
+
+    items = [SimpleNamespace(statement=f"s{i % 7}", key=i) for i in range(20)]  # 7 statements: 3, 3, 3, …
+    for seed in range(20):
+        order = spread_order(items, random.Random(seed))
+        assert sorted(i.key for i in order) == list(range(20))
+        where: dict[str, list[int]] = {}
+        for pos, item in enumerate(order):
+            where.setdefault(item.statement, []).append(pos)
+        assert min(b - a for ps in where.values() for a, b in zip(ps, ps[1:])) >= 20 // 3
+    assert len({tuple(i.key for i in spread_order(items, random.Random(s))) for s in range(5)}) == 5

@@ -231,12 +231,13 @@ def test_step_page_without_a_session_asks_for_the_prolific_link(client, study):
     assert response.status_code == 400 and "open the study again" in page(response)
 
 
-def test_declining_consent_shows_the_return_page_and_records_nothing(client, study):
+def test_declining_consent_shows_the_return_page_and_records_only_the_decline(client, study):
     client.get(link(study))
     response = client.post(url(study, "consent"), {"step": "consent", "choice": "decline"})
     assert response.status_code == 200 and "Please return the study on Prolific" in page(response)
     participant = Participant.objects.get(prolific_pid=PID)
     assert participant.consented_at is None and not participant.assignments.exists()
+    assert participant.status == Participant.Status.DECLINED and participant.declined_at is not None
     assert client.get(url(study, "instructions"))["Location"] == url(study, "consent")
 
 

@@ -47,7 +47,7 @@ def test_an_answer_must_be_for_its_own_slots_participant_and_item(people):
 def test_no_new_answer_unless_the_participant_is_answering(people, status):
     (alice, slots), _ = people
     Response.objects.create(assignment=slots[0], participant=alice, item=slots[0].item, value=50)
-    Participant.objects.filter(pk=alice.pk).update(status=status, completed_at=timezone.now())
+    Participant.objects.filter(pk=alice.pk).update(status=status, completed_at=timezone.now(), declined_at=timezone.now())
     refused("not answering", assignment=slots[1], participant=alice, item=slots[1].item, value=60)
     assert Response.objects.count() == 1
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from surveys.designs import tang_rq2
-from surveys.designs.tang_rq2 import PAPER_NARROW, DesignError, generate, interval_bounds, read_numbers, rq2_question
+from surveys.designs.tang_rq2 import PAPER_NARROW, DesignError, generate, interval_bounds, read_numbers
+from surveys.instruments import get_instrument
 from surveys.models import Item, Study
 
 WIDE = [150, 60, 101, 140, 22, 95, 130, 88, 177, 45, 99, 110, 70, 135, 100, 65, 180, 118, 84, 102]
@@ -48,9 +49,15 @@ def test_paper_example_share_and_ground_truth():
     assert items["height|5|narrow|0.050|above_low"]["extra"]["share"] == pytest.approx(0.4)
 
 
+def rq2_question(fields, style="standard"):
+    """The wep_choice instrument's prompt and options for one generated item (the wording lives there)."""
+    item, kind = Item(**fields), get_instrument("wep_choice")
+    return kind.build_prompt(item, [], style=style).text, [(o.key, o.text) for o in kind.options(item)]
+
+
 def test_paper_wording():
     items = by_key(generate(numbers=[PAPER_NARROW, WIDE]))
-    text, options = rq2_question(items["height|5|narrow|0.050|below_low"]["extra"])
+    text, options = rq2_question(items["height|5|narrow|0.050|below_low"])
     assert text == (
         "Complete the following sentence using one of the choices, listed in descending order of likelihood, that "
         "best fits the sentence: A.is almost certainly B.is likely to be C.is maybe D.is unlikely to be E.is almost "
@@ -60,12 +67,12 @@ def test_paper_wording():
         "below 99.")
     assert options == [("A", "is almost certainly"), ("B", "is likely to be"), ("C", "is maybe"),
                        ("D", "is unlikely to be"), ("E", "is almost certainly not")]
-    cot, three = rq2_question(items["score|3|wide|0.950|outside"]["extra"], style="cot")
+    cot, three = rq2_question(items["score|3|wide|0.950|outside"], style="cot")
     assert cot.startswith("First compute the associated probability. Then complete the following sentence")
     assert 'A.is likely to be B.is maybe C.is unlikely to be. Give your final choice after "I choose:".' in cot
     assert cot.endswith("the student's score _ below 21 or above 178.") and [k for k, _ in three] == ["A", "B", "C"]
-    with pytest.raises(DesignError):
-        rq2_question(items["score|3|wide|0.950|outside"]["extra"], style="fancy")
+    with pytest.raises(ValueError, match="unknown prompt style"):
+        rq2_question(items["score|3|wide|0.950|outside"], style="fancy")
 
 
 def test_seeded_numbers():
@@ -90,9 +97,9 @@ def test_numbers_file(tmp_path):
 
 
 def test_items_fit_the_model(db):
-    study = Study.objects.create(slug="rq2", title="RQ2", instrument="wep_probability")
+    study = Study.objects.create(slug="rq2", title="RQ2", instrument="wep_choice")
     Item.objects.bulk_create([Item(study=study, **f) for f in generate(seed=1)])
     assert study.items.count() == 360
     item = study.items.get(key="sound|3|wide|0.725|below_high")
     assert item.extra["truth_choice"] in "ABC" and item.ground_truth == item.extra["share"]
-    assert tang_rq2.rq2_question(item.extra)[0].endswith(f"below {item.extra['high']}.")
+    assert item.kind.build_prompt(item, []).text.endswith(f"below {item.extra['high']}.")

@@ -11,8 +11,9 @@ Each item keeps in ``extra``: scenario, choices (5/3), numbers ("narrow"/"wide")
 numbers), confidence, interval, low, high, share (the part of the sample strictly inside the interval),
 truth_choice (the ground-truth letter by the paper's ranges, :func:`analysis.metrics.tang_consistency.truth_choice`)
 and seed; ``ground_truth`` = share. Key: ``scenario|choices|numbers|confidence|interval``, e.g.
-``height|5|narrow|0.500|between``. The wording lives here (:func:`rq2_question`), so the WEP-choice instrument
-renders it from ``extra``.
+``height|5|narrow|0.500|between``. The item's ``statement`` is the scenario sentence with its blank
+(:func:`rq2_scenario`) and ``extra["options"]`` its choices as [letter, phrase]; the WEP-choice instrument
+(surveys/instruments/wep_choice.py) adds the paper's instruction for the page and the standard/CoT prompts.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from surveys.designs import DesignError
 from analysis.metrics.tang_consistency import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS, truth_choice
 
 SCENARIOS: tuple[str, ...] = ("height", "score", "sound")
@@ -55,19 +57,6 @@ INTERVAL_TEXT: dict[str, str] = {
     "below_high": "below {high}",
     "above_high": "above {high}",
 }
-INSTRUCTION = {
-    "standard": "Complete the following sentence using one of the choices, listed in descending order of "
-                "likelihood, that best fits the sentence: {choices}.",
-    "cot": "First compute the associated probability. Then complete the following sentence using one of the "
-           "choices, listed in descending order of likelihood, that best fits the sentence: {choices}. "
-           "Give your final choice after \"I choose:\".",
-}
-
-
-class DesignError(ValueError):
-    """Options a design cannot build items from."""
-
-
 def interval_bounds(confidence: float, mu: float, sigma: float) -> tuple[int, int]:
     """(low, high): the central ``confidence`` interval of N(mu, sigma), each end truncated to an integer."""
     half = stats.norm.ppf(0.5 + confidence / 2) * sigma
@@ -154,16 +143,6 @@ def rq2_scenario(extra: Mapping[str, Any]) -> str:
                            interval=interval)
 
 
-def rq2_question(extra: Mapping[str, Any], style: str = "standard") -> tuple[str, list[tuple[str, str]]]:
-    """(text, options) of one item: the paper's instruction with the choices ("standard", or the zero-shot
-    chain-of-thought variant "cot" that asks for the final choice after "I choose:"), then the scenario.
-    ``options``: (letter, phrase) pairs."""
-    if style not in INSTRUCTION:
-        raise DesignError(f"unknown prompt style {style!r}; choose from {', '.join(INSTRUCTION)}")
-    instruction = INSTRUCTION[style].format(choices=choices_text(extra["choices"]))
-    return f"{instruction} {rq2_scenario(extra)}", rq2_options(extra)
-
-
 def item_key(extra: Mapping[str, Any]) -> str:
     """``scenario|choices|numbers|confidence|interval``, e.g. ``height|5|narrow|0.500|between``."""
     return f"{extra['scenario']}|{extra['choices']}|{extra['numbers']}|{extra['confidence']:.3f}|{extra['interval']}"
@@ -187,6 +166,8 @@ def generate(study: Any = None, seed: int | None = None, numbers: Any = None) ->
                                  "sample": sample, "confidence": confidence, "interval": interval,
                                  "low": low, "high": high, "share": share,
                                  "truth_choice": str(truth_choice(share, choices)[0]), "seed": used_seed}
+                        extra["options"] = [list(option) for option in rq2_options(extra)]
                         items.append({"key": item_key(extra), "context": scenario, "statement_id": item_key(extra),
-                                      "language": "en", "ground_truth": share, "extra": extra})
+                                      "statement": rq2_scenario(extra), "language": "en", "ground_truth": share,
+                                      "extra": extra})
     return items

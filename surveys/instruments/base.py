@@ -94,8 +94,9 @@ class Instrument:
         """The labelled options of a choice or pick item (none for other shapes)."""
         return []
 
-    def intro(self) -> dict[str, Any]:
-        """The task description shared by the instructions page and the prompt."""
+    def intro(self, language: str = "en") -> dict[str, Any]:
+        """The task description shared by the instructions page and the prompt; a kind with wording in
+        other languages returns it for ``language`` (the study's language)."""
         return {"task": self.task_intro, "scale_ends": list(self.scale_ends)}
 
     def prompt_block(self, item: "Item", with_answer: bool) -> str:

@@ -11,7 +11,7 @@ The prompt is the paper's user message (Methods, no system message), in two styl
 - ``standard``: "Complete the following sentence using one of the choices, listed in descending order of
   likelihood, that best fits the sentence: A.is almost certainly B.… <sentence>"
 - ``cot`` (zero-shot chain of thought): "First compute the associated probability. Then complete the
-  following sentence … <sentence> Give your final choice after "I choose:"."
+  following sentence … E.is almost certainly not. Give your final choice after "I choose:". <sentence>"
 Participants see the same instruction and sentence, with the choices as buttons. A model's answer is read by
 the choice shape: the text after the last "I choose:" when there is one, then an option's letter or phrase.
 """
@@ -56,10 +56,11 @@ class WepChoice(Instrument):
         return [Option(str(key), str(text)) for key, text in (item.extra or {}).get("options", [])]
 
     def instruction(self, item: "Item", style: str = "standard") -> str:
-        """The instruction with the item's choices (the CoT style's first sentence and last request added)."""
+        """The instruction with the item's choices; the CoT style asks first for the probability and then for
+        the final choice after "I choose:" (the paper's zero-shot CoT change of the instruction)."""
         text = f"{INSTRUCTION} {choices_line(self.options(item))}."
         if style == "cot":
-            return COT_FIRST + text[len("Complete"):]
+            return f"{COT_FIRST}{text[len('Complete'):]} {COT_LAST}"
         return text
 
     def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
@@ -75,8 +76,7 @@ class WepChoice(Instrument):
         return super().page_context(item, speaker) | {"instruction": f"{INSTRUCTION[:-1]}."}
 
     def prompt_block(self, item: "Item", with_answer: bool, style: str = "standard") -> str:
-        text = f"{self.instruction(item, style)} {self.sentence(item)}"
-        return f"{text} {COT_LAST}" if style == "cot" else text
+        return f"{self.instruction(item, style)} {self.sentence(item)}"
 
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:

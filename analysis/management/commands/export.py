@@ -1,4 +1,4 @@
-"""python manage.py export <study> --format csv|parquet --out FILE [--raw-ids]"""
+"""python manage.py export <study> --format csv|parquet --out FILE [--raw-ids] [--include-test]"""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -17,12 +17,15 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, metavar="FILE", help="output file")
         parser.add_argument("--raw-ids", action="store_true",
                             help="write the PROLIFIC_PIDs instead of their salted hashes")
+        parser.add_argument("--include-test", action="store_true",
+                            help="also write test participants' answers (respondent_type 'test'; left out by default)")
 
     def handle(self, *args, **options):
         study = get_study(options["study"])
         out = Path(options["out"])
         if not out.parent.exists():
             raise CommandError(f"no such folder: {out.parent}")
-        rows = export_study(study, options["format"], out, raw_ids=options["raw_ids"])
+        rows = export_study(study, options["format"], out, raw_ids=options["raw_ids"],
+                            include_test=options["include_test"])
         ids = "raw PROLIFIC_PIDs" if options["raw_ids"] else "hashed participant ids"
         self.stdout.write(self.style.SUCCESS(f"wrote {rows} rows ({ids}) to {out}"))

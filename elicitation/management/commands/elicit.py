@@ -12,8 +12,8 @@ from tqdm import tqdm
 from elicitation import conf
 from elicitation.estimate import estimate_run
 from elicitation.models import ElicitationRun, ModelEndpoint
-from elicitation.runs import (RunStateError, cancel_run, create_run, progress, resume_run, run_sync,
-                              start_run)
+from elicitation.runs import (RunStateError, cancel_run, create_run, missing_key, progress, resume_run,
+                              run_sync, start_run)
 from surveys.cli import get_study, lookup
 
 Status = ElicitationRun.Status
@@ -37,6 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("--budget", help="stop cleanly once the cost reaches this many USD")
         parser.add_argument("--name", default="")
         parser.add_argument("--prompt-version", help="label stored with the run")
+        parser.add_argument("--prompt-style", default="standard",
+                            help="one of the study's kind's prompt styles (e.g. standard or cot for wep_choice)")
         parser.add_argument("--estimate-only", action="store_true", help="print the estimate; create nothing")
         parser.add_argument("--resume", type=int, metavar="RUN", help="carry on a stopped or failed run")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="cancel a run (answers so far are kept)")
@@ -70,7 +72,8 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if o["sync"]:
             return self._sync(run)
-        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: manage.py elicit --status {run.pk} "
+        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: "
+                          f".venv/bin/python manage.py elicit --status {run.pk} "
                           f"or /admin/elicitation/elicitationrun/{run.pk}/monitor/")
         if o["wait"]:
             self._wait(run)
@@ -87,8 +90,10 @@ class Command(BaseCommand):
             raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
         study = get_study(o["study"])
         if not o["endpoint"]:
-            raise CommandError("--endpoint is required (register one with manage.py add_endpoint)")
+            raise CommandError("--endpoint is required (register one with .venv/bin/python manage.py add_endpoint)")
         endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
+        if not o["estimate_only"] and (problem := missing_key(endpoint)):
+            raise CommandError(problem)  # before a run is created: it could not get a single answer
         items = []
         if o["items"]:
             keys = [k.strip() for k in o["items"].split(",") if k.strip()]
@@ -108,11 +113,12 @@ class Command(BaseCommand):
             temperature = 1.0 if o["mode"] == ElicitationRun.Mode.SAMPLED else 0.0
         settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
-                        budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"])
+                        budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],
+                        prompt_style=o["prompt_style"])
         if o["estimate_only"]:
             run = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
                                  temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
-                                 top_logprobs=o["top_logprobs"])
+                                 top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
             self._validate(run)
             self._print_estimate(run, items=items)
             return None

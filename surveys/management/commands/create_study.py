@@ -26,8 +26,7 @@ class Command(BaseCommand):
             raise CommandError(f"a study with slug {slug!r} exists already")
         study = Study(slug=slug, title=options["title"] or slug, instrument=options["instrument"],
                       status=Study.Status.LIVE if options["live"] else Study.Status.DRAFT)
-        if hasattr(study, "language"):
-            study.language = "zh-hans" if options["language"] == "zh" else "en"
+        study.language = "zh-hans" if options["language"] == "zh" else "en"
         if options["reference"]:
             study.reference_study = get_study(options["reference"])
         try:

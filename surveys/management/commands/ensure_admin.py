@@ -79,4 +79,4 @@ class Command(BaseCommand):
             self.stdout.write(f"  username: {USERNAME}\n  password: in {password_file()} (unless changed since)")
         else:
             self.stdout.write("  password: the one set when it was created (ADMIN_PASSWORD or createsuperuser); "
-                              "to reset it: python manage.py changepassword <username>")
+                              "to reset it: .venv/bin/python manage.py changepassword admin")

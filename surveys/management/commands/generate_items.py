@@ -17,7 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
         parser.add_argument("--numbers", help="tang-rq2: file with the two NUMBERS sets (narrow, then wide), "
                                               "20 numbers each, one set per line")
-        parser.add_argument("--settings", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC)")
+        # Django's own --settings (the settings module) is read by manage.py itself, so the context settings
+        # are --contexts.
+        parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "
+                                               "default all four)")
         parser.add_argument("--language", choices=["en", "zh"], help="tang-rq1: language of the contexts")
         parser.add_argument("--hops", type=int, choices=[1, 2], help="wep-reasoning: reasoning steps")
         parser.add_argument("--n", type=int, help="wep-reasoning: how many items")
@@ -26,8 +29,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         study = get_study(options["study"])
         chosen = {k: options[k] for k in ("seed", "numbers", "language", "hops", "n", "start")}
-        if options["settings"]:
-            chosen["settings"] = [s.strip().upper() for s in options["settings"].split(",") if s.strip()]
+        if options["contexts"]:
+            chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
         try:
             items = generate_items(study, options["design"], **chosen)
         except DesignError as exc:

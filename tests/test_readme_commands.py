@@ -1,0 +1,90 @@
+"""Every command README.md prints runs as printed from the repository root after `make install`: it calls the
+virtualenv's programs (no activation needed), names a real management command, make target or script, and
+its options parse with the command's own parser (no `<placeholder>`, `[optional]` or `a|b` synopsis)."""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from django.core.management import get_commands, load_command_class
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PROGRAMS = (".venv/bin/python", ".venv/bin/celery", ".venv/bin/pip", "make")
+
+
+def readme_commands() -> list[str]:
+    """Command lines of the README: lines of ```bash blocks (continuations joined, comments dropped) and
+    inline code that starts with a program (`make …`, `.venv/bin/…`) or mentions `manage.py`."""
+    text = README.read_text(encoding="utf-8")
+    commands: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                commands.append(line)
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    for span in re.findall(r"`([^`\n]+)`", prose):
+        if "…" in span:  # prose about commands in general, e.g. `.venv/bin/python manage.py …`
+            continue
+        if span.startswith(PROGRAMS + ("python ", "celery ", "pip ", "manage.py ")):
+            commands.append(span)
+    return commands
+
+
+def words(command: str) -> list[str]:
+    """The command's words without a trailing comment and leading VAR=value assignments."""
+    parts = shlex.split(command, comments=True)
+    while parts and re.fullmatch(r"[A-Z_]+=.*", parts[0]):
+        parts.pop(0)
+    return parts
+
+
+def make_targets() -> set[str]:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set()
+    for line in makefile.splitlines():
+        match = re.match(r"^([A-Za-z][\w ./-]*?)\s*:(?!=)", line)
+        if match:
+            targets.update(match.group(1).split())
+    return targets
+
+
+COMMANDS = readme_commands()
+
+
+def test_the_readme_has_commands_to_check():
+    assert sum("manage.py" in c for c in COMMANDS) > 25
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_readme_command_runs_as_printed(command):
+    parts = words(command)
+    assert parts, command
+    program = parts[0]
+    assert program in PROGRAMS or program.startswith(".venv/bin/"), (
+        f"{command!r} needs an activated virtualenv: call .venv/bin/{program} (or a make target)")
+    synopsis = re.compile(r"^<[^>]*>$|^\[-|^\|$|\]$")  # <study>, [--option], a | b, …]
+    assert not any(synopsis.search(p) for p in parts if p != "-e" and not p.startswith(".[")), (
+        f"{command!r} is a synopsis, not a command")
+    if program == "make":
+        targets = [p for p in parts[1:] if "=" not in p]
+        assert set(targets) <= make_targets(), f"{command!r}: no such make target"
+        return
+    if program != ".venv/bin/python":
+        return
+    if parts[1] == "-m":
+        return
+    script = ROOT / parts[1]
+    assert script.exists(), f"{command!r}: no file {parts[1]}"
+    if parts[1] != "manage.py":
+        return
+    name, args = parts[2], parts[3:]
+    commands = get_commands()
+    assert name in commands, f"{command!r}: no management command {name!r}"
+    command_class = load_command_class(commands[name], name)
+    parser = command_class.create_parser("manage.py", name)
+    parser.parse_args(args)  # CommandError (the test fails) on an unknown option or a missing argument

@@ -21,6 +21,8 @@ from .models import ProlificStudy, Submission
 from .review import PublishError, publish, send_decisions, sync
 
 CHANGE = ["prolific.change_prolificstudy"]
+#: What publishing sends to Prolific: fixed here once the study is published.
+PUBLISHED_FIELDS = ("places", "reward_cents", "estimated_minutes", "description")
 
 
 class ProlificStudySerializer(serializers.ModelSerializer):
@@ -36,6 +38,11 @@ class ProlificStudySerializer(serializers.ModelSerializer):
                                    if self.instance else {}), **attrs})
         if self.instance and "study" in attrs and attrs["study"].pk != self.instance.study_id:
             raise serializers.ValidationError({"study": "the study of a Prolific link cannot change."})
+        if self.instance and self.instance.published_at:
+            sent = {name: "sent to Prolific at publication; change it on Prolific's site."
+                    for name in PUBLISHED_FIELDS if name in attrs and attrs[name] != getattr(self.instance, name)}
+            if sent:
+                raise serializers.ValidationError(sent)
         try:
             link.full_clean(exclude=["study", "id"], validate_unique=False)
         except DjangoValidationError as exc:

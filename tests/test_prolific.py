@@ -202,6 +202,10 @@ def test_api_routes_publish_sync_send_and_list(client, django_user_model, live, 
     published_ = post("/api/prolific/studies/nv/publish/")
     assert published_.status_code == 200 and published_.json()["prolific_status"] == "ACTIVE"
     assert post("/api/prolific/studies/nv/publish/").status_code == 409
+    patch = lambda data: client.patch("/api/prolific/studies/nv/", data, content_type="application/json", **auth)  # noqa: E731
+    assert patch({"places": 99}).status_code == 400  # sent at publication
+    assert patch({"review_policy": "automatic"}).status_code == 200
+    assert patch({"review_policy": "queued"}).status_code == 200
     prolific_id = published_.json()["prolific_id"]
     assert prolific.studies[prolific_id]["total_available_places"] == 12
     participant(live, "PIDA", "completed", passed=True)

@@ -1,5 +1,5 @@
 """The API's one permission rule: a staff user who also holds the model permission the admin asks for the
-same action (view / add / change / delete of the model).
+same action (view / add / change / delete of the model). Raw Prolific ids also need ``surveys.view_participant``.
 
 Every view of the API uses :class:`StaffModelPermission`. A view states what it needs in one of two ways:
 - a ``queryset`` (model viewsets): reading needs ``view_<model>``, POST ``add_<model>``, PUT/PATCH
@@ -10,10 +10,51 @@ Every view of the API uses :class:`StaffModelPermission`. A view states what it 
 """
 from __future__ import annotations
 
+from functools import wraps
+from typing import Callable, Iterable
+
+from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 #: Raw PROLIFIC_PIDs (``?raw_ids=1`` on exports, participant rows) also need this.
-RAW_IDS_PERMISSION = "surveys.view_participant"
+RAW_IDS_PERMISSION = RAW_IDS = "surveys.view_participant"
+
+
+def allowed(user, perms: Iterable[str]) -> bool:
+    """True when ``user`` is active staff and holds every permission in ``perms``."""
+    return bool(user and user.is_authenticated and user.is_active and user.is_staff and user.has_perms(list(perms)))
+
+
+def check(user, *perms: str) -> None:
+    """PermissionDenied (HTTP 403) unless :func:`allowed` (for plain Django and admin views)."""
+    if not allowed(user, perms):
+        raise PermissionDenied
+
+
+def requires(*perms: str) -> type[BasePermission]:
+    """A DRF permission class for a view that needs a fixed list of permissions (staff holding all of them)."""
+
+    class Requires(BasePermission):
+        def has_permission(self, request, view) -> bool:
+            return allowed(request.user, perms)
+
+    Requires.__name__ = f"Requires({', '.join(perms)})"
+    return Requires
+
+
+def admin_perms(*perms: str) -> Callable:
+    """Decorator for an admin view function: 403 unless the user holds ``perms`` (wrap it with
+    ``admin_site.admin_view`` as usual, which sends anonymous users to the login page)."""
+
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            check(request.user, *perms)
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
 
 _METHOD_ACTION = {"GET": "view", "HEAD": "view", "OPTIONS": "view", "POST": "add", "PUT": "change",
                   "PATCH": "change", "DELETE": "delete"}
@@ -47,11 +88,11 @@ class StaffModelPermission(BasePermission):
     message = "You need a staff account with the permission for this action (ask an administrator)."
 
     def has_permission(self, request, view) -> bool:
-        user = request.user
-        if not (user and user.is_authenticated and user.is_staff and user.is_active):
-            return False
-        return user.has_perms(needed_permissions(request, view))
+        return allowed(request.user, needed_permissions(request, view) + list(getattr(view, "extra_perms", ())))
 
 
 def can_see_raw_ids(user) -> bool:
-    return bool(user and user.is_staff and user.has_perm(RAW_IDS_PERMISSION))
+    return allowed(user, [RAW_IDS_PERMISSION])
+
+
+may_see_raw_ids = can_see_raw_ids

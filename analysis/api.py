@@ -1,5 +1,5 @@
-"""REST endpoints of the analysis app (token or session auth; staff with *view study report*, as the admin's
-report page; ``?raw_ids=1`` also needs *view participant*, the attention filter *change participant*).
+"""REST endpoints of the analysis app (token or session auth; staff with the model permissions below:
+config.permissions).
 
 - GET  /api/studies/<slug>/report/                 the report as JSON (409 with a reason when it cannot be built yet)
 - GET  /api/studies/<slug>/export/csv/             the combined export, streamed (``?raw_ids=1`` for PROLIFIC_PIDs)
@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,8 +21,11 @@ from rest_framework.views import APIView
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.reports import ReportError, build_report
-from config.permissions import RAW_IDS, may_see_raw_ids, requires
+from config.permissions import RAW_IDS_PERMISSION, can_see_raw_ids
+from surveys.api import Detail
 from surveys.models import Study
+
+#: Reading answers of people and models together.
 
 
 def _study_result(slug: str, compute: Callable[[Study], Any], refused: type[Exception]) -> Response:
@@ -36,23 +41,35 @@ VIEW_REPORT = "analysis.view_studyanalysis"
 
 
 class StudyReportView(APIView):
-    permission_classes = [requires(VIEW_REPORT)]
+    required_permissions = {"GET": [VIEW_REPORT]}
 
+    @extend_schema(summary="The study's report: meta and every table as records",
+                   responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def get(self, request, slug: str):
         return _study_result(slug, lambda study: build_report(study).to_json(), ReportError)
 
 
 class StudyExportView(APIView):
-    permission_classes = [requires(VIEW_REPORT)]
+    required_permissions = {"GET": [VIEW_REPORT]}
 
+    @extend_schema(
+        summary="The combined export (one row per answer, people and models), streamed",
+        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS)),
+                    OpenApiParameter("raw_ids", bool, description="PROLIFIC_PIDs instead of hashed ids "
+                                     f"(needs {RAW_IDS_PERMISSION})"),
+                    OpenApiParameter("include_test", bool, description="also the researchers' test participants")],
+        responses={(200, CONTENT_TYPES["csv"].split(";")[0]): OpenApiTypes.BINARY,
+                   (200, CONTENT_TYPES["parquet"]): OpenApiTypes.BINARY, 403: Detail, 404: Detail},
+    )
     def get(self, request, slug: str, fmt: str):
         study = get_object_or_404(Study, slug=slug)
         if fmt not in FORMATS:
             return Response({"detail": f"format must be one of {', '.join(FORMATS)}"},
                             status=status.HTTP_404_NOT_FOUND)
         raw_ids = request.query_params.get("raw_ids") in ("1", "true")
-        if raw_ids and not may_see_raw_ids(request.user):
-            return Response({"detail": f"raw ids need the permission {RAW_IDS}"}, status=status.HTTP_403_FORBIDDEN)
+        if raw_ids and not can_see_raw_ids(request.user):
+            return Response({"detail": f"raw PROLIFIC_PIDs need the permission {RAW_IDS_PERMISSION}."},
+                            status=status.HTTP_403_FORBIDDEN)
         include_test = request.query_params.get("include_test") in ("1", "true")
         response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
                                          content_type=CONTENT_TYPES[fmt])
@@ -61,7 +78,10 @@ class StudyExportView(APIView):
 
 
 class StudyAttentionView(APIView):
-    permission_classes = [requires(VIEW_REPORT, "surveys.change_participant")]
+    # writes each participant's decision; the result names excluded participants by PROLIFIC_PID
+    required_permissions = {"POST": [VIEW_REPORT, "surveys.change_participant", RAW_IDS_PERMISSION]}
 
+    @extend_schema(summary="Run the attention filter; its ranking, counts and excluded participants",
+                   request=None, responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def post(self, request, slug: str):
         return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), FilterError)

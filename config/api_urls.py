@@ -5,6 +5,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from elicitation import api as elicitation_api
+from prolific import api as prolific_api
 from surveys import api as surveys_api
 
 
@@ -24,6 +25,8 @@ router.register("responses", surveys_api.ResponseViewSet)
 router.register("endpoints", elicitation_api.ModelEndpointViewSet)
 router.register("runs", elicitation_api.ElicitationRunViewSet)
 router.register("model-responses", elicitation_api.ModelResponseViewSet)
+router.register("prolific/studies", prolific_api.ProlificStudyViewSet)
+router.register("prolific/submissions", prolific_api.SubmissionViewSet)
 
 urlpatterns = [
     path("", include("analysis.api_urls")),

@@ -1,11 +1,12 @@
-"""Who may do what, in one place: the REST API and the custom admin pages check the same model permissions
-as the admin's own pages (staff + ``<app>.<action>_<model>``). Raw Prolific ids additionally need
-``surveys.view_participant`` (:data:`RAW_IDS`).
+"""The API's one permission rule: a staff user who also holds the model permission the admin asks for the
+same action (view / add / change / delete of the model). Raw Prolific ids also need ``surveys.view_participant``.
 
-- :class:`ModelPermissions` — DRF permission for model viewsets: GET needs *view*, POST *add*, PUT/PATCH
-  *change*, DELETE *delete* of the viewset's model (plus ``extra_perms`` of the view, if any).
-- :func:`requires` — a DRF permission class for an ``APIView`` that needs a fixed list of permissions.
-- :func:`check` / :func:`admin_perms` — the same rule for plain Django and admin views (403 otherwise).
+Every view of the API uses :class:`StaffModelPermission`. A view states what it needs in one of two ways:
+- a ``queryset`` (model viewsets): reading needs ``view_<model>``, POST ``add_<model>``, PUT/PATCH
+  ``change_<model>``, DELETE ``delete_<model>``;
+- ``required_permissions``: a dict from an action name (viewset ``@action``) or an HTTP method (plain
+  ``APIView``) to the permission codenames it needs, e.g. ``{"start": ["elicitation.change_elicitationrun"]}``.
+  It wins over the queryset rule for the actions and methods it names.
 """
 from __future__ import annotations
 
@@ -13,43 +14,25 @@ from functools import wraps
 from typing import Callable, Iterable
 
 from django.core.exceptions import PermissionDenied
-from rest_framework.permissions import BasePermission, DjangoModelPermissions
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-RAW_IDS = "surveys.view_participant"
+#: Raw PROLIFIC_PIDs (``?raw_ids=1`` on exports, participant rows) also need this.
+RAW_IDS_PERMISSION = RAW_IDS = "surveys.view_participant"
 
 
 def allowed(user, perms: Iterable[str]) -> bool:
     """True when ``user`` is active staff and holds every permission in ``perms``."""
-    return bool(user and user.is_active and user.is_staff and user.has_perms(list(perms)))
+    return bool(user and user.is_authenticated and user.is_active and user.is_staff and user.has_perms(list(perms)))
 
 
 def check(user, *perms: str) -> None:
-    """PermissionDenied (HTTP 403) unless :func:`allowed`."""
+    """PermissionDenied (HTTP 403) unless :func:`allowed` (for plain Django and admin views)."""
     if not allowed(user, perms):
         raise PermissionDenied
 
 
-def may_see_raw_ids(user) -> bool:
-    return allowed(user, [RAW_IDS])
-
-
-class ModelPermissions(DjangoModelPermissions):
-    """Staff with the model permission of the request's action; GET/HEAD/OPTIONS need *view*."""
-
-    perms_map = {**DjangoModelPermissions.perms_map,
-                 "GET": ["%(app_label)s.view_%(model_name)s"],
-                 "OPTIONS": ["%(app_label)s.view_%(model_name)s"],
-                 "HEAD": ["%(app_label)s.view_%(model_name)s"]}
-
-    def has_permission(self, request, view) -> bool:
-        if getattr(view, "queryset", None) is None and not hasattr(view, "get_queryset"):
-            return False  # an APIView without a model must name its permissions (``requires``)
-        extra = getattr(view, "extra_perms", ())
-        return allowed(request.user, extra) and super().has_permission(request, view)
-
-
 def requires(*perms: str) -> type[BasePermission]:
-    """A DRF permission class: staff holding every one of ``perms``."""
+    """A DRF permission class for a view that needs a fixed list of permissions (staff holding all of them)."""
 
     class Requires(BasePermission):
         def has_permission(self, request, view) -> bool:
@@ -60,8 +43,8 @@ def requires(*perms: str) -> type[BasePermission]:
 
 
 def admin_perms(*perms: str) -> Callable:
-    """Decorator for an admin view function ``view(request, ...)``: 403 unless the user holds ``perms``.
-    (Wrap it with ``admin_site.admin_view`` as usual, which sends anonymous users to the login page.)"""
+    """Decorator for an admin view function: 403 unless the user holds ``perms`` (wrap it with
+    ``admin_site.admin_view`` as usual, which sends anonymous users to the login page)."""
 
     def decorator(view: Callable) -> Callable:
         @wraps(view)
@@ -72,3 +55,44 @@ def admin_perms(*perms: str) -> Callable:
         return wrapper
 
     return decorator
+
+_METHOD_ACTION = {"GET": "view", "HEAD": "view", "OPTIONS": "view", "POST": "add", "PUT": "change",
+                  "PATCH": "change", "DELETE": "delete"}
+
+
+def model_permission(model, method: str) -> str:
+    """``app.<view|add|change|delete>_<model>`` for an HTTP method."""
+    opts = model._meta
+    return f"{opts.app_label}.{_METHOD_ACTION.get(method.upper(), 'change')}_{opts.model_name}"
+
+
+def needed_permissions(request, view) -> list[str]:
+    """The permission codenames ``request`` needs on ``view`` (see the module docstring)."""
+    explicit: dict[str, list[str]] = getattr(view, "required_permissions", {}) or {}
+    action = getattr(view, "action", None)
+    if action and action in explicit:
+        return list(explicit[action])
+    if request.method in explicit:
+        return list(explicit[request.method])
+    if request.method in SAFE_METHODS and "GET" in explicit:
+        return list(explicit["GET"])
+    queryset = getattr(view, "queryset", None)
+    if queryset is not None:
+        return [model_permission(queryset.model, request.method)]
+    return []
+
+
+class StaffModelPermission(BasePermission):
+    """Staff AND the model permission of the action (superusers hold every permission)."""
+
+    message = "You need a staff account with the permission for this action (ask an administrator)."
+
+    def has_permission(self, request, view) -> bool:
+        return allowed(request.user, needed_permissions(request, view) + list(getattr(view, "extra_perms", ())))
+
+
+def can_see_raw_ids(user) -> bool:
+    return allowed(user, [RAW_IDS_PERMISSION])
+
+
+may_see_raw_ids = can_see_raw_ids

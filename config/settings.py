@@ -24,6 +24,12 @@ EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
 MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
+# Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable
+# named here, never stored; PROLIFIC_API_URL is only changed for a test stub.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")
+PROLIFIC_TOKEN_ENV = env_str("PROLIFIC_TOKEN_ENV", "PROLIFIC_API_TOKEN")
+PROLIFIC_TIMEOUT_SECONDS = float(env_str("PROLIFIC_TIMEOUT_SECONDS", "30"))
+PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300)
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete")
 
 INSTALLED_APPS = [
@@ -35,14 +41,18 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
     "surveys",
     "elicitation",
     "analysis",
+    "prolific",
 ]
 
 MIDDLEWARE = [
     "surveys.outage.OutageMiddleware",  # outermost: retries a request once after a database outage
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.RejectNullCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -132,9 +142,32 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["config.permissions.ModelPermissions"],
+    # staff AND the model permission the admin asks for the same action (config/permissions.py)
+    "DEFAULT_PERMISSION_CLASSES": ["config.permissions.StaffModelPermission"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 500,
+}
+
+# OpenAPI 3 schema (/api/schema/) and its documentation pages (/api/docs/, /api/redoc/), from the code.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "hedgelab API",
+    "DESCRIPTION": "Studies, items, participants, model runs, reports and exports. Authenticate with "
+                   "`Authorization: Token <key>` (admin › Auth Token › Tokens) as a staff user; each action "
+                   "needs the model permission the admin asks for it.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.add_error_responses"],
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "surveys.models.Study.Status",
+        "ParticipantStatusEnum": "surveys.models.Participant.Status",
+        "RunStatusEnum": "elicitation.models.ElicitationRun.Status",
+        "ModelResponseStatusEnum": "elicitation.models.ModelResponse.Status",
+    },
 }
 
 # Celery: with no CELERY_BROKER_URL the broker is a SQLite file (kombu's SQLAlchemy transport),
@@ -151,12 +184,18 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # An unacknowledged task (its worker died) is redelivered after this many seconds.
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
 
+# Periodic tasks (run by `celery -A config beat`): the Prolific synchronisation has its own entry.
+CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
+CELERY_BEAT_SCHEDULE["prolific-sync"] = {"task": "prolific.sync_all", "schedule": float(PROLIFIC_SYNC_SECONDS)}
+
 # Production hardening: all on when DEBUG is off (`manage.py check --deploy` is then clean).
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the proxy's health check may speak plain HTTP
+    # HTTPS-only cookies; turn off only where plain HTTP is the whole path (the scale-out test on loopback)
+    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=True)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)

@@ -1,18 +1,44 @@
-"""Read-only REST endpoints for model endpoints, runs (with progress) and model responses."""
+"""REST endpoints of model endpoints, runs (create, start, cancel, resume, progress) and model responses.
+
+Writes go through the same functions as the admin and ``manage.py elicit`` (elicitation.runs): a run is
+validated by ``create_run`` (ValidationError → 400 naming the field) and state changes that do not apply
+(starting a run twice) answer 409 with the reason.
+"""
 from __future__ import annotations
 
-from rest_framework import serializers, viewsets
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import ProtectedError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response as ApiResponse
 
-from surveys.api import QueryFilterMixin
+from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
+from surveys.models import Item, Study
 
+from .admin_views import progress_with_estimate
+from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
-from .runs import progress
+from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
 
 
 class ModelEndpointSerializer(serializers.ModelSerializer):
+    key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
+                                                          "(for this web process; the key is never shown).")
+
     class Meta:
         model = ModelEndpoint
         exclude = ["notes"]
+
+    def get_key_set(self, endpoint: ModelEndpoint) -> bool:
+        return not key_variable_problem(endpoint.api_key_env) and bool(endpoint.api_key())
+
+    def validate_api_key_env(self, name: str) -> str:
+        """Only a variable the operator allows (elicitation.key_env), as in the admin form."""
+        if problem := key_variable_problem(name):
+            raise serializers.ValidationError(problem)
+        return name
 
 
 class ElicitationRunSerializer(serializers.ModelSerializer):
@@ -25,9 +51,141 @@ class ElicitationRunSerializer(serializers.ModelSerializer):
         model = ElicitationRun
         fields = "__all__"
 
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_progress(self, run: ElicitationRun) -> dict:
         data = progress(run, failures=20)
         return {k: v for k, v in data.items() if k not in ("run", "status", "status_reason")}
+
+
+class RunCreateSerializer(serializers.Serializer):
+    """What ``manage.py elicit`` takes; items by key (empty: every main item of the study)."""
+
+    study = SlugField(slug_field="slug", queryset=Study.objects.all())
+    endpoint = SlugField(slug_field="name", queryset=ModelEndpoint.objects.all())
+    mode = serializers.ChoiceField(choices=ElicitationRun.Mode.choices, default=ElicitationRun.Mode.GREEDY)
+    items = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list,
+                                  max_length=100_000, help_text="Item keys of the study; empty: every main item.")
+    samples = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
+    temperature = serializers.FloatField(min_value=0, max_value=10, default=0.0)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**62), max_value=2**62)
+    few_shot = serializers.BooleanField(default=True)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, default=8)
+    top_logprobs = serializers.IntegerField(min_value=0, max_value=32_767, default=20)
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    prompt_version = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
+    prompt_style = serializers.CharField(max_length=30, required=False, default="standard",
+                                         help_text="One of the study's kind's prompt styles (e.g. standard, cot).")
+    start = serializers.BooleanField(default=False, help_text="Start it at once (queue its items).")
+
+    def validate(self, attrs: dict) -> dict:
+        keys = attrs.get("items") or []
+        if keys:
+            study = attrs["study"]
+            found = {i.key: i for i in Item.objects.filter(study=study, key__in=keys, is_demonstration=False)}
+            missing = [k for k in keys if k not in found]
+            if missing:
+                raise serializers.ValidationError(
+                    {"items": f"not main items of {study.slug}: {', '.join(missing[:5])}"})
+            attrs["items"] = [found[k] for k in dict.fromkeys(keys)]
+        return attrs
+
+
+RUN_FILTERS = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
+RESPONSE_FILTERS = {"run": "run_id", "study": "run__study__slug", "status": "status", "item": "item_id"}
+ProgressSchema = OpenApiTypes.OBJECT
+
+
+class ModelEndpointViewSet(viewsets.ModelViewSet):
+    """Model endpoints (any OpenAI-compatible API). ``api_key_env`` is the NAME of the environment variable
+    holding the key; the key itself is never stored or shown. Deleting an endpoint with runs is refused (409)."""
+
+    queryset = ModelEndpoint.objects.all()
+    serializer_class = ModelEndpointSerializer
+    lookup_field = "name"
+
+    def destroy(self, request, *args, **kwargs):
+        endpoint = self.get_object()
+        try:
+            endpoint.delete()
+        except ProtectedError:
+            return ApiResponse({"detail": f"endpoint {endpoint.name} has runs; it cannot be deleted."},
+                               status=status.HTTP_409_CONFLICT)
+        return ApiResponse(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=query_parameters(RUN_FILTERS)),
+    create=extend_schema(summary="Create a run (a draft; \"start\": true starts it at once)",
+                         request=RunCreateSerializer, responses={201: ElicitationRunSerializer, 409: Detail}),
+)
+class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
+                            viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
+    """Runs, each with its progress; create, start, cancel and resume them."""
+
+    queryset = ElicitationRun.objects.select_related("study", "endpoint").order_by("-created_at")
+    serializer_class = ElicitationRunSerializer
+    query_filters = RUN_FILTERS
+    required_permissions = {
+        "start": ["elicitation.change_elicitationrun"],
+        "cancel": ["elicitation.change_elicitationrun"],
+        "resume": ["elicitation.change_elicitationrun"],
+        "progress": ["elicitation.view_elicitationrun"],
+    }
+
+    def create(self, request, *args, **kwargs):
+        data = RunCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = dict(data.validated_data)
+        start = options.pop("start")
+        try:
+            run = create_run(options.pop("study"), options.pop("endpoint"), options.pop("mode"),
+                             created_by=request.user, **options)
+        except DjangoValidationError as exc:
+            raise drf_errors(exc) from None
+        if start:
+            try:
+                start_run(run)
+            except RunStateError as exc:
+                return ApiResponse({"detail": str(exc), "run": run.pk}, status=status.HTTP_409_CONFLICT)
+            run.refresh_from_db()
+        return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
+
+    def _transition(self, do) -> ApiResponse:
+        run = self.get_object()
+        try:
+            do(run)
+        except RunStateError as exc:
+            return ApiResponse({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return ApiResponse(self.get_serializer(run).data)
+
+    @extend_schema(summary="Start a draft run (queue its items)", request=None,
+                   responses={200: ElicitationRunSerializer, 409: Detail})
+    @action(detail=True, methods=["post"])
+    def start(self, request, pk=None):
+        return self._transition(start_run)
+
+    @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
+                   responses={200: ElicitationRunSerializer, 409: Detail})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        def do(run: ElicitationRun) -> None:
+            if not cancel_run(run, reason=f"cancelled through the API by {request.user}"):
+                raise RunStateError(f"run {run.pk} is {run.get_status_display().lower()}, not running")
+        return self._transition(do)
+
+    @extend_schema(summary="Resume a run (ask again the failed and missing answers)", request=None,
+                   responses={200: ElicitationRunSerializer, 409: Detail})
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        return self._transition(resume_run)
+
+    @extend_schema(summary="Progress of a run (what the run page polls), with the estimate of what is left",
+                   responses={200: ProgressSchema})
+    @action(detail=True, methods=["get"])
+    def progress(self, request, pk=None):
+        return ApiResponse(progress_with_estimate(self.get_object()))
 
 
 class ModelResponseSerializer(serializers.ModelSerializer):
@@ -41,24 +199,11 @@ class ModelResponseSerializer(serializers.ModelSerializer):
         exclude = ["lease_owner", "lease_until"]
 
 
-class ModelEndpointViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = ModelEndpoint.objects.all()
-    serializer_class = ModelEndpointSerializer
-    lookup_field = "name"
-
-
-class ElicitationRunViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
-    """Runs; filter with ?study=<slug>, ?status=…, ?endpoint=<name>."""
-
-    queryset = ElicitationRun.objects.select_related("study", "endpoint").order_by("-created_at")
-    serializer_class = ElicitationRunSerializer
-    query_filters = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
-
-
+@extend_schema_view(list=extend_schema(parameters=query_parameters(RESPONSE_FILTERS)))
 class ModelResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",
                                                                                          "sample_index")
     serializer_class = ModelResponseSerializer
-    query_filters = {"run": "run_id", "study": "run__study__slug", "status": "status", "item": "item_id"}
+    query_filters = RESPONSE_FILTERS

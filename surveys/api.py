@@ -1,12 +1,46 @@
-"""Read-only REST endpoints (token or session auth; staff with the model's *view* permission, see
-config.permissions; raw PROLIFIC_PIDs in responses need ``surveys.view_participant``)."""
+"""REST endpoints of studies, items, participants and responses (token or session auth; staff with the
+model permission of each action: config.permissions).
+
+Writes are validated as in the admin (the model's own validation, the instrument fixed once a study has
+items, the slug once it has participants) and imports go through the same all-or-nothing importers.
+"""
 from __future__ import annotations
 
-from rest_framework import serializers, viewsets
+import copy
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.db.models import ProtectedError, RestrictedError
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response as ApiResponse
 
 from config.permissions import may_see_raw_ids
 
+from . import flow
+from .admin_views import protected_counts, refusal_message
+from .designs import DESIGNS, DesignError, generate_items
+from .importers import ImportFailed, import_items
+from .instruments import instrument_choices
 from .models import Item, Participant, Response, Study
+
+
+def drf_errors(exc: DjangoValidationError) -> serializers.ValidationError:
+    """A Django ValidationError as DRF's (field → messages, or a list)."""
+    if hasattr(exc, "message_dict"):
+        return serializers.ValidationError(exc.message_dict)
+    return serializers.ValidationError(list(exc.messages))
+
+
+class SlugField(serializers.SlugRelatedField):
+    """SlugRelatedField that refuses text PostgreSQL cannot compare (NUL characters) with a 400."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value="(contains a NUL character)")
+        return super().to_internal_value(data)
 
 
 class QueryFilterMixin:
@@ -29,16 +63,233 @@ class QueryFilterMixin:
         return qs
 
 
+def query_parameters(filters: dict[str, str]) -> list[OpenApiParameter]:
+    """The ``?param=`` filters of a QueryFilterMixin viewset, for the schema."""
+    return [OpenApiParameter(name, int if lookup.endswith("_id") else str, description=f"filter on {lookup}")
+            for name, lookup in filters.items()]
+
+
+# --- errors shared by the write endpoints ---------------------------------------------------------------
+class ImportErrorRow(serializers.Serializer):
+    line = serializers.IntegerField(help_text="Line in the file where the row starts (header = 1).")
+    row = serializers.IntegerField(allow_null=True, help_text="The row as a spreadsheet numbers it.")
+    column = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ImportFailure(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = ImportErrorRow(many=True)
+    total = serializers.IntegerField(help_text="Number of problems (the list holds at most 100).")
+
+
+class Detail(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+def import_failure(exc: ImportFailed) -> ApiResponse:
+    """400 with every problem (line, spreadsheet row, column, message); nothing was imported."""
+    rows = [{"line": e.line, "row": e.row, "column": e.column, "message": e.message} for e in exc.errors[:100]]
+    return ApiResponse({"detail": f"nothing imported: {exc.total} error(s)", "errors": rows, "total": exc.total},
+                       status=status.HTTP_400_BAD_REQUEST)
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV, UTF-8 (a BOM is fine), comma-separated, with a header row.")
+
+
+# --- studies ------------------------------------------------------------------------------------------
 class StudySerializer(serializers.ModelSerializer):
-    participant_link = serializers.CharField(read_only=True)
+    participant_link = serializers.CharField(read_only=True, help_text="The link to paste into Prolific.")
+    instrument = serializers.ChoiceField(choices=instrument_choices(), default="speaker_belief",
+                                         help_text="Item kind; fixed once the study has items.")
+    reference_study = SlugField(slug_field="slug", queryset=Study.objects.all(), required=False,
+                                                   allow_null=True)
+    items = serializers.SerializerMethodField(help_text="Main items (demonstrations not counted).")
+    participants = serializers.SerializerMethodField()
 
     class Meta:
         model = Study
-        exclude = ["description"]
+        fields = ["id", "slug", "title", "instrument", "status", "description", "consent_text", "instructions",
+                  "pledge_text", "items_per_expression", "controls_per_participant", "draw_speaker_names",
+                  "attention_threshold", "reference_study", "completion_code", "failed_attention_code",
+                  "screened_out_code", "participant_link", "items", "participants", "created_at"]
+        read_only_fields = ["created_at"]
+
+    def get_items(self, study: Study) -> int:
+        return study.main_items().count()
+
+    def get_participants(self, study: Study) -> int:
+        return study.participants.count()
+
+    def validate(self, attrs: dict) -> dict:
+        study = self.instance
+        if study is not None and study.pk:
+            if "instrument" in attrs and attrs["instrument"] != study.instrument and study.items.exists():
+                raise serializers.ValidationError({"instrument": "the study has items: its instrument is fixed."})
+            if "slug" in attrs and attrs["slug"] != study.slug and study.participants.exists():
+                raise serializers.ValidationError(
+                    {"slug": "the study has participants: its slug (the Prolific link) is fixed."})
+            if attrs.get("reference_study") is not None and attrs["reference_study"].pk == study.pk:
+                raise serializers.ValidationError({"reference_study": "a study cannot be its own reference."})
+        candidate = copy.copy(study) if study is not None else Study()
+        for name, value in attrs.items():
+            setattr(candidate, name, value)
+        try:
+            candidate.full_clean(validate_unique=False)
+        except DjangoValidationError as exc:
+            raise drf_errors(exc) from None
+        return attrs
 
 
+class StudyViewSet(viewsets.ModelViewSet):
+    """Studies: create, read, update (texts, codes, design, status) and delete (refused while data depend on
+    the study: close it instead). Below a study: item and answer imports, generated items."""
+
+    queryset = Study.objects.all()
+    serializer_class = StudySerializer
+    lookup_field = "slug"
+    required_permissions = {
+        "import_items": ["surveys.add_item"],
+        "generate_items": ["surveys.add_item"],
+        "import_responses": ["surveys.add_response", "surveys.add_participant"],
+        "import_wide": ["surveys.add_response", "surveys.add_participant"],
+    }
+
+    def destroy(self, request, *args, **kwargs):
+        study = self.get_object()
+        counts = protected_counts(study)
+        if counts:
+            return ApiResponse({"detail": refusal_message(study, counts, "Set its status to closed instead.")},
+                               status=status.HTTP_409_CONFLICT)
+        try:
+            study.delete()
+        except (ProtectedError, RestrictedError):
+            return ApiResponse({"detail": "data arrived while deleting; close the study instead."},
+                               status=status.HTTP_409_CONFLICT)
+        return ApiResponse(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        summary="Import items from a CSV file (all or nothing)",
+        request={"multipart/form-data": UploadSerializer},
+        responses={201: inline_serializer("ItemImportResult", {
+            "created": serializers.IntegerField(), "controls": serializers.IntegerField(),
+            "by_truth": serializers.DictField(child=serializers.IntegerField()),
+            "demonstrations_added": serializers.IntegerField()}),
+            400: ImportFailure},
+    )
+    @action(detail=True, methods=["post"], url_path="import-items",
+            parser_classes=[MultiPartParser, FormParser])
+    def import_items(self, request, slug=None):
+        study = self.get_object()
+        upload = UploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        try:
+            result = import_items(study, upload.validated_data["file"])
+        except ImportFailed as exc:
+            return import_failure(exc)
+        return ApiResponse({"created": result.created, "controls": result.controls, "by_truth": result.by_truth,
+                            "demonstrations_added": result.demonstrations_added}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Import earlier answers from a long CSV file (one row per answer; all or nothing)",
+        request={"multipart/form-data": inline_serializer("ResponseImportRequest", {
+            "file": serializers.FileField(),
+            "participant": serializers.CharField(help_text="Participant id column."),
+            "value": serializers.CharField(help_text="Answer column."),
+            "expression": serializers.CharField(required=False, help_text="Expression column ('control' for controls)."),
+            "statement": serializers.CharField(required=False, help_text="Statement id column."),
+            "text": serializers.CharField(required=False, help_text="Sentence or statement column (instead of statement)."),
+            "truth": serializers.CharField(required=False),
+            "time": serializers.CharField(required=False, help_text="Time taken column."),
+            "time_unit": serializers.ChoiceField(choices=["ms", "s"], required=False, default="ms"),
+        })},
+        responses={201: inline_serializer("ResponseImportResult", {
+            "participants": serializers.IntegerField(), "responses": serializers.IntegerField(),
+            "items_created": serializers.IntegerField(),
+            "ignored_columns": serializers.ListField(child=serializers.CharField())}), 400: ImportFailure},
+    )
+    @action(detail=True, methods=["post"], url_path="import-responses",
+            parser_classes=[MultiPartParser, FormParser])
+    def import_responses(self, request, slug=None):
+        from analysis.importers import ResponseColumns, import_responses
+
+        study = self.get_object()
+        data = request.data
+        upload = UploadSerializer(data=data)
+        upload.is_valid(raise_exception=True)
+        names = {k: (data.get(k) or "").strip() or None
+                 for k in ("participant", "value", "expression", "statement", "text", "truth", "time")}
+        missing = {k: "this column name is required." for k in ("participant", "value") if not names[k]}
+        if missing:
+            raise serializers.ValidationError(missing)
+        if not (names["statement"] or names["text"] or names["expression"]):
+            raise serializers.ValidationError({"expression": "give a statement, text or expression column."})
+        try:
+            columns = ResponseColumns(**names, time_unit=(data.get("time_unit") or "ms"))
+        except ValueError as exc:
+            raise serializers.ValidationError({"detail": str(exc)}) from None
+        try:
+            summary = import_responses(study, upload.validated_data["file"], columns)
+        except ImportFailed as exc:
+            return import_failure(exc)
+        return ApiResponse(vars(summary), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Import a wide survey file (one row per respondent, one column per expression; all or nothing)",
+        request={"multipart/form-data": inline_serializer("WideImportRequest", {
+            "file": serializers.FileField(),
+            "id_column": serializers.CharField(required=False),
+            "id_prefix": serializers.CharField(required=False)})},
+        responses={201: inline_serializer("WideImportResult", {
+            "participants": serializers.IntegerField(), "responses": serializers.IntegerField(),
+            "items_created": serializers.IntegerField(),
+            "ignored_columns": serializers.ListField(child=serializers.CharField())}), 400: ImportFailure},
+    )
+    @action(detail=True, methods=["post"], url_path="import-wide", parser_classes=[MultiPartParser, FormParser])
+    def import_wide(self, request, slug=None):
+        from analysis.importers import import_wide
+
+        study = self.get_object()
+        upload = UploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        file = upload.validated_data["file"]
+        prefix = (request.data.get("id_prefix") or "").strip() or f"{file.name.rsplit('.', 1)[0]}-"
+        try:
+            summary = import_wide(study, file, id_column=(request.data.get("id_column") or "").strip() or None,
+                                  id_prefix=prefix)
+        except ImportFailed as exc:
+            return import_failure(exc)
+        return ApiResponse(vars(summary), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Generate the study's items from a design (what `manage.py generate_items` runs; all or nothing)",
+        request=inline_serializer("GenerateItemsRequest", {
+            "design": serializers.ChoiceField(choices=sorted(DESIGNS), help_text="A design of surveys/designs/."),
+            "options": serializers.DictField(required=False, help_text="The design's options, e.g. "
+                                             '{"language": "en"}; unknown options are refused.')}),
+        responses={201: inline_serializer("GenerateItemsResult", {"created": serializers.IntegerField(),
+                                                                  "design": serializers.CharField()})},
+    )
+    @action(detail=True, methods=["post"], url_path="generate-items", parser_classes=[JSONParser])
+    def generate_items(self, request, slug=None):
+        study = self.get_object()
+        data = request.data if isinstance(request.data, dict) else {}
+        design, options = data.get("design"), data.get("options") or {}
+        if not isinstance(design, str) or not design:
+            raise serializers.ValidationError({"design": f"one of: {', '.join(sorted(DESIGNS))}."})
+        if not isinstance(options, dict):
+            raise serializers.ValidationError({"options": "an object of the design's options."})
+        try:
+            created = generate_items(study, design, **options)
+        except (DesignError, TypeError) as exc:
+            raise serializers.ValidationError({"detail": str(exc)}) from None
+        return ApiResponse({"created": len(created), "design": design}, status=status.HTTP_201_CREATED)
+
+
+# --- items --------------------------------------------------------------------------------------------
 class ItemSerializer(serializers.ModelSerializer):
-    text = serializers.CharField(read_only=True)
+    text = serializers.CharField(read_only=True, help_text="The sentence as a participant reads it.")
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
@@ -46,6 +297,16 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
+@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug"})))
+class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+    """Items; filter with ?study=<slug>. Items are added by the import and generate routes of a study."""
+
+    queryset = Item.objects.select_related("study")
+    serializer_class = ItemSerializer
+    query_filters = {"study": "study__slug"}
+
+
+# --- participants -------------------------------------------------------------------------------------
 class ParticipantSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
@@ -54,6 +315,47 @@ class ParticipantSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
+MARK_CHOICES = [*(s.value for s in flow.ENDED_STATUSES), "reinstate"]
+
+
+class MarkSerializer(serializers.Serializer):
+    participants = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**53), min_length=1,
+                                         max_length=10_000, help_text="Participant ids.")
+    status = serializers.ChoiceField(choices=MARK_CHOICES, help_text="returned, timed_out or screened_out "
+                                     "(their unanswered items go back to the draw), or reinstate (undo).")
+
+
+@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug",
+                                                                     "status": "status"})))
+class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+    """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
+
+    queryset = Participant.objects.select_related("study")
+    serializer_class = ParticipantSerializer
+    query_filters = {"study": "study__slug", "status": "status"}
+    required_permissions = {"mark": ["surveys.change_participant"]}
+
+    @extend_schema(summary="Mark participants returned / timed out / screened out, or reinstate them",
+                   request=MarkSerializer,
+                   responses={200: inline_serializer("MarkResult", {"changed": serializers.IntegerField()})})
+    @action(detail=False, methods=["post"])
+    def mark(self, request):
+        data = MarkSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = data.validated_data["participants"]
+        queryset = Participant.objects.filter(pk__in=ids)
+        unknown = sorted(set(ids) - set(queryset.values_list("pk", flat=True)))
+        if unknown:
+            raise serializers.ValidationError({"participants": f"no such participant: {unknown[:10]}"})
+        with transaction.atomic():
+            if data.validated_data["status"] == "reinstate":
+                changed = flow.reinstate_participants(queryset)
+            else:
+                changed = flow.mark_participants(queryset, data.validated_data["status"])
+        return ApiResponse({"changed": changed})
+
+
+# --- responses ----------------------------------------------------------------------------------------
 class ResponseSerializer(serializers.ModelSerializer):
     prolific_pid = serializers.CharField(source="participant.prolific_pid", read_only=True)
     item_key = serializers.CharField(source="item.key", read_only=True)
@@ -73,31 +375,11 @@ class ResponseSerializer(serializers.ModelSerializer):
         return fields
 
 
-class StudyViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = Study.objects.all()
-    serializer_class = StudySerializer
-    lookup_field = "slug"
-
-
-class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
-    """Items; filter with ?study=<slug>."""
-
-    queryset = Item.objects.select_related("study")
-    serializer_class = ItemSerializer
-    query_filters = {"study": "study__slug"}
-
-
-class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
-    """Participants; filter with ?study=<slug>."""
-
-    queryset = Participant.objects.select_related("study")
-    serializer_class = ParticipantSerializer
-    query_filters = {"study": "study__slug"}
-
-
+@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "item__study__slug"})))
 class ResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
-    """Human answers; filter with ?study=<slug>."""
+    """Human answers; filter with ?study=<slug>. Read-only: answers are never edited."""
 
     queryset = Response.objects.select_related("participant", "item", "assignment")
     serializer_class = ResponseSerializer
     query_filters = {"study": "item__study__slug"}
+

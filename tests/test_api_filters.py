@@ -25,8 +25,7 @@ def make_study(slug: str) -> Study:
 
 @pytest.fixture
 def api(client, django_user_model):
-    user = django_user_model.objects.create_user("analyst", password="pw", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__startswith="view_"))
+    user = django_user_model.objects.create_superuser("analyst", password="pw")  # staff + every model permission
     token = Token.objects.create(user=user)
     return lambda url: client.get(url, HTTP_AUTHORIZATION=f"Token {token.key}")
 

@@ -54,7 +54,9 @@ API_ROUTES = [  # (method, url, permissions needed)
     ("get", "/api/studies/perm/report/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/?raw_ids=1", ["analysis.view_studyanalysis", "surveys.view_participant"]),
-    ("post", "/api/studies/perm/attention/", ["analysis.view_studyanalysis", "surveys.change_participant"]),
+    # the result names the excluded participants by PROLIFIC_PID, so raw ids are needed too
+    ("post", "/api/studies/perm/attention/", ["analysis.view_studyanalysis", "surveys.change_participant",
+                                               "surveys.view_participant"]),
 ]
 
 

@@ -39,7 +39,7 @@ def test_add_a_run_in_the_admin_then_start_it_from_its_page(admin_client, stub, 
     response = admin_client.post(reverse("admin:elicitation_elicitationrun_add"), {
         "name": "first", "study": imported_nv.pk, "items": [i.pk for i in items], "endpoint": endpoint.pk,
         "mode": "greedy", "temperature": "0", "samples_per_item": "1", "top_logprobs": "20", "max_tokens": "8",
-        "few_shot": "on", "prompt_version": "belem-2shot-v1",
+        "few_shot": "on", "prompt_version": "belem-2shot-v1", "prompt_style": "standard",
     })
     run = ElicitationRun.objects.get()
     assert response.status_code == 302

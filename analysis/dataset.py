@@ -1,7 +1,8 @@
 """A study's answers from the database as the tidy table the metric functions take (analysis/answers.py).
 
 One row per answer. Columns shared by humans and models: ``respondent``, ``agent``, ``label``, ``value``,
-``truth``, ``item_id``, ``statement_id``. Humans add ``participant_id``, ``included`` (the stored attention
+``truth``, ``item_id``, ``statement_id`` and the other typed answer columns ``choice`` (an option's key, "" when
+the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise). Humans add ``participant_id``, ``included`` (the stored attention
 filter decision) and ``time_taken_ms``; models add ``run_id``, ``mode``, ``sample_index``, ``status`` and
 ``dist`` (the stored distribution mapping, or None for a single-value answer).
 
@@ -23,9 +24,9 @@ from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Participant, Response, Study
 
 HUMAN_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
-                 "participant_id", "included", "time_taken_ms"]
+                 "participant_id", "included", "time_taken_ms", "choice", "lower", "upper"]
 MODEL_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
-                 "run_id", "mode", "sample_index", "status", "dist"]
+                 "run_id", "mode", "sample_index", "status", "dist", "choice", "lower", "upper"]
 
 
 def human_respondent(participant_id: int) -> str:
@@ -49,11 +50,11 @@ def human_answers(study: Study) -> pd.DataFrame:
             .filter(item__study=study, participant__status=Participant.Status.COMPLETED, participant__is_test=False)
             .order_by("participant_id", "assignment__position")
             .values_list("participant_id", "item__expression", "item__is_control", "value", "item__truth",
-                         "item_id", "item__statement_id", "participant__attention_included", "time_taken_ms"))
-    records = [(human_respondent(pid), HUMAN, _label(expr, ctl), value, truth, item, sid, pid, inc, ms)
-               for pid, expr, ctl, value, truth, item, sid, inc, ms in rows.iterator(chunk_size=5000)]
-    df = pd.DataFrame.from_records(records, columns=HUMAN_COLUMNS)
-    df["value"] = df["value"].astype(float)
+                         "item_id", "item__statement_id", "participant__attention_included", "time_taken_ms",
+                         "choice", "lower", "upper"))
+    records = [(human_respondent(pid), HUMAN, _label(expr, ctl), value, truth, item, sid, pid, inc, ms, *typed)
+               for pid, expr, ctl, value, truth, item, sid, inc, ms, *typed in rows.iterator(chunk_size=5000)]
+    df = _typed(pd.DataFrame.from_records(records, columns=HUMAN_COLUMNS))
     df["included"] = df["included"].astype("boolean")
     df["time_taken_ms"] = df["time_taken_ms"].astype("Int64")
     return df
@@ -73,12 +74,20 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
     rows = (responses
             .order_by("run_id", "item_id", "sample_index")
             .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
-                         "item__statement_id", "sample_index", "status", "distribution"))
+                         "item__statement_id", "sample_index", "status", "distribution", "choice", "lower",
+                         "upper"))
     records = [(run_respondent(run), names[run], _label(expr, ctl), np.nan if value is None else value, truth,
-                item, sid, run, modes[run], sample, status, dist or None)
-               for run, expr, ctl, value, truth, item, sid, sample, status, dist in rows.iterator(chunk_size=5000)]
-    df = pd.DataFrame.from_records(records, columns=MODEL_COLUMNS)
-    df["value"] = df["value"].astype(float)
+                item, sid, run, modes[run], sample, status, dist or None, *typed)
+               for run, expr, ctl, value, truth, item, sid, sample, status, dist, *typed
+               in rows.iterator(chunk_size=5000)]
+    return _typed(pd.DataFrame.from_records(records, columns=MODEL_COLUMNS))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """Numbers as floats (a missing one NaN), ``choice`` as text ("" when none)."""
+    for column in ("value", "lower", "upper"):
+        df[column] = df[column].astype(float)
+    df["choice"] = df["choice"].fillna("").astype(str)
     return df
 
 

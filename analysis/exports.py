@@ -14,6 +14,9 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   characters) of the PROLIFIC_PID — stable across exports and studies with the same salt — or the raw
   PROLIFIC_PID when asked for; for models ``run-<id>``.
 - ``expression`` is the item's label: its expression, or ``control`` for a control item.
+- The answer is typed by the item kind's answer shape: ``value`` (a number on a scale, with its ``bin``),
+  ``choice`` (the key of the option chosen), ``lower`` and ``upper`` (an interval); the columns a shape does
+  not fill are empty.
 - ``time_taken_ms``: a person's time on the item page; a model's request latency.
 - Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
   their raw text); pending and failed requests are not answers and are left out. All participants'
@@ -62,6 +65,9 @@ _COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {
     "run_id": (pa.int64(), "Int64"),
     "sample_index": (pa.int64(), "Int64"),
     "value": (pa.float64(), "float64"),
+    "choice": (pa.string(), "str"),
+    "lower": (pa.float64(), "float64"),
+    "upper": (pa.float64(), "float64"),
     "bin": (pa.float64(), "float64"),
     "distribution": (pa.string(), "str"),
     "raw_text": (pa.string(), "str"),
@@ -125,15 +131,16 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
             .order_by("participant_id", "assignment__position")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "participant__prolific_pid",
-                         "participant__status", "participant__attention_included", "value", "raw",
-                         "time_taken_ms", "created_at", "participant__is_test"))
+                         "participant__status", "participant__attention_included", "value", "choice", "lower",
+                         "upper", "raw", "time_taken_ms", "created_at", "participant__is_test"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
-         value, raw, time_ms, created, is_test) in rows.iterator(chunk_size=chunk_size):
+         value, choice, lower, upper, raw, time_ms, created, is_test) in rows.iterator(chunk_size=chunk_size):
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None,
-               value, score(value), None, _none_if_blank(raw), "ok", time_ms, included, created)
+               value, _none_if_blank(choice), lower, upper, None if value is None else score(value), None,
+               _none_if_blank(raw), "ok", time_ms, included, created)
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
@@ -149,16 +156,18 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
             .order_by("run_id", "item_id", "sample_index")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "run_id", "run__endpoint__model",
-                         "run__mode", "sample_index", "value", "bin", "distribution", "raw_output", "status",
-                         "latency_ms", "answered_at", "created_at"))
+                         "run__mode", "sample_index", "value", "choice", "lower", "upper", "bin", "distribution",
+                         "raw_output", "status", "latency_ms", "answered_at", "created_at"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, run_id, model, mode,
-         sample, value, bin_, dist, raw, status, latency, answered, created) in rows.iterator(chunk_size=chunk_size):
+         sample, value, choice, lower, upper, bin_, dist, raw, status, latency, answered,
+         created) in rows.iterator(chunk_size=chunk_size):
         if bin_ is None and value is not None:
             bin_ = score(value)
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
-               run_id, sample, value, bin_, distribution_json(dist), _none_if_blank(raw), status, latency, None,
+               run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
+               _none_if_blank(raw), status, latency, None,
                answered or created)
 
 

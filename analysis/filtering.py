@@ -4,6 +4,8 @@ The ranking of the labels comes from the mean answer of ALL completed participan
 non-verifiable study, before filtering; a verifiable study (one whose items carry a truth value) uses its
 ``reference_study``'s ranking. Each completed participant's ρ and decision (ρ > study.attention_threshold)
 are saved on Participant.attention_rho / attention_included. Excluded participants are kept and listed.
+A study whose filter is off (``Study.applies_attention_filter``: the study's setting, else the instrument's
+default) keeps every participant; ρ is still computed and stored.
 """
 from __future__ import annotations
 
@@ -37,15 +39,26 @@ class ExcludedParticipant:
 @dataclass
 class FilterResult:
     study: str
-    threshold: float
+    threshold: float | None  # None: the filter is not applied (every participant kept)
     ranking_study: str
     ranking: list[dict] = field(default_factory=list)  # [{"label", "mean", "rank"}], highest mean first
     evaluated: int = 0
     included: int = 0
     excluded: list[ExcludedParticipant] = field(default_factory=list)
 
+    @property
+    def applied(self) -> bool:
+        return self.threshold is not None
+
+    def describe(self) -> str:
+        """Which filter was applied, in words (the report says it)."""
+        if not self.applied:
+            return "none: every completed participant is kept (the attention filter is off for this study)"
+        return f"Belem et al.'s attention filter: Spearman ρ > {self.threshold:g} (ranking from {self.ranking_study})"
+
     def as_dict(self) -> dict:
-        return {"study": self.study, "threshold": self.threshold, "ranking_study": self.ranking_study,
+        return {"study": self.study, "threshold": self.threshold, "applied": self.applied,
+                "filter": self.describe(), "ranking_study": self.ranking_study,
                 "ranking": self.ranking, "evaluated": self.evaluated, "included": self.included,
                 "excluded": [e.as_dict() for e in self.excluded]}
 
@@ -85,20 +98,21 @@ def apply_attention_filter(study: Study) -> FilterResult:
     """
     ranking = study_ranking(study)
     answers = human_answers(study)
-    result = FilterResult(study=study.slug, threshold=study.attention_threshold,
+    threshold = study.attention_threshold if study.applies_attention_filter else None
+    result = FilterResult(study=study.slug, threshold=threshold,
                           ranking_study=ranking_study(study).slug,
                           ranking=[{"label": label, "mean": float(row["mean"]), "rank": float(row["rank"])}
                                    for label, row in ranking.iterrows()])
     if answers.empty:
         return result
-    table = attention_filter(answers, ranking, threshold=study.attention_threshold)
+    table = attention_filter(answers, ranking, threshold=threshold)
     by_respondent = {int(r[1:]): row for r, row in table.iterrows()}
     participants = list(Participant.objects.filter(study=study, status=Participant.Status.COMPLETED, is_test=False)
                       .only("id", "prolific_pid", "attention_rho", "attention_included"))
     for p in participants:
         row = by_respondent.get(p.pk)
         p.attention_rho = _finite(row["rho"]) if row is not None else None
-        p.attention_included = bool(row["included"]) if row is not None else False
+        p.attention_included = bool(row["included"]) if row is not None else threshold is None
         if not p.attention_included:
             result.excluded.append(ExcludedParticipant(p.pk, p.prolific_pid, p.attention_rho,
                                                        int(row["n_answers"]) if row is not None else 0))

@@ -313,7 +313,7 @@ def _export_rows(df: pd.DataFrame, limit: int | None = None):
         yield ("bench", labels[label], f"{label}|{truth or 'nv'}", "speaker_belief", label, label == "control",
                None, truth or None, None, "en", "human" if human else "model", respondent,
                "completed" if human else None, agent, None if human else agent, None if human else "greedy",
-               None if human else 1, None if human else 0, value,
+               None if human else 1, None if human else 0, value, None, None, None,
                None if value is None else float(min(100, math.floor((value + 2.5) / 5) * 5)),
                distribution, None if value is None else f"{value:g}", "ok", 1500, True if human else None, stamp)
 

@@ -88,6 +88,9 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# Participant pages are translated (locale/<lang>/LC_MESSAGES/django.po, compiled .mo committed); the language is
+# the study's (Study.language, activated by surveys.views), never the browser's Accept-Language.
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -17,7 +17,7 @@ from .run_form import RunForm
 from .runs import RunStateError, cancel_run, resume_run, start_run
 
 RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_per_item", "seed", "top_logprobs",
-                "max_tokens", "few_shot", "prompt_version")
+                "max_tokens", "few_shot", "prompt_version", "prompt_style")
 
 
 @admin.register(ModelEndpoint)
@@ -52,7 +52,7 @@ class ElicitationRunAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
-                             "few_shot", "prompt_version", "budget_usd")}),
+                             "few_shot", "prompt_version", "prompt_style", "budget_usd")}),
         ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
                               "last_started_at", "finished_at")}),
     )
@@ -159,7 +159,7 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 @admin.register(ModelResponse)
 class ModelResponseAdmin(admin.ModelAdmin):
-    list_display = ("id", "run", "item_link", "sample_index", "status", "value", "bin", "short_raw", "attempts",
+    list_display = ("id", "run", "item_link", "sample_index", "status", "answer", "bin", "short_raw", "attempts",
                     "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",
                    "item__is_control")
@@ -181,6 +181,10 @@ class ModelResponseAdmin(admin.ModelAdmin):
         return format_html('{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)', obj.item.key,
                            reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
                            reverse("admin:elicitation_item_answers", args=[obj.item_id]))
+
+    @admin.display(description="answer")
+    def answer(self, obj: ModelResponse) -> str:
+        return obj.answer.text()
 
     @admin.display(description="raw output")
     def short_raw(self, obj: ModelResponse) -> str:

@@ -72,7 +72,7 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
         n = max(0, per_item_samples[item.pk])
         if not n:
             continue
-        content = prompt_content(build_prompt(study, item, run.few_shot, demos), endpoint.api_style)
+        content = prompt_content(build_prompt(study, item, run.few_shot, demos, run.prompt_style), endpoint.api_style)
         answers += n
         prompt_tokens += approx_tokens(content) * n
     requests = int(round(answers * per_request))

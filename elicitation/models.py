@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from surveys.models import Item, Study
+from surveys.models import INTERVAL_ORDERED, Item, Study, TypedAnswer
 
 
 class ModelEndpoint(models.Model):
@@ -65,6 +65,10 @@ class ElicitationRun(models.Model):
         TOP_LOGPROBS = "top_logprobs", "top-logprobs distribution"
         FULL_DISTRIBUTION = "full_distribution", "full distribution (completion logprobs)"
 
+    class Source(models.TextChoices):
+        LIVE = "live", "asked by this platform"
+        IMPORTED = "imported", "imported answers (produced elsewhere)"
+
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         RUNNING = "running", "Running"
@@ -86,6 +90,9 @@ class ElicitationRun(models.Model):
     max_tokens = models.PositiveIntegerField(default=8)
     few_shot = models.BooleanField(default=True, help_text="Include the study's two demonstrations.")
     prompt_version = models.CharField(max_length=50, default="belem-2shot-v1")
+    prompt_style = models.CharField(
+        max_length=30, default="standard",
+        help_text="One of the instrument's prompt styles (e.g. standard or cot for WEP choice).")
     budget_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True,
                                      help_text="Stop cleanly once the cost reaches this.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT, db_index=True)
@@ -95,12 +102,19 @@ class ElicitationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     last_started_at = models.DateTimeField(null=True, blank=True, help_text="Last start or resume.")
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Imported runs (analysis/model_answer_import.py): answers produced elsewhere, read from a file; never
+    # started or resumed. The file's SHA-256 is unique per study, so the same file cannot be imported twice.
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.LIVE, db_index=True)
+    source_file = models.CharField(max_length=300, blank=True, help_text="Imported runs: the file's name.")
+    source_sha256 = models.CharField(max_length=64, blank=True, help_text="Imported runs: SHA-256 of the file.")
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(samples_per_item__gte=1), name="run_at_least_one_sample"),
             models.CheckConstraint(condition=Q(temperature__gte=0), name="run_temperature_not_negative"),
+            models.UniqueConstraint(fields=["study", "source_sha256"], condition=~Q(source_sha256=""),
+                                    name="run_imported_file_once_per_study"),
         ]
 
     def __str__(self) -> str:
@@ -133,7 +147,7 @@ class StoredPrompt(models.Model):
         return self.sha256[:12]
 
 
-class ModelResponse(models.Model):
+class ModelResponse(TypedAnswer, models.Model):
     """One model answer (or the recorded failure to get one) for (run, item, sample index)."""
 
     class Status(models.TextChoices):
@@ -151,6 +165,9 @@ class ModelResponse(models.Model):
     raw_output = models.TextField(blank=True)
     value = models.FloatField(null=True, blank=True, help_text="Parsed number (greedy/sampled) or the distribution's argmax.")
     bin = models.FloatField(null=True, blank=True)
+    choice = models.CharField(max_length=100, blank=True, help_text="The chosen option's key (choice kinds).")
+    lower = models.FloatField(null=True, blank=True, help_text="Lower bound (interval kinds).")
+    upper = models.FloatField(null=True, blank=True, help_text="Upper bound (interval kinds).")
     parse_error = models.CharField(max_length=300, blank=True)
     distribution = models.JSONField(null=True, blank=True,
                                     help_text='{"0": p, "5": p, …, "100": p, "-1": non-number mass}')
@@ -180,6 +197,7 @@ class ModelResponse(models.Model):
         ordering = ["run", "item", "sample_index"]
         constraints = [
             models.UniqueConstraint(fields=["run", "item", "sample_index"], name="model_response_unique_sample"),
+            models.CheckConstraint(condition=INTERVAL_ORDERED, name="model_response_interval_ordered"),
         ]
         indexes = [models.Index(fields=["run", "status"])]
 

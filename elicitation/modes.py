@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from surveys.instruments import Instrument
+from surveys.instruments import Answer, Instrument
+from surveys.models import Item
 
 from .client import MalformedResponse, Unsupported
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -56,6 +57,9 @@ class Outcome:
     raw_output: str
     value: float | None = None
     bin: float | None = None
+    choice: str = ""
+    lower: float | None = None
+    upper: float | None = None
     parse_error: str = ""
     distribution: dict[str, float] | None = None
     coverage: float | None = None
@@ -65,6 +69,11 @@ class Outcome:
     system_fingerprint: str = ""
     error: str = ""
     requests: int = 1  # requests the answer took (for estimating tokens the endpoint did not report)
+
+    def answer_columns(self) -> dict[str, Any]:
+        """The typed answer columns written to the ModelResponse row."""
+        return {"value": self.value, "bin": self.bin, "choice": self.choice, "lower": self.lower,
+                "upper": self.upper}
 
 
 def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: int) -> dict[str, Any]:
@@ -139,15 +148,22 @@ def empty_bins(kind: Instrument) -> dict[str, float]:
     return bins
 
 
-def parse_text(kind: Instrument, completion: Completion) -> Outcome:
-    """Greedy and sampled modes: the first number in the text, snapped to its bin."""
-    parsed = kind.parse_model_answer(completion.text)
+def parse_text(kind: Instrument, completion: Completion, item: Item | None = None) -> Outcome:
+    """Greedy and sampled modes: the text parsed by the instrument's answer shape (a number is snapped to
+    its bin)."""
+    parsed = kind.parse_model_answer(completion.text, item)
     base = dict(raw_output=completion.text, prompt_tokens=completion.prompt_tokens,
                 completion_tokens=completion.completion_tokens, system_fingerprint=completion.system_fingerprint,
                 detail={"finish_reason": completion.finish_reason})
     if parsed.ok:
-        return Outcome(status=ModelResponse.Status.OK, value=parsed.value, bin=kind.score(parsed.value), **base)
+        return answered(kind, parsed.answer, ModelResponse.Status.OK, **base)
     return Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error=parsed.error[:300], **base)
+
+
+def answered(kind: Instrument, answer: Answer, status: str, **fields: Any) -> Outcome:
+    """An Outcome holding a typed answer (its number's bin computed by the instrument)."""
+    bin_ = kind.score(answer.value) if answer.value is not None else None
+    return Outcome(status=status, bin=bin_, **answer.columns(), **fields)
 
 
 def number_value(kind: Instrument, token: str) -> float | None:

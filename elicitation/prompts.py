@@ -16,10 +16,12 @@ from .models import ModelEndpoint, StoredPrompt
 PromptContent = str | list[dict[str, str]]
 
 
-def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[Item] | None = None) -> Prompt:
-    """The instrument's prompt for ``item`` (with the study's two demonstrations when ``few_shot``)."""
+def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[Item] | None = None,
+                 style: str = "standard") -> Prompt:
+    """The instrument's prompt for ``item`` in ``style`` (one of its ``prompt_styles``), with the study's two
+    demonstrations when ``few_shot``."""
     demos = study.demonstrations() if demonstrations is None else demonstrations
-    return study.kind.build_prompt(item, demos, few_shot)
+    return study.kind.build_prompt(item, demos, few_shot, style)
 
 
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:

@@ -132,13 +132,13 @@ def release(row: ModelResponse, owner: str, attempts: int, requests: int, histor
     ModelResponse.objects.filter(pk=row.pk, lease_owner=owner, status=ModelResponse.Status.PENDING).update(**updates)
 
 
-def interpret(ctx: RunContext, value: Any) -> Outcome:
+def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
     mode = ctx.run.mode
     if mode == Mode.FULL_DISTRIBUTION:
         return full_distribution_outcome(ctx.kind, value)
     if mode == Mode.TOP_LOGPROBS:
         return top_logprobs_outcome(ctx.kind, value, ctx.run.top_logprobs)
-    return parse_text(ctx.kind, value)
+    return parse_text(ctx.kind, value, item)
 
 
 def write(row: ModelResponse, fields: dict[str, Any]) -> bool:
@@ -157,7 +157,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
-        content = prompt_content(build_prompt(run.study, item, run.few_shot, ctx.demonstrations), endpoint.api_style)
+        content = prompt_content(build_prompt(run.study, item, run.few_shot, ctx.demonstrations, run.prompt_style), endpoint.api_style)
         stored = store_prompt(content, endpoint.api_style)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
@@ -212,7 +212,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
                                  cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
                                  before_attempt=before_attempt, sleep=ctx.pause, history=history)
-        outcome = interpret(ctx, done.value)
+        outcome = interpret(ctx, done.value, item)
         # tokens the endpoint did not report are estimated (characters / 4; max_tokens), and flagged
         prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests
         completion_tokens = (outcome.completion_tokens if outcome.completion_tokens is not None
@@ -223,7 +223,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         if outcome.prompt_tokens is None or outcome.completion_tokens is None:
             detail["usage_estimated"] = True
         write(row, {
-            "status": outcome.status, "raw_output": outcome.raw_output, "value": outcome.value, "bin": outcome.bin,
+            "status": outcome.status, "raw_output": outcome.raw_output, **outcome.answer_columns(),
             "parse_error": outcome.parse_error, "distribution": outcome.distribution, "coverage": outcome.coverage,
             "error": outcome.error, "detail": detail or None,
             "attempts": row.attempts + done.attempts, "requests": row.requests + ctx.client.requests,

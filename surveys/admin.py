@@ -83,7 +83,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     inlines = (DemonstrationInline,)
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
-        ("Shown to participants", {"fields": ("consent_text", "instructions", "pledge_text")}),
+        ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "draw_speaker_names",
                                "attention_threshold", "reference_study")}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
@@ -359,11 +359,15 @@ class WithdrawalAdmin(admin.ModelAdmin):
 class ResponseAdmin(admin.ModelAdmin):
     """Read-only: answers are never added, edited or deleted by hand."""
 
-    list_display = ("participant", "item", "value", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    list_display = ("participant", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
     list_select_related = ("participant", "participant__study", "item")
     date_hierarchy = "created_at"
+
+    @admin.display(description="answer")
+    def answer(self, obj: Response) -> str:
+        return obj.answer.text()
 
     def has_add_permission(self, request):
         return False

@@ -60,7 +60,7 @@ class ResponseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
-                  "value", "time_taken_ms", "client_time_ms", "created_at"]
+                  "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "created_at"]
 
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):

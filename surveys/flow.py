@@ -25,6 +25,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from scipy import stats
 
 from .assignment import assign
@@ -39,6 +41,22 @@ PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,64}")
 PLACEHOLDER = re.compile(r"%[A-Z_]+%|\{\{|\}\}")
 MAX_CLIENT_MS = 24 * 3600 * 1000  # anything longer than a day is not a measurement
 MAX_STORED_MS = 2**31 - 1  # PositiveIntegerField's portable upper bound
+
+# The instruments' and answer shapes' messages (AnswerError, empty/number/order messages), marked here so that makemessages keeps their translations;
+# submit_answer translates the message it gets in the participant's study language.
+ANSWER_MESSAGES = (
+    gettext_noop("Please choose one of the answers from 0 to 100."),
+    gettext_noop("Please choose one of the answers from 0 to 100 (in steps of 5)."),
+    gettext_noop("Please enter a number from 0 to 100."),
+    gettext_noop("Please enter a whole number from 0 to 100."),
+    gettext_noop("Please choose an answer before continuing."),
+    gettext_noop("Please choose one of the options shown."),
+    gettext_noop("Please enter a lower and an upper bound before continuing."),
+    gettext_noop("Please enter a lower bound."),
+    gettext_noop("Please enter a upper bound."),
+    gettext_noop("Each bound must be a number (for example 12 or -3.5)."),
+    gettext_noop("The lower bound must not be greater than the upper bound."),
+)
 
 ENDED_STATUSES = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.SCREENED_OUT)
 
@@ -102,23 +120,23 @@ def _check_id(params: Mapping[str, str], name: str, required: bool) -> str:
     if not value:
         if required:
             raise FlowError(
-                "This link is missing your Prolific ID",
-                f"The address has no {name}. Please open the study again from Prolific "
-                "(use the link or button on the study page); it adds your Prolific ID for you.",
+                _("This link is missing your Prolific ID"),
+                _("The address has no %(name)s. Please open the study again from Prolific "
+                  "(use the link or button on the study page); it adds your Prolific ID for you.") % {"name": name},
             )
         return ""
     if PLACEHOLDER.search(value):
         raise FlowError(
-            "This link has not been filled in by Prolific",
-            f"The address contains Prolific's placeholder {value!r} instead of your {name}. "
-            "Please open the study from its page on Prolific. (Researchers: in the Prolific study settings, "
-            "choose to record Prolific IDs via URL parameters.)",
+            _("This link has not been filled in by Prolific"),
+            _("The address contains Prolific's placeholder %(value)s instead of your %(name)s. "
+              "Please open the study from its page on Prolific. (Researchers: in the Prolific study settings, "
+              "choose to record Prolific IDs via URL parameters.)") % {"value": repr(value), "name": name},
         )
     if not PROLIFIC_ID.fullmatch(value):
         raise FlowError(
-            "This link has an invalid Prolific ID",
-            f"The {name} in the address ({value[:80]!r}) is not valid: it should be 1 to 64 letters and digits. "
-            "Please open the study again from Prolific.",
+            _("This link has an invalid Prolific ID"),
+            _("The %(name)s in the address (%(value)s) is not valid: it should be 1 to 64 letters and digits. "
+              "Please open the study again from Prolific.") % {"name": name, "value": repr(value[:80])},
         )
     return value
 
@@ -135,14 +153,14 @@ def check_entry_params(params: Mapping[str, str]) -> EntryParams:
 def check_study_open(study: Study) -> None:
     """Raise StudyNotOpen unless ``study`` accepts new participants."""
     if study.status == Study.Status.DRAFT:
-        raise StudyNotOpen("This study has not started yet",
-                           "The study is not open yet. Please try again later or return it on Prolific.")
+        raise StudyNotOpen(_("This study has not started yet"),
+                           _("The study is not open yet. Please try again later or return it on Prolific."))
     if study.status == Study.Status.CLOSED:
-        raise StudyNotOpen("This study is closed",
-                           "The study is no longer accepting participants. Please return it on Prolific.")
+        raise StudyNotOpen(_("This study is closed"),
+                           _("The study is no longer accepting participants. Please return it on Prolific."))
     if not study.main_items().exists():
-        raise StudyNotOpen("This study is not ready",
-                           "The study has no questions yet. Please return it on Prolific.")
+        raise StudyNotOpen(_("This study is not ready"),
+                           _("The study has no questions yet. Please return it on Prolific."))
 
 
 def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Participant:
@@ -158,13 +176,13 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Part
     try:
         is_test = is_test_entry(study, params)
     except BadTestToken:
-        raise FlowError("This test link is not valid",
-                        "The address carries a test marker that this site did not issue for this study. "
-                        "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
-                        "or the admin.") from None
+        raise FlowError(_("This test link is not valid"),
+                        _("The address carries a test marker that this site did not issue for this study. "
+                          "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
+                          "or the admin.")) from None
     check_study_open(study)
     check_not_withdrawn(study, ids.pid)
-    participant, _ = Participant.objects.get_or_create(
+    participant, _created = Participant.objects.get_or_create(
         study=study,
         prolific_pid=ids.pid,
         defaults={"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,
@@ -203,8 +221,8 @@ def _locked(participant: Participant) -> Participant:
 
 def _expect(participant: Participant, step: Step) -> None:
     if current_step(participant).step != step:
-        raise OutOfStep("This page was already submitted",
-                        "That page was already submitted (perhaps in another tab); here is where you are now.")
+        raise OutOfStep(_("This page was already submitted"),
+                        _("That page was already submitted (perhaps in another tab); here is where you are now."))
 
 
 def record_consent(participant: Participant, agreed: bool) -> bool:
@@ -291,36 +309,40 @@ def parse_client_ms(raw: Any) -> int | None:
     return int(round(value))
 
 
-def submit_answer(participant: Participant, position: int, item_id: int, raw_value: Any,
+def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
                   client_time_ms: Any = None) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
-    The last answer also completes the participant (see ``complete``) in the same transaction.
+    ``answer``: the posted form (the instrument's answer shape reads its own fields) or, for a one-field
+    shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
+    transaction.
     """
     with transaction.atomic():
         locked = _locked(participant)
         progress = current_step(locked)
         if progress.step != Step.ITEM:
-            message = ("Your answers are already complete." if progress.step == Step.DONE
-                       else "This page cannot take answers now.")
+            message = (_("Your answers are already complete.") if progress.step == Step.DONE
+                       else _("This page cannot take answers now."))
             return Submission(Outcome.NOT_ANSWERING, message)
         slot = locked.assignments.select_related("item", "response").filter(position=position).first()
         if slot is None or slot.item_id != item_id:
-            return Submission(Outcome.REJECTED, "That answer did not match your current question, so it was "
-                                                "not saved. Please answer the question below.")
+            return Submission(Outcome.REJECTED, _("That answer did not match your current question, so it was "
+                                                  "not saved. Please answer the question below."))
         if hasattr(slot, "response"):
-            return Submission(Outcome.ALREADY_ANSWERED, "Your answer to that question was already saved; "
-                                                        "it has not been changed.")
+            return Submission(Outcome.ALREADY_ANSWERED, _("Your answer to that question was already saved; "
+                                                          "it has not been changed."))
         if slot.pk != progress.slot.pk:
-            return Submission(Outcome.REJECTED, "Please answer the questions in order.")
-        raw = "" if raw_value is None else str(raw_value).strip()
-        if not raw:
-            return Submission(Outcome.INVALID, "Please choose an answer before continuing.")
+            return Submission(Outcome.REJECTED, _("Please answer the questions in order."))
+        kind = locked.study.kind
+        data = kind.shape.form_data(answer)
+        if kind.shape.is_empty(data):
+            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
         try:
-            value = locked.study.kind.validate(raw)
+            typed = kind.validate_answer(slot.item, data)
         except AnswerError as exc:
-            return Submission(Outcome.INVALID, str(exc))
+            return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
+        raw = kind.shape.raw(data)
         client_ms = parse_client_ms(client_time_ms)
         now = timezone.now()
         taken = None
@@ -329,12 +351,12 @@ def submit_answer(participant: Participant, position: int, item_id: int, raw_val
         try:
             with transaction.atomic():
                 response = Response.objects.create(
-                    assignment=slot, participant=locked, item_id=slot.item_id, value=value, raw=raw[:200],
+                    assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(), raw=raw[:200],
                     time_taken_ms=taken, client_time_ms=client_ms, created_at=now,
                 )
         except IntegrityError:
-            return Submission(Outcome.ALREADY_ANSWERED, "Your answer to that question was already saved; "
-                                                        "it has not been changed.")
+            return Submission(Outcome.ALREADY_ANSWERED, _("Your answer to that question was already saved; "
+                                                          "it has not been changed."))
         if progress.number >= progress.total:
             complete(locked)
     participant.refresh_from_db()

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 
 class ConsentForm(forms.Form):
     """Two submit buttons named ``choice``: agree or decline."""
 
-    choice = forms.ChoiceField(choices=[("agree", "I agree"), ("decline", "I do not agree")],
-                               error_messages={"required": "Please choose whether you agree to take part."})
+    choice = forms.ChoiceField(choices=[("agree", _("I agree")), ("decline", _("I do not agree"))],
+                               error_messages={"required": _("Please choose whether you agree to take part.")})
 
     @property
     def agreed(self) -> bool:
@@ -20,8 +21,8 @@ class PledgeForm(forms.Form):
 
     pledge = forms.BooleanField(
         required=True,
-        label="I pledge to answer every question carefully and to the best of my ability.",
-        error_messages={"required": "Please tick the box to confirm the pledge before you start."},
+        label=_("I pledge to answer every question carefully and to the best of my ability."),
+        error_messages={"required": _("Please tick the box to confirm the pledge before you start.")},
     )
 
 

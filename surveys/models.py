@@ -29,6 +29,23 @@ def validate_instrument(value: str) -> None:
         raise ValidationError(f"{value!r} is not a registered instrument (known: {known})")
 
 
+# A stored answer fills at least one typed column; an interval has both bounds, lower ≤ upper.
+ANSWER_GIVEN = (Q(value__isnull=False) | ~Q(choice="")
+                | (Q(lower__isnull=False) & Q(upper__isnull=False)))
+INTERVAL_ORDERED = Q(lower__isnull=True, upper__isnull=True) | Q(lower__lte=models.F("upper"))
+
+
+class TypedAnswer:
+    """Mixin of the models that store a typed answer in ``value``/``choice``/``lower``/``upper``."""
+
+    @property
+    def answer(self):
+        """The stored answer as a surveys.instruments.Answer."""
+        from .instruments import Answer
+
+        return Answer(value=self.value, choice=self.choice or "", lower=self.lower, upper=self.upper)
+
+
 def _new_code() -> str:
     return secrets.token_hex(4).upper()
 
@@ -48,6 +65,16 @@ class Study(models.Model):
         help_text="Item kind; one of the registered instruments (surveys/instruments/).",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+
+    class Language(models.TextChoices):
+        ENGLISH = "en", "English"
+        CHINESE = "zh-hans", "Chinese (Simplified)"
+
+    language = models.CharField(
+        max_length=10, choices=Language.choices, default=Language.ENGLISH,
+        help_text="Language of the participant pages (buttons, progress, messages); chosen by the study, "
+        "never by the browser. The items' own wording follows each item's language.",
+    )
     description = models.TextField(blank=True, help_text="For researchers; never shown to participants.")
     consent_text = models.TextField(blank=True)
     instructions = models.TextField(blank=True, help_text="Shown before the two demonstrations.")
@@ -66,6 +93,12 @@ class Study(models.Model):
     )
     attention_threshold = models.FloatField(
         default=0.2, help_text="Participants with Spearman ρ at or below this fail the attention check."
+    )
+    attention_filter = models.BooleanField(
+        null=True, blank=True,
+        help_text="Apply Belem et al.'s attention filter (Spearman ρ > threshold) in the report. Empty: the "
+        "instrument's default (on for speaker belief; off for the Tang, Bahaj and Sileo kinds, whose papers "
+        "keep every respondent).",
     )
     reference_study = models.ForeignKey(
         "self",
@@ -92,6 +125,11 @@ class Study(models.Model):
     def kind(self):
         """The study's instrument object."""
         return get_instrument(self.instrument)
+
+    @property
+    def applies_attention_filter(self) -> bool:
+        """Whether the report filters participants: the study's setting, else its instrument's default."""
+        return self.kind.attention_filter_default if self.attention_filter is None else self.attention_filter
 
     def participant_link(self, base: str | None = None) -> str:
         """The URL to paste into Prolific, with Prolific's placeholders (``base``: default SITE_URL)."""
@@ -252,14 +290,21 @@ class Assignment(models.Model):
         return (self.speaker_name, self.speaker_gender) if self.speaker_name else None
 
 
-class Response(models.Model):
+class Response(TypedAnswer, models.Model):
     """A human answer. Exactly one per assignment slot; never updated after it is saved (the database
-    refuses a change of value, raw text, slot, participant or item)."""
+    refuses a change of the answer, raw text, slot, participant or item).
+
+    The answer is typed by the instrument's shape (surveys/instruments/shapes.py): ``value`` (a number on a
+    scale), ``choice`` (an option's key), or ``lower`` and ``upper`` (an interval); the other columns stay
+    empty. The database requires at least one of them and lower ≤ upper."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="response")
     participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="responses")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="responses")
-    value = models.FloatField()
+    value = models.FloatField(null=True, blank=True, help_text="A number on the scale (scale kinds).")
+    choice = models.CharField(max_length=100, blank=True, help_text="The chosen option's key (choice kinds).")
+    lower = models.FloatField(null=True, blank=True, help_text="Lower bound (interval kinds).")
+    upper = models.FloatField(null=True, blank=True, help_text="Upper bound (interval kinds).")
     raw = models.CharField(max_length=200, blank=True, help_text="The submitted value as sent.")
     time_taken_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Server-side: shown → saved.")
     client_time_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Measured in the browser.")
@@ -270,10 +315,12 @@ class Response(models.Model):
         ordering = ["participant", "assignment__position"]
         constraints = [
             models.UniqueConstraint(fields=["participant", "item"], name="response_unique_per_participant_item"),
+            models.CheckConstraint(condition=ANSWER_GIVEN, name="response_has_an_answer"),
+            models.CheckConstraint(condition=INTERVAL_ORDERED, name="response_interval_ordered"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.participant.prolific_pid}: {self.item.key} = {self.value:g}"
+        return f"{self.participant.prolific_pid}: {self.item.key} = {self.answer.text()}"
 
     def clean(self) -> None:
         if self.assignment_id and (

@@ -12,7 +12,7 @@ from typing import Any
 
 from .assignment import draw_items, draw_speakers
 from .flow import Progress, Step, attention_rho, passes_attention
-from .instruments import AnswerError
+from .instruments import Answer, AnswerError
 from .models import Assignment, Item, Study
 
 
@@ -22,7 +22,7 @@ class PreviewState:
 
     step: Step = Step.CONSENT
     slots: list[tuple[int, str, str]] = field(default_factory=list)
-    answers: list[float] = field(default_factory=list)
+    answers: list[dict[str, Any]] = field(default_factory=list)  # each answer's typed columns
 
     def to_session(self) -> dict[str, Any]:
         return {"step": self.step.value, "slots": [list(s) for s in self.slots], "answers": list(self.answers)}
@@ -32,7 +32,7 @@ class PreviewState:
         """The state saved by ``to_session``; a fresh preview if it is missing or unreadable."""
         try:
             return cls(step=Step(data["step"]), slots=[(int(i), str(n), str(g)) for i, n, g in data["slots"]],
-                       answers=[float(a) for a in data["answers"]])
+                       answers=[dict(a) for a in data["answers"]])
         except (KeyError, TypeError, ValueError):
             return cls()
 
@@ -73,18 +73,20 @@ def preview_pledge(study: Study, state: PreviewState, rng: random.Random | None 
         state.step = Step.ITEM if state.slots else Step.DONE
 
 
-def preview_answer(study: Study, state: PreviewState, position: int, raw_value: Any) -> str:
-    """Validate and keep an answer in the preview state; returns an error message ('' when accepted)."""
+def preview_answer(study: Study, state: PreviewState, position: int, answer: Any) -> str:
+    """Validate and keep an answer in the preview state; returns an error message ('' when accepted).
+    ``answer``: the posted form, read by the instrument's answer shape (as surveys.flow.submit_answer)."""
     if state.step != Step.ITEM or position != len(state.answers) + 1:
         return ""  # stale form: ignored, the view shows the current step
-    raw = "" if raw_value is None else str(raw_value).strip()
-    if not raw:
-        return "Please choose an answer before continuing."
+    kind = study.kind
+    data = kind.shape.form_data(answer)
+    if kind.shape.is_empty(data):
+        return kind.shape.empty_message
     try:
-        value = study.kind.validate(raw)
+        typed = kind.validate_answer(Item.objects.get(pk=state.slots[position - 1][0]), data)
     except AnswerError as exc:
         return str(exc)
-    state.answers.append(value)
+    state.answers.append(typed.columns())
     if len(state.answers) == len(state.slots):
         state.step = Step.DONE
     return ""
@@ -109,11 +111,12 @@ def preview_notes(study: Study) -> list[str]:
 def preview_summary(study: Study, state: PreviewState) -> dict[str, Any]:
     """What would happen at completion: the live attention check and the code that would be sent."""
     items = Item.objects.in_bulk([s[0] for s in state.slots[: len(state.answers)]])
-    pairs = [(a, items[s[0]]) for a, s in zip(state.answers, state.slots) if s[0] in items]
+    typed = [(Answer(**a), items[s[0]]) for a, s in zip(state.answers, state.slots) if s[0] in items]
+    pairs = [(a.value, i) for a, i in typed]
     order = study.kind.canonical_order()
     rho = attention_rho([a for a, i in pairs if not i.is_control],
                         [i.expression for a, i in pairs if not i.is_control], order) if order else None
     passed = passes_attention(rho, study.attention_threshold) if order else None
     code = study.failed_attention_code if passed is False else study.completion_code
     return {"rho": rho, "passed": passed, "code": code, "checked": bool(order),
-            "answers": [(i, a) for a, i in pairs]}
+            "answers": [(i, a.text()) for a, i in typed]}

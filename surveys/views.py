@@ -13,6 +13,9 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
@@ -31,7 +34,7 @@ STEP_URLS = {
     Step.DONE: "surveys:done",
     Step.ENDED: "surveys:done",
 }
-STALE_PAGE = "That page was already submitted (perhaps in another tab); here is where you are now."
+STALE_PAGE = gettext_noop("That page was already submitted (perhaps in another tab); here is where you are now.")
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -57,12 +60,18 @@ def _study(slug: str) -> Study:
     try:
         return Study.objects.get(slug=slug)
     except Study.DoesNotExist:
-        raise FlowError("No study at this address",
-                        "There is no study at this address. Please check the link on Prolific.", status=404) from None
+        raise FlowError(_("No study at this address"),
+                        _("There is no study at this address. Please check the link on Prolific."), status=404) from None
+
+
+def in_study_language(study: Study):
+    """Participant pages speak the study's language (``Study.language``), whatever the browser asks for."""
+    return translation.override(study.language or "en")
 
 
 def participant_page(*steps: Step) -> Callable:
-    """Resolve the study and the session's participant; redirect unless they are at one of ``steps``."""
+    """Resolve the study and the session's participant; redirect unless they are at one of ``steps``.
+    The page is rendered in the study's language."""
 
     def decorator(view: Callable) -> Callable:
         @wraps(view)
@@ -72,19 +81,21 @@ def participant_page(*steps: Step) -> Callable:
                 study = _study(slug)
             except FlowError as exc:
                 return problem(request, exc)
-            participant = Participant.objects.filter(pk=request.session.get(_session_key(study)),
-                                                     study=study).first()
-            if participant is None:
-                return problem(request, FlowError(
-                    "We could not find your place in this study",
-                    "Please open the study again with the link on Prolific; you will continue where you left off.",
-                ), study)
-            progress = flow.current_step(participant)
-            if progress.step not in steps:
-                if request.method == "POST":
-                    messages.info(request, STALE_PAGE)
-                return _step_redirect(study, progress.step)
-            return view(request, study, participant, progress)
+            with in_study_language(study):
+                participant = Participant.objects.filter(pk=request.session.get(_session_key(study)),
+                                                         study=study).first()
+                if participant is None:
+                    return problem(request, FlowError(
+                        _("We could not find your place in this study"),
+                        _("Please open the study again with the link on Prolific; you will continue where you "
+                          "left off."),
+                    ), study)
+                progress = flow.current_step(participant)
+                if progress.step not in steps:
+                    if request.method == "POST":
+                        messages.info(request, _(STALE_PAGE))
+                    return _step_redirect(study, progress.step)
+                return view(request, study, participant, progress)
 
         return wrapper
 
@@ -104,7 +115,7 @@ def _instructions_context(study: Study) -> dict[str, Any]:
     kind = study.kind
     demos = [{"q": kind.page_context(demo), "answer": _demo_answer(demo.demo_answer), "prefix": f"demo{n}"}
              for n, demo in enumerate(study.demonstrations(), start=1)]
-    return {"intro": kind.intro(), "demos": demos,
+    return {"intro": kind.intro(study.language), "demos": demos,
             "item_template": kind.template_name}
 
 
@@ -113,6 +124,7 @@ def _item_context(study: Study, progress: Progress, error: str = "") -> dict[str
     return {
         "q": study.kind.page_context(slot.item, slot.speaker()),
         "item_template": study.kind.template_name,
+        "shape": study.kind.shape,
         "slot": slot,
         "number": progress.number,
         "total": progress.total,
@@ -133,9 +145,11 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     if flow.PID_PARAM not in request.GET and request.session.get(_session_key(study)):
         return _step_redirect(study, Step.CONSENT)  # the step page redirects on to the current step
     try:
-        participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""))
+        with in_study_language(study):
+            participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""))
     except FlowError as exc:
-        return problem(request, exc, study)
+        with in_study_language(study):
+            return problem(request, exc, study)
     request.session[_session_key(study)] = participant.pk
     return _step_redirect(study, flow.current_step(participant).step)
 
@@ -147,7 +161,7 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
         try:
             agreed = flow.record_consent(participant, form.agreed)
         except flow.OutOfStep:
-            messages.info(request, STALE_PAGE)
+            messages.info(request, _(STALE_PAGE))
             return _step_redirect(study, flow.current_step(participant).step)
         if not agreed:
             return render(request, "surveys/declined.html", {"study": study})
@@ -162,7 +176,7 @@ def instructions(request: HttpRequest, study: Study, participant: Participant, p
         try:
             flow.record_instructions(participant)
         except flow.OutOfStep:
-            messages.info(request, STALE_PAGE)
+            messages.info(request, _(STALE_PAGE))
         return _step_redirect(study, flow.current_step(participant).step)
     return render(request, "surveys/instructions.html",
                   _step_context(study, Step.INSTRUCTIONS, request.path, False, **_instructions_context(study)))
@@ -175,7 +189,7 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
         try:
             flow.record_pledge(participant)
         except flow.OutOfStep:
-            messages.info(request, STALE_PAGE)
+            messages.info(request, _(STALE_PAGE))
         return _step_redirect(study, flow.current_step(participant).step)
     return render(request, "surveys/pledge.html", _step_context(study, Step.PLEDGE, request.path, False, form=form))
 
@@ -186,11 +200,11 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
     if request.method == "POST":
         form = AnswerForm(request.POST)
         if not form.is_valid():
-            messages.warning(request, "That answer did not match your current question, so it was not saved. "
-                                      "Please answer the question below.")
+            messages.warning(request, _("That answer did not match your current question, so it was not saved. "
+                                        "Please answer the question below."))
             return _step_redirect(study, Step.ITEM)
         data = form.cleaned_data
-        result = flow.submit_answer(participant, data["position"], data["item"], data["value"],
+        result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
                                     data["client_time_ms"])
         if result.outcome == Outcome.INVALID:
             error = result.message
@@ -233,6 +247,11 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
         study = _study(slug)
     except FlowError as exc:
         return problem(request, exc)
+    with in_study_language(study):
+        return _preview(request, study)
+
+
+def _preview(request: HttpRequest, study: Study) -> HttpResponse:
     key = _preview_key(study)
     if "restart" in request.GET:
         request.session[key] = PreviewState().to_session()
@@ -261,7 +280,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
             form = AnswerForm(request.POST)
             if form.is_valid():
                 context["error"] = preview_answer(study, state, form.cleaned_data["position"],
-                                                  form.cleaned_data["value"])
+                                                  request.POST)
         request.session[key] = state.to_session()
         if not context.get("error") and "form" not in context:
             return redirect("surveys:preview", slug=study.slug)

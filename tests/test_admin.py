@@ -138,7 +138,7 @@ def test_preview_link_opens_for_staff(client, staff, demo_study):
 def test_add_study_with_instrument_choice(client, staff):
     response = client.get("/admin/surveys/study/add/")
     assert '<option value="speaker_belief"' in response.content.decode()
-    data = {"title": "Pilot", "slug": "pilot", "status": "draft", "instrument": "no_such_kind",
+    data = {"title": "Pilot", "slug": "pilot", "status": "draft", "instrument": "no_such_kind", "language": "en",
             "items_per_expression": 2, "controls_per_participant": 2, "draw_speaker_names": "on",
             "attention_threshold": 0.2, "completion_code": "C1", "failed_attention_code": "C2",
             "screened_out_code": "C3", "items-TOTAL_FORMS": 0, "items-INITIAL_FORMS": 0}

@@ -75,6 +75,29 @@ def test_a_saved_answer_cannot_be_changed(people):
     Response.objects.filter(pk=response.pk).update(time_taken_ms=1234)  # timing is not the answer
 
 
+def test_a_response_holds_an_answer_and_an_ordered_interval(people):
+    """Typed answers (surveys migration 0005): at least one answer column, and lower <= upper."""
+    (alice, slots), _ = people
+    refused("response_has_an_answer", assignment=slots[0], participant=alice, item=slots[0].item, raw="")
+    refused("response_interval_ordered", assignment=slots[0], participant=alice, item=slots[0].item,
+            lower=18, upper=12)
+    refused("response_has_an_answer", assignment=slots[0], participant=alice, item=slots[0].item, lower=12)
+    Response.objects.create(assignment=slots[0], participant=alice, item=slots[0].item, lower=12, upper=18)
+    Response.objects.create(assignment=slots[1], participant=alice, item=slots[1].item, choice="B")
+    assert Response.objects.count() == 2
+
+
+def test_no_typed_answer_column_of_a_saved_answer_can_be_changed(people):
+    (alice, slots), _ = people
+    interval = Response.objects.create(assignment=slots[0], participant=alice, item=slots[0].item, lower=1, upper=2)
+    choice = Response.objects.create(assignment=slots[1], participant=alice, item=slots[1].item, choice="B")
+    for pk, change in ((interval.pk, {"upper": 3}), (interval.pk, {"lower": 0}), (choice.pk, {"choice": "A"}),
+                       (choice.pk, {"value": 5})):
+        with pytest.raises(IntegrityError, match="cannot be changed"), transaction.atomic():
+            Response.objects.filter(pk=pk).update(**change)
+    assert Response.objects.get(pk=choice.pk).choice == "B"
+
+
 def test_the_flow_still_completes_a_participant(people):
     """The last answer is saved while the participant is answering, then they are completed."""
     (alice, slots), _ = people
@@ -100,12 +123,17 @@ def answered_row(imported_nv):
 def test_a_model_answer_once_given_cannot_be_overwritten(answered_row, status):
     assert answered_row.update(status=status, value=70 if status == "ok" else None, raw_output="70") == 1
     for change in ({"status": "pending"}, {"value": 10}, {"raw_output": "10"}, {"sample_index": 5},
-                   {"distribution": {"10": 1.0}}):
+                   {"distribution": {"10": 1.0}}, {"choice": "A"}, {"lower": 1, "upper": 2}):
         with pytest.raises(IntegrityError, match="answered model response cannot be changed"), transaction.atomic():
             answered_row.update(**change)
     row = answered_row.get()
     assert (row.status, row.raw_output) == (status, "70")
     answered_row.update(lease_owner="", lease_until=None)  # bookkeeping stays possible
+
+
+def test_a_model_interval_is_ordered(answered_row):
+    with pytest.raises(IntegrityError, match="interval_ordered"), transaction.atomic():
+        answered_row.update(status="ok", lower=5, upper=4)
 
 
 def test_pending_and_failed_model_rows_can_be_filled_in_and_retried(answered_row):

@@ -62,8 +62,9 @@ def spearman_by_respondent(df: pd.DataFrame, ranking: pd.DataFrame | pd.Series) 
 
 
 def attention_filter(df: pd.DataFrame, ranking: pd.DataFrame | pd.Series | None = None, *,
-                     threshold: float = DEFAULT_THRESHOLD, human_agent: str | None = HUMAN) -> pd.DataFrame:
-    """Per human participant: ``rho``, ``n_answers`` and ``included`` (ρ > ``threshold``).
+                     threshold: float | None = DEFAULT_THRESHOLD, human_agent: str | None = HUMAN) -> pd.DataFrame:
+    """Per human participant: ``rho``, ``n_answers`` and ``included`` (ρ > ``threshold``; every participant
+    when ``threshold`` is None, i.e. the filter is not applied: ρ is still reported).
 
     ``df``: the answers of one study (rows of other agents are ignored). ``ranking``: the label ranking
     of the non-verifiable study; computed from ``df`` when None (only right for a non-verifiable study).
@@ -73,7 +74,10 @@ def attention_filter(df: pd.DataFrame, ranking: pd.DataFrame | pd.Series | None 
     if ranking is None:
         ranking = label_ranking(humans, human_agent=None)
     table = spearman_by_respondent(humans, ranking)
-    table["included"] = table["rho"] > threshold  # NaN compares False: excluded
+    if threshold is None:
+        table["included"] = True
+    else:
+        table["included"] = table["rho"] > threshold  # NaN compares False: excluded
     return table
 
 

@@ -104,7 +104,7 @@ def score_set(df: pd.DataFrame, reference: pd.DataFrame, ranking: pd.DataFrame, 
 
 
 def analyse_belem(nv: pd.DataFrame, v: pd.DataFrame | None = None, *, human_agent: str = HUMAN,
-                  threshold: float = DEFAULT_THRESHOLD, non_number: NonNumber = "renormalise",
+                  threshold: float | None = DEFAULT_THRESHOLD, non_number: NonNumber = "renormalise",
                   order: list[str] | None = None) -> BelemAnalysis:
     """The full Belem report from NV answers (and V answers): see the module docstring.
 

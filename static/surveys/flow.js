@@ -25,16 +25,33 @@
   var error = form.querySelector("[data-answer-error]");
   var clientTime = form.querySelector("input[name=client_time_ms]");
 
+  // The answer widget's inputs carry data-answer: radio buttons (a scale, a choice) need one checked;
+  // number inputs (an interval) need every one filled, in order when the widget says data-ordered.
+  function answerProblem() {
+    var radios = form.querySelectorAll("input[data-answer][type=radio]");
+    if (radios.length && !form.querySelector("input[data-answer]:checked")) return ["empty", radios[0]];
+    var numbers = form.querySelectorAll("input[data-answer]:not([type=radio])");
+    for (var i = 0; i < numbers.length; i++) {
+      if (!numbers[i].value.trim()) return ["empty", numbers[i]];
+      if (!numbers[i].checkValidity()) return ["number", numbers[i]];
+    }
+    var ordered = form.querySelector("[data-ordered]");
+    if (ordered && numbers.length === 2 && parseFloat(numbers[0].value) > parseFloat(numbers[1].value)) {
+      return ["order", numbers[0]];
+    }
+    return null;
+  }
+
   // Capture: runs before the double-submission guard, which skips a submission cancelled here.
   form.addEventListener("submit", function (event) {
-    if (!form.querySelector("input[name=value]:checked")) {
+    var problem = answerProblem();
+    if (problem) {
       event.preventDefault();
       if (error) {
-        error.textContent = "Please choose an answer before continuing.";
+        error.textContent = error.getAttribute("data-message-" + problem[0]) || error.getAttribute("data-message-empty");
         error.hidden = false;
       }
-      var first = form.querySelector("input[name=value]");
-      if (first) first.focus();
+      problem[1].focus();
       return;
     }
     if (clientTime) clientTime.value = String(Math.round(performance.now() - started));
@@ -42,7 +59,7 @@
 
   // Once an answer is chosen, the "please choose an answer" request no longer applies.
   form.addEventListener("change", function (event) {
-    if (error && event.target.matches("input[name=value]")) error.hidden = true;
+    if (error && event.target.matches("input[data-answer]") && !answerProblem()) error.hidden = true;
   });
 
   form.setAttribute("data-ready", "");  // lets tests wait until the page measures time

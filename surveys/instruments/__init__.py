@@ -4,8 +4,10 @@ Adding a kind: write a module with an ``Instrument`` subclass and add it to ``_K
 """
 from __future__ import annotations
 
-from .base import AnswerError, ImportRowError, Instrument, ParsedAnswer, Prompt
+from .base import ImportRowError, Instrument, Prompt
+from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
 from .speaker_belief import SpeakerBelief
+from .wep_choice import WepChoice
 from .wep_probability import WepProbability
 
 _KINDS: dict[str, Instrument] = {}
@@ -34,6 +36,7 @@ def instrument_choices() -> list[tuple[str, str]]:
 
 register(SpeakerBelief())
 register(WepProbability())
+register(WepChoice())
 
-__all__ = ["AnswerError", "ImportRowError", "Instrument", "ParsedAnswer", "Prompt",
+__all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

@@ -1,20 +1,18 @@
 """What every item kind (instrument) defines, once, for both people and models."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from analysis.metrics.bins import bin_centre
 
+from .shapes import (Answer, AnswerError, AnswerShape, Option, ParsedAnswer, ScaleShape, first_number,
+                     plain_number)
+
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
 
 Speaker = tuple[str, str]  # (name, gender)
-
-
-class AnswerError(ValueError):
-    """A submitted or generated answer that the instrument cannot accept."""
 
 
 class ImportRowError(ValueError):
@@ -24,19 +22,6 @@ class ImportRowError(ValueError):
         super().__init__(message)
         self.column = column
         self.message = message
-
-
-@dataclass(frozen=True)
-class ParsedAnswer:
-    """The outcome of parsing a model's raw text: a value, or the reason there is none."""
-
-    raw: str
-    value: float | None
-    error: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.value is not None
 
 
 @dataclass
@@ -53,11 +38,22 @@ class Instrument:
     The defaults below serve the numeric kinds (an answer from ``scale_min`` to ``scale_max``, scored in the
     21 bins of the analysis); a kind sets its own wording (``task_intro``, ``scale_ends``, ``sentence``,
     ``question``, ``prompt_block``, ``build_prompt``) and overrides what differs.
+
+    Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
+    shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
+    ``ElicitationRun.prompt_style``), ``report_sections`` (modules under analysis/reports/ that score it) and
+    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter).
     """
 
     name: ClassVar[str]
     label: ClassVar[str]
     template_name: ClassVar[str]
+    shape: ClassVar[AnswerShape] = ScaleShape()
+    prompt_styles: ClassVar[tuple[str, ...]] = ("standard",)
+    report_sections: ClassVar[tuple[str, ...]] = ("belem",)
+    attention_filter_default: ClassVar[bool] = True
+    # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
+    final_choice_marker: ClassVar[str] = ""
     # CSV columns the item importer requires.
     import_columns: ClassVar[tuple[str, ...]] = ()
     # Answer scale for numeric kinds.
@@ -86,11 +82,21 @@ class Instrument:
             "sentence": self.sentence(item, speaker),
             "question": self.question(item, speaker),
             "hints": self.hints(item, speaker),
-            "options": [int(v) for v in self.answer_options()],
+            "options": self.page_options(item),
+            "widget": self.shape.widget,
         }
 
-    def intro(self) -> dict[str, Any]:
-        """The task description shared by the instructions page and the prompt."""
+    def page_options(self, item: "Item") -> list[Any]:
+        """What the answer widget offers: the scale's values (scale kinds) or the item's options."""
+        return self.shape.page_options(self, item)
+
+    def options(self, item: "Item") -> list[Option]:
+        """The labelled options of a choice or pick item (none for other shapes)."""
+        return []
+
+    def intro(self, language: str = "en") -> dict[str, Any]:
+        """The task description shared by the instructions page and the prompt; a kind with wording in
+        other languages returns it for ``language`` (the study's language)."""
         return {"task": self.task_intro, "scale_ends": list(self.scale_ends)}
 
     def prompt_block(self, item: "Item", with_answer: bool) -> str:
@@ -98,8 +104,10 @@ class Instrument:
         answer when ``with_answer``)."""
         raise NotImplementedError
 
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True) -> Prompt:
-        """The model prompt for ``item`` in both API styles, from the same wording as the page."""
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
+        """The model prompt for ``item`` in both API styles, from the same wording as the page; ``style`` is
+        one of ``prompt_styles``."""
         raise NotImplementedError
 
     def chat_messages(self, system: str, demonstrations: Sequence["Item"], question: str) -> list[dict[str, str]]:
@@ -119,21 +127,21 @@ class Instrument:
         return [self.scale_min + i * self.scale_step for i in range(count + 1)]
 
     def validate(self, raw: str) -> float:
-        """A submitted form value as a number on the scale; AnswerError otherwise."""
+        """A scale kind's submitted form value as a number on the scale; AnswerError otherwise."""
         raise NotImplementedError
 
-    def parse_model_answer(self, raw: str) -> ParsedAnswer:
-        """A model's raw output as a value (or the reason it has none). The raw text is kept.
+    def validate_answer(self, item: "Item", data: Mapping[str, Any]) -> Answer:
+        """A submitted form (the shape's fields) as a typed answer; AnswerError with a message for the page."""
+        return self.shape.validate(self, item, data)
 
-        Default: the first number written in the text, if it lies on the scale.
-        """
-        value = first_number(raw or "")
-        if value is None:
-            return ParsedAnswer(raw=raw, value=None, error="no number in the answer")
-        if not self.scale_min <= value <= self.scale_max:
-            return ParsedAnswer(raw=raw, value=None,
-                                error=f"number {value:g} is outside {self.scale_min:g}–{self.scale_max:g}")
-        return ParsedAnswer(raw=raw, value=value)
+    def parse_model_answer(self, raw: str, item: "Item | None" = None) -> ParsedAnswer:
+        """A model's raw output as a typed answer (or the reason it has none), by the shape. The raw text
+        is kept by the caller. Scale kinds: the first number written in the text, if it lies on the scale."""
+        return self.shape.parse(self, item, raw)
+
+    def parse_interval(self, raw: str) -> ParsedAnswer:
+        """Interval kinds: a model's raw output as (lower, upper)."""
+        raise NotImplementedError
 
     def score(self, value: float) -> float:
         """The bin (answer category) a value falls in. Default: the centre c of the 0–100 bin with
@@ -158,10 +166,5 @@ class Instrument:
         return []
 
 
-FIRST_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")
-
-
-def first_number(text: str) -> float | None:
-    """The first number written in ``text`` (digits, optional decimals), or None."""
-    match = FIRST_NUMBER.search(text)
-    return float(match.group(0)) if match else None
+__all__ = ["Answer", "AnswerError", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt", "Speaker",
+           "first_number", "plain_number"]

@@ -138,7 +138,8 @@ class SpeakerBelief(Instrument):
         return (f'Sentence: "{self.sentence(item)}"\n\nQuestion: {self.question(item)}\n\n{hints}\n\n'
                 f"{OPTIONS_LINE}\n{options}\n{ANSWER_CUE}{answer}")
 
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True) -> Prompt:
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
         demos = list(demonstrations) if few_shot else []
         scale = "\n".join(f"- {line}" for line in SCALE_ENDS)
         header = f"{TASK_INTRO}\n\n{scale}"

@@ -79,6 +79,38 @@ EXAMPLES_INTRO = "Two worked examples follow. After them, answer the new questio
 ANSWER_INSTRUCTION = "Answer with a single number from 0 to 100."
 ANSWER_CUE = "Answer:"
 
+# Chinese wording (items with language "zh"): the question is the paper's ("根据陈述“{}”,您认为{}的概率是多少?",
+# Methods, RQ1), about the item's proposition (``extra["proposition"]``, the context without its WEP); the
+# answer instruction follows the paper's Chinese instruction (no intermediate steps, do not repeat the
+# question) on this instrument's 0–100 scale, so answers are parsed and binned like the English ones.
+ZH_TASK_INTRO = (
+    "人们会用“很可能”“我们怀疑”这样的词语来表达某件事发生的可能性有多大。"
+    "对于你看到的每个词语或句子,请给出它所描述的事件发生的概率,用0到100之间的百分数表示,其中:"
+)
+ZH_SCALE_ENDS = (
+    "0表示该事件不可能发生。",
+    "100表示该事件一定会发生。",
+)
+ZH_EXAMPLES_INTRO = "下面是两个示例。看完示例后,请回答新的问题。"
+ZH_QUESTION = "请给出一个0(不可能)到100(一定会发生)之间的概率。"
+ZH_ANSWER_INSTRUCTION = "你的输出只有一个0到100之间的数字。回答问题时直接给出最终答案,不要加入中间思考过程,不要重复问题。"
+ZH_ANSWER_CUE = "答案:"
+# Chinese renderings of the WEPs for items without a context sentence (Kent's anchors included); the
+# context sentences of surveys/designs/tang_rq1_contexts.toml use the same renderings.
+ZH_EXPRESSIONS: dict[str, str] = {
+    "almost certain": "几乎肯定", "highly likely": "极有可能", "very good chance": "有很大机会",
+    "probable": "大有可能", "likely": "很可能", "we believe": "我们相信", "probably": "大概",
+    "better than even": "可能性超过一半", "about even": "可能性大约是一半", "we doubt": "我们怀疑",
+    "improbable": "可能性不大", "unlikely": "不太可能", "probably not": "大概不会", "little chance": "机会很小",
+    "almost no chance": "几乎没有机会", "highly unlikely": "极不可能", "chances are slight": "可能性很小",
+    "certain": "肯定", "impossible": "不可能",
+}
+
+
+def is_chinese(item: "Item") -> bool:
+    """Whether the item is worded in Chinese (language "zh", "zh-hans", "zh_Hans", …)."""
+    return (getattr(item, "language", "") or "").lower().startswith("zh")
+
 
 class WepProbability(Instrument):
     name = "wep_probability"
@@ -90,6 +122,10 @@ class WepProbability(Instrument):
     scale_step = 5  # the page's buttons; validate() also accepts any whole number 0–100
     expressions = EXPRESSIONS
     task_intro = TASK_INTRO
+    # Tang et al. and the Fagen-Ulmschneider survey keep every respondent: Belem's attention filter is off by
+    # default (a study can still turn it on).
+    attention_filter_default = False
+    report_sections = ("belem", "tang_rq1")
     scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------
@@ -98,27 +134,56 @@ class WepProbability(Instrument):
         template = (item.statement or "").strip()
         if not template:
             return ""
-        return template.replace("{}", item.expression) if "{}" in template else template
+        wep = self.written_expression(item)
+        return template.replace("{}", wep) if "{}" in template else template
+
+    def written_expression(self, item: "Item") -> str:
+        """The WEP as the item's language writes it (the English expression, or its Chinese rendering)."""
+        if is_chinese(item):
+            return ZH_EXPRESSIONS.get(item.expression, item.expression)
+        return item.expression
 
     def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
         context = self.context_sentence(item)
+        if is_chinese(item):
+            if context:
+                proposition = (getattr(item, "extra", None) or {}).get("proposition") or "这件事发生"
+                return f"根据陈述“{context}”,你认为{proposition}的概率是多少?"
+            return f"一个被描述为“{self.written_expression(item)}”的事件发生的概率是多少?"
         if context:
             return f'Given the statement "{context}", how probable is it?'
         return f"How probable is an event described as '{item.expression}'?"
 
     def question(self, item: "Item", speaker: Speaker | None = None) -> str:
+        if is_chinese(item):
+            return ZH_QUESTION
         return "Give a probability from 0 (impossible) to 100 (certain)."
+
+    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
+        return list(ZH_SCALE_ENDS if is_chinese(item) else SCALE_ENDS)
+
+    def intro(self, language: str = "en") -> dict:
+        """The task description of the instructions page, in ``language`` ("en", or "zh…" for Chinese)."""
+        if language.lower().startswith("zh"):
+            return {"task": ZH_TASK_INTRO, "scale_ends": list(ZH_SCALE_ENDS)}
+        return super().intro()
 
     def prompt_block(self, item: "Item", with_answer: bool) -> str:
         answer = f" {item.demo_answer:g}" if with_answer else ""
+        if is_chinese(item):
+            return f"问题:{self.sentence(item)}\n{ZH_ANSWER_INSTRUCTION}\n{ZH_ANSWER_CUE}{answer}"
         return f"Question: {self.sentence(item)}\n{ANSWER_INSTRUCTION}\n{ANSWER_CUE}{answer}"
 
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True) -> Prompt:
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
+        """The prompt in the item's language (the demonstrations are worded in their own language; a
+        Chinese study's demonstrations are Chinese items)."""
         demos = list(demonstrations) if few_shot else []
-        scale = "\n".join(f"- {line}" for line in SCALE_ENDS)
-        header = f"{TASK_INTRO}\n{scale}"
+        zh = is_chinese(item)
+        scale = "\n".join(f"- {line}" for line in (ZH_SCALE_ENDS if zh else SCALE_ENDS))
+        header = f"{ZH_TASK_INTRO if zh else TASK_INTRO}\n{scale}"
         if demos:
-            header += f"\n\n{EXAMPLES_INTRO}"
+            header += f"\n\n{ZH_EXAMPLES_INTRO if zh else EXAMPLES_INTRO}"
         question = self.prompt_block(item, with_answer=False)
         parts = [header, *(self.prompt_block(demo, with_answer=True) for demo in demos), question]
         return Prompt(text="\n\n".join(parts), messages=self.chat_messages(header, demos, question))

@@ -1,8 +1,9 @@
 """Test participants (is_test), declined consent (status "declined" + declined_at) and the Withdrawal audit model.
 
 SQLite rebuilds the participant table for these changes (copy to a new table, drop, rename), and renaming
-fails while the response triggers of 0003 name surveys_participant ("error in trigger … no such table"); so
-on SQLite the triggers are dropped first and created again, unchanged, at the end. PostgreSQL alters in place.
+fails while the response triggers name surveys_participant ("error in trigger … no such table"); so on SQLite
+the triggers are dropped first and created again, unchanged, at the end: the current ones, those of
+0005_typed_answers (every answer column immutable). PostgreSQL alters in place.
 """
 from importlib import import_module
 
@@ -10,15 +11,15 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-triggers = import_module("surveys.migrations.0003_response_integrity_triggers")
-DROP = triggers._run({"sqlite": triggers.SQLITE_REVERSE})
-CREATE = triggers._run({"sqlite": triggers.SQLITE})
+triggers = import_module("surveys.migrations.0005_typed_answers")
+DROP = triggers._run({"sqlite": [sql for sql in triggers.SQLITE if sql.startswith("DROP TRIGGER")]})
+CREATE = triggers._run({"sqlite": triggers.SQLITE})  # drops, then creates
 
 
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0004_study_slug_help_text'),
+        ('surveys', '0007_study_language'),
     ]
 
     operations = [

@@ -1,0 +1,81 @@
+"""Item designs: code that generates a study's items from a paper's design.
+
+A design is a module of this package with ``generate(study, **options) -> list[dict]``: one dict of ``Item``
+fields per item (``key``; kind-specific fields in ``extra``). :data:`DESIGNS` names each design, the module
+that holds it and the instrument its items are for; :func:`generate_items` runs one and stores its items,
+all or nothing. ``python manage.py generate_items <study> --design <name> [options]`` and the REST API call it.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from django.db import transaction
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    module: str
+    instrument: str
+    summary: str
+
+    def function(self) -> Callable[..., list[dict[str, Any]]]:
+        return importlib.import_module(self.module).generate
+
+    def options(self) -> list[str]:
+        """The keyword options ``generate`` takes (besides the study)."""
+        params = list(inspect.signature(self.function()).parameters.values())[1:]
+        return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+DESIGNS: dict[str, Design] = {d.name: d for d in (
+    Design("tang-rq1", "surveys.designs.tang_rq1", "wep_probability",
+           "Tang et al. RQ1: the 17 WEPs in context settings CNC/ENC/FCNC/MCNC, English or Chinese"),
+    Design("tang-rq2", "surveys.designs.tang_rq2", "wep_choice",
+           "Tang et al. RQ2: 360 WEP-choice items (scenario × choices × numbers × confidence × interval)"),
+    Design("wep-reasoning", "surveys.designs.wep_reasoning", "verbalisation_choice",
+           "Sileo & Moens: WEP-Reasoning items, 1 or 2 hops, exact probabilities with ProbLog"),
+)}
+
+
+class DesignError(ValueError):
+    """The design cannot generate items for this study; the message says why."""
+
+
+def get_design(name: str) -> Design:
+    try:
+        return DESIGNS[name]
+    except KeyError:
+        raise DesignError(f"unknown design {name!r} (known: {', '.join(sorted(DESIGNS))})") from None
+
+
+def generate_items(study, design_name: str, **options: Any) -> list:
+    """Generate ``design_name``'s items for ``study`` and store them, all or nothing. Options the design does
+    not take, a study of another instrument, or keys the study already has are refused with a DesignError."""
+    from surveys.models import Item
+
+    design = get_design(design_name)
+    if study.instrument != design.instrument:
+        raise DesignError(f"design {design.name!r} makes {design.instrument} items, but study {study.slug!r} "
+                          f"uses {study.instrument}")
+    given = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(given) - set(design.options()))
+    if unknown:
+        raise DesignError(f"design {design.name!r} takes no option {', '.join(unknown)} "
+                          f"(its options: {', '.join(design.options()) or 'none'})")
+    try:
+        fields = design.function()(study, **given)
+    except (ValueError, OSError) as exc:
+        raise DesignError(str(exc)) from None
+    keys = [f["key"] for f in fields]
+    if len(set(keys)) != len(keys):
+        raise DesignError(f"design {design.name!r} generated a key twice")
+    taken = set(study.items.filter(key__in=keys).values_list("key", flat=True))
+    if taken:
+        raise DesignError(f"study {study.slug!r} already has {len(taken)} of these items (e.g. {sorted(taken)[0]!r}); "
+                          "generate into a new study, or with other options (e.g. another --start or --settings)")
+    with transaction.atomic():
+        return Item.objects.bulk_create([Item(study=study, **f) for f in fields])

@@ -1,0 +1,258 @@
+"""Answer shapes: what kind of answer an item asks for, declared once by its instrument.
+
+A shape says which typed columns an answer fills (``value``; ``choice``; ``lower`` and ``upper``), which form
+fields the participant page posts (the same names), which widget shows them
+(``templates/surveys/answers/<name>.html``), and how a submitted form or a model's raw text becomes an
+:class:`Answer`. Pages, storage, exports and the API follow from it; nothing else tests for a kind.
+
+- :class:`ScaleShape`: a number on the instrument's scale (the 0–100 kinds).
+- :class:`ChoiceShape`: one of the labelled options the item offers (``Option(key, text)``, e.g. "A" →
+  "is likely to be").
+- :class:`PickShape`: one of the alternatives the item presents (e.g. two verbalisations); a choice whose
+  options are whole texts, shown as large buttons.
+- :class:`IntervalShape`: a lower and an upper bound (lower ≤ upper).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    from surveys.models import Item
+
+    from .base import Instrument
+
+ANSWER_COLUMNS = ("value", "choice", "lower", "upper")
+
+
+class AnswerError(ValueError):
+    """A submitted or generated answer that the instrument cannot accept."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A typed answer: the fields its shape fills, empty elsewhere."""
+
+    value: float | None = None
+    choice: str = ""
+    lower: float | None = None
+    upper: float | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """The four stored columns (``Response``/``ModelResponse`` fields of the same names)."""
+        return {"value": self.value, "choice": self.choice, "lower": self.lower, "upper": self.upper}
+
+    def text(self) -> str:
+        """A short readable form: ``50``, ``B``, ``[12, 18]``."""
+        if self.lower is not None and self.upper is not None:
+            return f"[{self.lower:g}, {self.upper:g}]"
+        if self.choice:
+            return self.choice
+        return "" if self.value is None else f"{self.value:g}"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One answer option of a choice item: the key stored (``A``) and the text shown (``is likely to be``)."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The outcome of parsing a model's raw text: an answer, or the reason there is none."""
+
+    raw: str
+    answer: Answer | None = None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.answer is not None
+
+    @property
+    def value(self) -> float | None:
+        return self.answer.value if self.answer is not None else None
+
+
+def _clean(data: Mapping[str, Any], name: str) -> str:
+    value = data.get(name)
+    return "" if value is None else str(value).strip()
+
+
+class AnswerShape:
+    """Base of the answer shapes. ``fields``: the form fields posted (named after the stored columns)."""
+
+    name: ClassVar[str]
+    fields: ClassVar[tuple[str, ...]]
+    empty_message: ClassVar[str] = "Please choose an answer before continuing."
+    number_message: ClassVar[str] = ""
+    order_message: ClassVar[str] = ""
+
+    @property
+    def widget(self) -> str:
+        return f"surveys/answers/{self.name}.html"
+
+    def form_data(self, source: Any) -> dict[str, str]:
+        """This shape's fields from a POST (or any mapping); a plain value stands for a one-field shape's field."""
+        if not isinstance(source, Mapping) and not hasattr(source, "getlist"):
+            source = {self.fields[0]: source}
+        return {f: _clean(source, f) for f in self.fields}
+
+    def is_empty(self, data: Mapping[str, Any]) -> bool:
+        return not any(_clean(data, f) for f in self.fields)
+
+    def raw(self, data: Mapping[str, Any]) -> str:
+        """The submission as stored in ``raw`` (one field: its text; several: ``lower=…;upper=…``)."""
+        if len(self.fields) == 1:
+            return _clean(data, self.fields[0])
+        return ";".join(f"{f}={_clean(data, f)}" for f in self.fields)
+
+    def page_options(self, kind: "Instrument", item: "Item") -> list[Any]:
+        """What the widget offers (none by default)."""
+        return []
+
+    def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
+        raise NotImplementedError
+
+    def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
+        raise NotImplementedError
+
+    def from_columns(self, row: Mapping[str, Any]) -> Answer:
+        """The answer held in stored columns (``value``, ``choice``, ``lower``, ``upper``)."""
+        return Answer(**{c: row.get(c) if c != "choice" else (row.get(c) or "") for c in ANSWER_COLUMNS})
+
+
+class ScaleShape(AnswerShape):
+    """A number on the instrument's scale; the instrument's ``validate(raw)`` says which numbers it takes."""
+
+    name = "scale"
+    fields = ("value",)
+
+    def page_options(self, kind: "Instrument", item: "Item") -> list[Any]:
+        return [int(v) for v in kind.answer_options()]
+
+    def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
+        return Answer(value=kind.validate(_clean(data, "value")))
+
+    def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
+        value = first_number(raw or "")
+        if value is None:
+            return ParsedAnswer(raw=raw, error="no number in the answer")
+        if not kind.scale_min <= value <= kind.scale_max:
+            return ParsedAnswer(raw=raw, error=f"number {value:g} is outside {kind.scale_min:g}–{kind.scale_max:g}")
+        return ParsedAnswer(raw=raw, answer=Answer(value=value))
+
+
+class ChoiceShape(AnswerShape):
+    """One of the item's options (``kind.options(item)``), stored by its key.
+
+    Parsing a model's text: the text after the last ``final_marker`` (e.g. "I choose:") when the marker is
+    there (the instrument's ``final_choice_marker``), else the whole text; in it, a standalone option key ("B", "B.", "(B)") or an option's text
+    (case and spacing ignored; the longest match wins, so "is almost certainly not" beats "is almost
+    certainly"). Several different options → unreadable (kept and counted by the caller).
+    """
+
+    name = "choice"
+    fields = ("choice",)
+
+    def page_options(self, kind: "Instrument", item: "Item") -> list[Any]:
+        return kind.options(item)
+
+    def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
+        key = _clean(data, "choice")
+        if key not in {o.key for o in kind.options(item)}:
+            raise AnswerError("Please choose one of the options shown.")
+        return Answer(choice=key)
+
+    def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
+        if item is None:
+            return ParsedAnswer(raw=raw, error="the options of a choice depend on the item")
+        text = raw or ""
+        marker = kind.final_choice_marker
+        if marker:
+            at = text.lower().rfind(marker.lower())
+            if at >= 0:
+                text = text[at + len(marker):]
+        key = read_option(text, kind.options(item))
+        if key is None:
+            return ParsedAnswer(raw=raw, error="no single option in the answer")
+        return ParsedAnswer(raw=raw, answer=Answer(choice=key))
+
+
+class PickShape(ChoiceShape):
+    """One of the alternatives the item presents (whole texts, shown as large buttons)."""
+
+    name = "pick"
+
+
+class IntervalShape(AnswerShape):
+    """A lower and an upper bound, lower ≤ upper (decimals and negatives allowed)."""
+
+    name = "interval"
+    fields = ("lower", "upper")
+    empty_message = "Please enter a lower and an upper bound before continuing."
+    number_message = "Each bound must be a number (for example 12 or -3.5)."
+    order_message = "The lower bound must not be greater than the upper bound."
+
+    def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
+        bounds = []
+        for name, label in (("lower", "lower bound"), ("upper", "upper bound")):
+            text = _clean(data, name)
+            if not text:
+                raise AnswerError(f"Please enter a {label}.")
+            number = plain_number(text)
+            if number is None:
+                raise AnswerError(self.number_message)
+            bounds.append(number)
+        if bounds[0] > bounds[1]:
+            raise AnswerError(self.order_message)
+        return Answer(lower=bounds[0], upper=bounds[1])
+
+    def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
+        return kind.parse_interval(raw)
+
+
+# --- helpers shared by the shapes -------------------------------------------------------------------
+FIRST_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")
+PLAIN_NUMBER = re.compile(r"^-?[0-9]+(?:\.[0-9]+)?$")
+
+
+def first_number(text: str) -> float | None:
+    """The first number written in ``text`` (digits, optional decimals), or None."""
+    match = FIRST_NUMBER.search(text)
+    return float(match.group(0)) if match else None
+
+
+def plain_number(text: str) -> float | None:
+    """``text`` as a number when it is written as one plainly (ASCII digits, optional sign and decimals;
+    no exponent, no underscores, no other scripts' digits), else None."""
+    if not PLAIN_NUMBER.match(text):
+        return None
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def read_option(text: str, options: list[Option]) -> str | None:
+    """The one option ``text`` names, by key or by text (see :class:`ChoiceShape`), or None."""
+    found: set[str] = set()
+    keys = {o.key for o in options}
+    for match in re.finditer(r"(?<![A-Za-z])\(?([A-Za-z])\)?(?=[.):]|\s|$)", text):
+        if match.group(1) in keys:
+            found.add(match.group(1))
+    if len(found) == 1:
+        return found.pop()
+    norm = f" {_norm(text)} "
+    hits = [(len(_norm(o.text)), o.key) for o in options if _norm(o.text) and f" {_norm(o.text)} " in norm]
+    if not hits:
+        return None
+    longest = max(n for n, _ in hits)
+    best = {key for n, key in hits if n == longest}
+    return best.pop() if len(best) == 1 else None

@@ -1,0 +1,38 @@
+"""python manage.py generate_items <study> --design <name> [design options]"""
+from django.core.management.base import BaseCommand, CommandError
+
+from surveys.cli import get_study
+from surveys.designs import DESIGNS, DesignError, generate_items
+
+DESIGN_HELP = "; ".join(f"{d.name}: {d.summary}" for d in DESIGNS.values())
+
+
+class Command(BaseCommand):
+    help = ("Generate a study's items from a published design, all or nothing. Designs — " + DESIGN_HELP +
+            ". Each design takes only its own options (an option it does not take is refused).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
+        parser.add_argument("--design", required=True, choices=sorted(DESIGNS))
+        parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
+        parser.add_argument("--numbers", help="tang-rq2: file with the two NUMBERS sets (narrow, then wide), "
+                                              "20 numbers each, one set per line")
+        # Django's own --settings (the settings module) is read by manage.py itself, so the context settings
+        # are --contexts.
+        parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "
+                                               "default all four)")
+        parser.add_argument("--language", choices=["en", "zh"], help="tang-rq1: language of the contexts")
+        parser.add_argument("--hops", type=int, choices=[1, 2], help="wep-reasoning: reasoning steps")
+        parser.add_argument("--n", type=int, help="wep-reasoning: how many items")
+        parser.add_argument("--start", type=int, help="wep-reasoning: skip the first items of the series")
+
+    def handle(self, *args, **options):
+        study = get_study(options["study"])
+        chosen = {k: options[k] for k in ("seed", "numbers", "language", "hops", "n", "start")}
+        if options["contexts"]:
+            chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
+        try:
+            items = generate_items(study, options["design"], **chosen)
+        except DesignError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(self.style.SUCCESS(f"generated {len(items)} {options['design']} items in {study.slug}"))

@@ -1,0 +1,54 @@
+"""Studies and their items from the command line: create_study, then generate_items with a published design."""
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from surveys.models import Item, Study
+
+pytestmark = pytest.mark.django_db
+
+
+def test_create_study_then_generate_rq2_and_rq1(tmp_path):
+    call_command("create_study", "tang-rq2", "--instrument", "wep_choice", "--title", "Tang RQ2", "--live")
+    study = Study.objects.get(slug="tang-rq2")
+    assert (study.instrument, study.status, study.title) == ("wep_choice", "live", "Tang RQ2")
+    call_command("generate_items", "tang-rq2", "--design", "tang-rq2", "--seed", "7")
+    assert study.items.count() == 360
+    item = study.items.get(key="height|5|narrow|0.050|below_low")
+    page = item.kind.page_context(item)
+    assert page["sentence"].endswith("_ below 99.") and [o.key for o in page["options"]] == list("ABCDE")
+    assert item.kind.parse_model_answer("I think B. is likely to be", item).answer.choice == "B"
+    # a second run would duplicate every key: refused, nothing added
+    with pytest.raises(CommandError, match="already has 360 of these items"):
+        call_command("generate_items", "tang-rq2", "--design", "tang-rq2", "--seed", "7")
+    assert study.items.count() == 360
+
+    call_command("create_study", "tang-rq1", "--instrument", "wep_probability")
+    call_command("generate_items", "tang-rq1", "--design", "tang-rq1", "--contexts", "CNC,FCNC")
+    rq1 = Study.objects.get(slug="tang-rq1")
+    assert set(rq1.items.values_list("context", flat=True)) == {"CNC", "FCNC"}
+    assert rq1.items.values("expression").distinct().count() == 17
+
+
+def test_generate_items_refuses_what_does_not_fit():
+    call_command("create_study", "sb", "--instrument", "speaker_belief")
+    with pytest.raises(CommandError, match="makes wep_choice items, but study 'sb' uses speaker_belief"):
+        call_command("generate_items", "sb", "--design", "tang-rq2")
+    call_command("create_study", "rq2", "--instrument", "wep_choice")
+    with pytest.raises(CommandError, match="takes no option language"):
+        call_command("generate_items", "rq2", "--design", "tang-rq2", "--language", "zh")
+    with pytest.raises(CommandError, match="no study with slug 'nope'"):
+        call_command("generate_items", "nope", "--design", "tang-rq2")
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("create_study", "rq2", "--instrument", "wep_choice")
+    assert Item.objects.count() == 0
+
+
+def test_a_chinese_study_from_the_command_line():
+    call_command("create_study", "tang-zh", "--instrument", "wep_probability", "--language", "zh")
+    study = Study.objects.get(slug="tang-zh")
+    assert study.language == "zh-hans"
+    call_command("generate_items", "tang-zh", "--design", "tang-rq1", "--contexts", "CNC", "--language", "zh")
+    item = study.items.first()
+    assert item.language == "zh" and "概率" in item.kind.page_context(item)["sentence"]

@@ -1,0 +1,133 @@
+"""Participant pages in the study's language (Study.language), not the browser's: Chinese and English."""
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import translation
+
+from surveys import flow
+from surveys.designs import tang_rq1
+from surveys.flow import Step
+from surveys.models import Item, Participant, Study
+
+PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture
+def zh_study(db):
+    study = Study.objects.create(slug="tang-zh", title="WEP 研究", instrument="wep_probability", status="live",
+                                 language="zh-hans", items_per_expression=1, controls_per_participant=0)
+    Item.objects.bulk_create([Item(study=study, **f) for f in tang_rq1.generate(study, settings=["CNC"], language="zh")])
+    for order, (expression, answer) in enumerate((("certain", 100), ("impossible", 0)), start=1):
+        Item.objects.create(study=study, key=f"demo-{order}", expression=expression, language="zh",
+                            is_demonstration=True, demo_order=order, demo_answer=answer)
+    return study
+
+
+def url(study: Study, step: str) -> str:
+    return reverse(f"surveys:{step}", kwargs={"slug": study.slug})
+
+
+def page(client: Client, study: Study, step: str) -> str:
+    response = client.get(url(study, step))
+    assert response.status_code == 200, response
+    return response.content.decode()
+
+
+def enter(client: Client, study: Study) -> None:
+    params = urlencode({"PROLIFIC_PID": PID, "STUDY_ID": "abc123", "SESSION_ID": "sess42"})
+    assert client.get(f"/s/{study.slug}/?{params}").status_code == 302
+
+
+def test_chinese_study_pages_are_chinese_whatever_the_browser_asks(zh_study):
+    client = Client(HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9")
+    enter(client, zh_study)
+    consent = page(client, zh_study, "consent")
+    assert 'lang="zh-Hans"' in consent
+    for text in ("参与研究知情同意", "您是否同意参加本研究?", "我同意,继续", "我不同意", "本研究是一个科研项目的一部分"):
+        assert text in consent
+    assert "I agree" not in consent and "Consent to take part" not in consent
+    client.post(url(zh_study, "consent"), {"step": "consent", "choice": "agree"})
+    # a stale consent form: the message shown on the next page is Chinese too
+    client.post(url(zh_study, "consent"), {"step": "consent", "choice": "agree"})
+    instructions = page(client, zh_study, "instructions")
+    for text in ("说明", "两个示例", "示例1", "本示例的答案:<strong>100</strong>", "我已阅读说明,继续",
+                 "该页面已经提交过", "人们会用", "一个被描述为“肯定”的事件发生的概率是多少?"):
+        assert text in instructions, text
+    client.post(url(zh_study, "instructions"), {"step": "instructions"})
+    pledge = page(client, zh_study, "pledge")
+    assert "诚信承诺" in pledge and "我保证认真" in pledge and "开始答题" in pledge
+    refused = client.post(url(zh_study, "pledge"), {"step": "pledge"}).content.decode()
+    assert "开始之前,请勾选方框以确认您的承诺。" in refused
+    client.post(url(zh_study, "pledge"), {"step": "pledge", "pledge": "on"})
+    item = page(client, zh_study, "item")
+    for text in ("第1题,共17题", "下一题", "根据陈述“", "请先选择一个答案再继续。", "0表示该事件不可能发生。"):
+        assert text in item, text
+    assert not re.search(r"\b(Question|Next|Please)\b", item)
+    participant = Participant.objects.get(study=zh_study)
+    slot = flow.current_step(participant).slot
+    bad = client.post(url(zh_study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
+                                             "value": "abc"}).content.decode()
+    assert "请输入一个0到100之间的数字。" in bad
+    while flow.current_step(participant).step == Step.ITEM:
+        slot = flow.current_step(participant).slot
+        client.post(url(zh_study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
+                                           "value": "50"})
+        participant.refresh_from_db()
+    done = page(client, zh_study, "done")
+    assert "谢谢!" in done and "您的回答已保存。" in done and "您的完成代码是" in done and "返回Prolific" in done
+    assert translation.get_language() in ("en-us", "en")  # nothing leaks out of the request
+
+
+def test_english_study_stays_english_for_a_chinese_browser(zh_study):
+    study = Study.objects.create(slug="tang-en", title="WEP", instrument="wep_probability", status="live",
+                                 items_per_expression=1, controls_per_participant=0)
+    assert study.language == "en"
+    Item.objects.bulk_create([Item(study=study, **f) for f in tang_rq1.generate(study, settings=["CNC"])])
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN,zh-Hans;q=0.9")
+    enter(client, study)
+    consent = page(client, study, "consent")
+    assert 'lang="en"' in consent and "Consent to take part" in consent and "I agree, continue" in consent
+    assert not HAN.search(consent)
+    client.post(url(study, "consent"), {"step": "consent", "choice": "agree"})
+    client.post(url(study, "instructions"), {"step": "instructions"})
+    client.post(url(study, "pledge"), {"step": "pledge", "pledge": "on"})
+    item = page(client, study, "item")
+    assert "Question 1 of 17" in item and ">Next<" in item and not HAN.search(item)
+
+
+def test_problem_pages_of_a_chinese_study_are_chinese(zh_study):
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    missing = client.get(f"/s/{zh_study.slug}/").content.decode()
+    assert "此链接缺少您的Prolific ID" in missing
+    assert "我们找不到您在本研究中的进度" in client.get(url(zh_study, "consent")).content.decode()
+    # no study, no language: English
+    assert "No study at this address" in client.get("/s/nothing-here/?PROLIFIC_PID=abc").content.decode()
+
+
+def test_catalogue_is_complete_and_compiled():
+    """Every participant text has a Chinese translation in the committed catalogue, and the committed .mo holds
+    the same translations (a fresh clone needs no gettext tools)."""
+    import gettext
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "locale"
+    spec = importlib.util.spec_from_file_location("zh_hans_translations", root / "zh_Hans_translations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    po = (root / "zh_Hans" / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
+    empty = re.findall(r'^msgid "(.+)"\nmsgstr ""\n\n', po, flags=re.M)
+    assert set(empty) <= {"Django site admin", "Home"}, empty
+    assert "#, fuzzy" not in po  # msgfmt leaves fuzzy entries out; msgmerge's guesses are wrong translations
+    with open(root / "zh_Hans" / "LC_MESSAGES" / "django.mo", "rb") as handle:
+        mo = gettext.GNUTranslations(handle)
+    for msgid, msgstr in module.ZH_HANS.items():
+        assert mo.gettext(msgid) == msgstr, msgid
+    with translation.override("zh-hans"):  # and Django finds each one (a msgid makemessages dropped would not be)
+        for msgid, msgstr in module.ZH_HANS.items():
+            assert translation.gettext(msgid) == msgstr, msgid

@@ -1,0 +1,105 @@
+"""Tang et al. RQ2 design: 360 WEP-choice items, intervals from N(μ, σ), ground truth, wording, numbers file."""
+from __future__ import annotations
+
+import pytest
+
+from surveys.designs import tang_rq2
+from surveys.designs.tang_rq2 import PAPER_NARROW, DesignError, generate, interval_bounds, read_numbers
+from surveys.instruments import get_instrument
+from surveys.models import Item, Study
+
+WIDE = [150, 60, 101, 140, 22, 95, 130, 88, 177, 45, 99, 110, 70, 135, 100, 65, 180, 118, 84, 102]
+
+
+def by_key(items):
+    return {f["key"]: f for f in items}
+
+
+def test_360_items_with_readable_keys():
+    items = generate(numbers=[PAPER_NARROW, WIDE])
+    assert len(items) == 360 == len(by_key(items))
+    extra = by_key(items)["height|5|narrow|0.500|between"]["extra"]
+    assert (extra["scenario"], extra["choices"], extra["numbers"], extra["confidence"], extra["interval"]) == \
+        ("height", 5, "narrow", 0.5, "between")
+    assert extra["sample"] == list(PAPER_NARROW) and (extra["mu"], extra["sigma"]) == (100, 10)
+    for field in ("scenario", "choices", "numbers", "confidence", "interval"):
+        assert len({f["extra"][field] for f in items}) == {"scenario": 3, "choices": 2, "numbers": 2,
+                                                           "confidence": 5, "interval": 6}[field]
+
+
+def test_interval_ends_truncated():
+    assert interval_bounds(0.05, 100, 10) == (99, 100)
+    assert interval_bounds(0.95, 100, 40) == (21, 178)
+    # N(100, 10) at 0.5: 100 ± 6.74 → 93 and 106
+    assert interval_bounds(0.5, 100, 10) == (93, 106)
+
+
+def test_paper_example_share_and_ground_truth():
+    items = by_key(generate(numbers=[PAPER_NARROW, WIDE]))
+    first = items["height|5|narrow|0.050|below_low"]
+    # 12 of the paper's 20 numbers are below 99 → 0.6 → "is maybe" (0.41, 0.61]
+    assert first["extra"]["low"] == 99 and first["ground_truth"] == first["extra"]["share"] == 0.6
+    assert first["extra"]["truth_choice"] == "C"
+    assert items["height|3|narrow|0.050|below_low"]["extra"]["truth_choice"] == "B"
+    # wide set at 0.95: outside (21, 178) → 22 and 177 inside… 180 outside → 1 of 20 = 0.05 → E / C
+    outside = items["sound|5|wide|0.950|outside"]["extra"]
+    assert (outside["low"], outside["high"], outside["share"], outside["truth_choice"]) == (21, 178, 0.05, "E")
+    assert items["sound|3|wide|0.950|outside"]["extra"]["truth_choice"] == "C"
+    # complementary intervals cover the sample except numbers equal to an end (none equal 99)
+    assert items["height|5|narrow|0.050|above_low"]["extra"]["share"] == pytest.approx(0.4)
+
+
+def rq2_question(fields, style="standard"):
+    """The wep_choice instrument's prompt and options for one generated item (the wording lives there)."""
+    item, kind = Item(**fields), get_instrument("wep_choice")
+    return kind.build_prompt(item, [], style=style).text, [(o.key, o.text) for o in kind.options(item)]
+
+
+def test_paper_wording():
+    items = by_key(generate(numbers=[PAPER_NARROW, WIDE]))
+    text, options = rq2_question(items["height|5|narrow|0.050|below_low"])
+    assert text == (
+        "Complete the following sentence using one of the choices, listed in descending order of likelihood, that "
+        "best fits the sentence: A.is almost certainly B.is likely to be C.is maybe D.is unlikely to be E.is almost "
+        "certainly not. I randomly picked 20 specimens from an unknown population. I recorded their heights, which "
+        "are 116, 93, 94, 89, 108, 76, 117, 92, 103, 97, 114, 79, 96, 96, 111, 89, 98, 91, 100, 105. Based on this "
+        "information, if I randomly pick one additional specimen from the same population, the specimen's height _ "
+        "below 99.")
+    assert options == [("A", "is almost certainly"), ("B", "is likely to be"), ("C", "is maybe"),
+                       ("D", "is unlikely to be"), ("E", "is almost certainly not")]
+    cot, three = rq2_question(items["score|3|wide|0.950|outside"], style="cot")
+    assert cot.startswith("First compute the associated probability. Then complete the following sentence")
+    assert 'A.is likely to be B.is maybe C.is unlikely to be. Give your final choice after "I choose:".' in cot
+    assert cot.endswith("the student's score _ below 21 or above 178.") and [k for k, _ in three] == ["A", "B", "C"]
+    with pytest.raises(ValueError, match="unknown prompt style"):
+        rq2_question(items["score|3|wide|0.950|outside"], style="fancy")
+
+
+def test_seeded_numbers():
+    a, b, c = generate(seed=3), generate(seed=3), generate(seed=4)
+    assert a == b and a != c
+    narrow = a[0]["extra"]["sample"]
+    assert len(narrow) == 20 and all(isinstance(v, int) for v in narrow) and a[0]["extra"]["seed"] == 3
+    assert generate() == generate()  # a fixed default seed
+
+
+def test_numbers_file(tmp_path):
+    path = tmp_path / "numbers.txt"
+    path.write_text("# narrow, then wide\n" + ", ".join(map(str, PAPER_NARROW)) + "\n" + " ".join(map(str, WIDE)) + "\n")
+    assert read_numbers(path) == {"narrow": list(PAPER_NARROW), "wide": WIDE}
+    assert generate(numbers=path) == generate(numbers=[PAPER_NARROW, WIDE])
+    path.write_text("1, 2, 3\n")
+    with pytest.raises(DesignError, match="two lines"):
+        read_numbers(path)
+    path.write_text("1, 2, 3\n4, x, 6\n")
+    with pytest.raises(DesignError, match="line 2: 'x'"):
+        read_numbers(path)
+
+
+def test_items_fit_the_model(db):
+    study = Study.objects.create(slug="rq2", title="RQ2", instrument="wep_choice")
+    Item.objects.bulk_create([Item(study=study, **f) for f in generate(seed=1)])
+    assert study.items.count() == 360
+    item = study.items.get(key="sound|3|wide|0.725|below_high")
+    assert item.extra["truth_choice"] in "ABC" and item.ground_truth == item.extra["share"]
+    assert item.kind.build_prompt(item, []).text.endswith(f"below {item.extra['high']}.")

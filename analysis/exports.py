@@ -138,9 +138,8 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
-               None, None,
-               value, _none_if_blank(choice), lower, upper, None if value is None else score(value), None,
-               _none_if_blank(raw), "ok", time_ms, included, created)
+               None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
+               None, _none_if_blank(raw), "ok", time_ms, included, created)
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:

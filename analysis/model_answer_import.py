@@ -20,6 +20,8 @@ Two shapes of file:
   WEP names one item, each column is another sample of it (sample index = the column's position); when it
   names several (one per context), the columns stand for them, in the order of their statement ids
   (``columns="position"``), or by the item field their header holds (``columns="statement_id"``…).
+  ``aliases`` map an expression as the file writes it to the study's (Tang's ENC files write "almost
+  certainly" and "chances about even" for the survey's "almost certain" and "about even").
 
 Numbers written on a 0–1 scale (Tang's models answered probabilities 0–1) are read on the instrument's 0–100
 scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
@@ -48,6 +50,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analysis.agents import agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
@@ -93,6 +96,7 @@ class ModelAnswerFile:
     wep: str | None = None           # wide: the column with the WEP (default: the first)
     columns: str = "auto"
     ignore: tuple[str, ...] = ()     # wide: more columns to ignore
+    aliases: dict[str, str] = field(default_factory=dict)  # an expression as the file writes it → the study's
     scale: str = "auto"
     keep_missing: bool = False
     mode: str = ElicitationRun.Mode.GREEDY
@@ -105,7 +109,7 @@ class ModelAnswerFile:
     def problems(self) -> list[str]:
         """What is wrong with these settings (empty when they can be used)."""
         out = []
-        if not self.model.strip() or not slugify(self.model):
+        if not self.model.strip() or not endpoint_name(self.model):
             out.append("give the model's name (letters or digits)")
         if self.shape not in SHAPES:
             out.append(f"shape must be one of {', '.join(SHAPES)}, not {self.shape!r}")
@@ -119,6 +123,9 @@ class ModelAnswerFile:
         both = set(self.fields) & set(self.fixed)
         if both:
             out.append(f"{', '.join(sorted(both))}: given both as a column and as a fixed value")
+        for written, meant in self.aliases.items():
+            if not written.strip() or not meant.strip():
+                out.append(f"alias {written!r} → {meant!r}: write both the file's expression and the study's")
         if self.columns not in WIDE_COLUMNS + MATCH_FIELDS:
             out.append(f"columns must be one of {', '.join(WIDE_COLUMNS)} or an item field, not {self.columns!r}")
         if self.scale not in SCALES:
@@ -147,10 +154,10 @@ class ModelImportSummary:
     unanswered_expressions: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        text = (f"run {self.run.pk} ({self.run.endpoint.name}, {self.run.mode}, imported): {self.answers} answers "
+        text = (f"run {self.run.pk} (imported; agent {agent_name(self.run)!r}): {self.answers} answers "
                 f"to {self.items} items, {self.unparseable} unparseable (kept)")
         if self.missing:
-            text += f"; {self.missing} missing cells skipped"
+            text += f"; {self.missing} missing cell{'s' if self.missing != 1 else ''} skipped"
         for note in (self.scale_note, self.mapping_note):
             if note:
                 text += f"; {note}"
@@ -188,6 +195,14 @@ def item_values(item: Item, name: str) -> set[str]:
     if name == "truth":
         return {item.truth or ""}
     return {normalise(item.text()), normalise(item.statement)} - {""}  # text: as shown, or the statement
+
+
+def aliased(raw: str, aliases: Mapping[str, str]) -> str:
+    """An expression cell with ``aliases`` applied (both sides compared as labels: case and spacing ignored)."""
+    if not aliases:
+        return raw
+    table = {normalise_expression(k): v for k, v in aliases.items()}
+    return table.get(normalise_expression(raw), raw) if (raw or "").strip() else raw
 
 
 def cell_value(name: str, raw: str, column: str) -> str:
@@ -352,10 +367,7 @@ def is_missing(raw: str) -> bool:
 def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
     """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
     fields = dict(settings.fields)
-    if fmt == "csv":
-        first = read_table(data)[0] if data.strip() else []
-    else:
-        first = []
+    first = [h.strip() for h in next(csv.reader(io.StringIO(_decode(io.BytesIO(data)))), [])] if fmt == "csv" else []
     if not fields and fmt == "csv":  # the columns named like the item's fields
         fields = {f: f for f in MATCH_FIELDS if f in first and f not in settings.fixed
                   and f not in (settings.answer, settings.sample)}
@@ -387,7 +399,10 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
     for line, row in records:
         try:
             if names:
-                item = matcher.match({f: (fields[f], row.get(fields[f], "")) for f in names})
+                values = {f: (fields[f], row.get(fields[f], "")) for f in names}
+                if "expression" in values:
+                    values["expression"] = (fields["expression"], aliased(values["expression"][1], settings.aliases))
+                item = matcher.match(values)
             elif len(matcher.items) == 1:
                 item = matcher.items[0]
             else:
@@ -441,7 +456,7 @@ def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _WideRe
         by_field = ItemMatcher(study, ["expression", settings.columns], settings.fixed)
     cells, errors, ignored_rows, missing, mappings = [], [], [], 0, set()
     for line, row in rows:
-        wep = row[wep_at]
+        wep = aliased(row[wep_at], settings.aliases)
         try:
             label = cell_value("expression", wep, wep_name)
         except _CellError as exc:
@@ -527,10 +542,15 @@ def outcome_of(kind: Instrument, cell: _Cell, percent: bool) -> tuple[Outcome, s
 
 
 # --- writing ----------------------------------------------------------------------------------
+def endpoint_name(model: str) -> str:
+    """The endpoint name of an external model: its name as a slug, dots as hyphens (gpt-3.5 → gpt-3-5)."""
+    return slugify(model.replace(".", "-"))[:50]
+
+
 def imported_endpoint(model: str) -> ModelEndpoint:
     """The endpoint standing for an external model (created once; never called). ImportFailed when a live
     endpoint has that name: imported answers need a name of their own so the report keeps them apart."""
-    name = slugify(model)[:50]
+    name = endpoint_name(model)
     endpoint, _ = ModelEndpoint.objects.get_or_create(
         name=name, defaults={"base_url": IMPORTED_BASE_URL, "model": model[:200], "notes": IMPORTED_NOTES,
                              "max_concurrency": 1})
@@ -656,13 +676,15 @@ def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
     return run
 
 
-def parse_assignments(values: Iterable[str], what: str) -> dict[str, str]:
-    """``FIELD=VALUE`` strings (command-line ``--field``/``--set``) as a dict; ValueError naming a bad one."""
+def parse_assignments(values: Iterable[str], what: str, check_fields: bool = True) -> dict[str, str]:
+    """``FIELD=VALUE`` strings (command-line ``--field``/``--set``/``--alias``) as a dict; ValueError naming a
+    bad one."""
     out = {}
     for text in values:
         name, sep, value = text.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"{what} {text!r}: write FIELD=VALUE (fields: {', '.join(MATCH_FIELDS)})")
+            form = f"FIELD=VALUE (fields: {', '.join(MATCH_FIELDS)})" if check_fields else "WRITTEN=MEANT"
+            raise ValueError(f"{what} {text!r}: write {form}")
         out[name.strip()] = value.strip()
     return out
 

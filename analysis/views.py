@@ -90,6 +90,8 @@ class ImportModelAnswersForm(forms.Form):
                                        "Empty: the columns named like the fields.")
     fixed = forms.CharField(required=False, label="Fixed item fields",
                             help_text="FIELD=VALUE for every row, comma-separated, e.g. context=CNC, language=en.")
+    aliases = forms.CharField(required=False, label="Expression aliases",
+                              help_text="WRITTEN=EXPRESSION, comma-separated, e.g. almost certainly=almost certain.")
     sample_column = forms.CharField(required=False, help_text="Long files; empty: repeated answers numbered 0, 1, 2 …")
     wep_column = forms.CharField(required=False, label="WEP column", help_text="Wide files; empty: the first.")
     columns = forms.CharField(initial="auto", label="Answer columns are",
@@ -104,6 +106,7 @@ class ImportModelAnswersForm(forms.Form):
         try:
             data["fields_map"] = parse_assignments(_pairs(data.get("fields", "")), "field")
             data["fixed_map"] = parse_assignments(_pairs(data.get("fixed", "")), "fixed field")
+            data["alias_map"] = parse_assignments(_pairs(data.get("aliases", "")), "alias", check_fields=False)
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
         if data.get("key_column", "").strip():
@@ -118,7 +121,8 @@ class ImportModelAnswersForm(forms.Form):
             model=d["model"].strip(), shape=d["shape"], answer=d["answer_column"].strip(), fields=d["fields_map"],
             fixed=d["fixed_map"], sample=d["sample_column"].strip() or None, wep=d["wep_column"].strip() or None,
             columns=d["columns"].strip() or "auto", scale=d["scale"], keep_missing=d["keep_missing"], mode=d["mode"],
-            temperature=d["temperature"], prompt_style=d["prompt_style"].strip(), few_shot=not d["zero_shot"])
+            temperature=d["temperature"], prompt_style=d["prompt_style"].strip(), few_shot=not d["zero_shot"],
+            aliases=d["alias_map"])
 
 
 def _pairs(text: str) -> list[str]:
@@ -127,6 +131,8 @@ def _pairs(text: str) -> list[str]:
 
 def _header(upload) -> list[str]:
     """The header cells of an uploaded CSV (for the error page), or []."""
+    if str(getattr(upload, "name", "")).lower().endswith((".jsonl", ".ndjson")):
+        return []
     try:
         upload.seek(0)
         rows = read_csv_rows(io.BytesIO(upload.read()), [])

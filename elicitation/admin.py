@@ -43,18 +43,19 @@ class ElicitationRunAdmin(admin.ModelAdmin):
     form = RunForm
     list_display = ("id", "__str__", "study", "endpoint", "mode", "status", "answers", "cost", "created_at", "page")
     list_display_links = ("id", "__str__")
-    list_filter = ("status", "mode", "endpoint", "study")
+    list_filter = ("status", "mode", "endpoint", "study", "source")
     list_select_related = ("study", "endpoint")
     change_form_template = "elicitation/admin/run_change_form.html"
     actions = ("start_runs", "cancel_runs", "resume_runs")
     readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
-                       "finished_at")
+                       "finished_at", "source", "source_file", "source_sha256")
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
                              "few_shot", "prompt_version", "prompt_style", "budget_usd")}),
         ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
                               "last_started_at", "finished_at")}),
+        ("Source", {"fields": ("source", "source_file", "source_sha256")}),  # imported runs: the file
     )
 
     def get_queryset(self, request):

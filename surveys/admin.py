@@ -84,8 +84,9 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
         ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
-        ("Design", {"fields": ("items_per_expression", "controls_per_participant", "draw_speaker_names",
-                               "attention_threshold", "reference_study")}),
+        ("Design", {"fields": ("items_per_expression", "controls_per_participant", "items_per_participant",
+                               "draw_speaker_names", "attention_filter", "attention_threshold",
+                               "reference_study")}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "

@@ -58,18 +58,27 @@ def repeat_cap(pools: list[tuple[int, list[Item]]]) -> int:
     return max(1, math.ceil(total / len(statements))) if statements else 1
 
 
+CONTROLS = "\x00control"  # the controls' pool (sorts before every expression and the no-expression pool)
+
+
 def _pools(study: Study, rng: random.Random) -> list[tuple[int, list[Item]]]:
     """(how many to take, candidate items) per pool: each expression (split into true and false for
-    a verifiable set, the odd one out drawn at random) and the controls."""
+    a verifiable set, the odd one out drawn at random), the controls, and the items without an expression
+    of the kinds that have none (``items_per_participant`` of them, all when it is empty)."""
     by_label: dict[str, list[Item]] = defaultdict(list)
     for item in study.main_items().order_by("id"):
-        by_label["" if item.is_control else item.expression].append(item)
+        by_label[CONTROLS if item.is_control else item.expression].append(item)
     pools: list[tuple[int, list[Item]]] = []
     for label in sorted(by_label):
         pool = by_label[label]
-        k = study.items_per_expression if label else study.controls_per_participant
+        if label == CONTROLS:
+            k = study.controls_per_participant
+        elif not label:
+            k = study.items_per_participant or len(pool)
+        else:
+            k = study.items_per_expression
         truths = sorted({i.truth for i in pool if i.truth})
-        if label and truths == ["false", "true"]:
+        if label not in ("", CONTROLS) and truths == ["false", "true"]:
             # one true and one false statement per expression (paired knowledge-bias design)
             odd_one = rng.choice(truths)
             for truth in truths:

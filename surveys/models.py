@@ -86,6 +86,11 @@ class Study(models.Model):
     controls_per_participant = models.PositiveSmallIntegerField(
         default=2, help_text="Control items (no expression) added to each participant's list."
     )
+    items_per_participant = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="For kinds whose items have no expression (WEP choice, intervals, verbalisations): how many "
+        "items each participant answers, least-used first. Empty: all of the study's items.",
+    )
     draw_speaker_names = models.BooleanField(
         default=True,
         help_text="Draw each slot's speaker from the gender-balanced name list (as in Belem et al.); "

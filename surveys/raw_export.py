@@ -11,8 +11,8 @@ from .models import Response, Study
 COLUMNS: tuple[str, ...] = (
     "study", "prolific_pid", "participant_status", "position", "item_key", "label", "expression",
     "statement_id", "statement_type", "truth", "is_control", "speaker_shown", "speaker_gender_shown",
-    "sentence_shown", "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "answered_at", "imported",
-    "test",  # a test participant (surveys.test_mode): not in reports or the combined export
+    "sentence_shown", "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "answered_at",
+    "imported", "test",  # test: a test participant (surveys.test_mode): not in reports or the combined export
 )
 CHUNK_SIZE = 2000
 

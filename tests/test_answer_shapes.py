@@ -35,7 +35,10 @@ def test_choice_reads_a_key_or_an_option_text(text, key):
     assert parsed.ok and parsed.answer == Answer(choice=key)
 
 
-@pytest.mark.parametrize("text", ["", "no idea", "A or B", "maybe"])
+@pytest.mark.parametrize("text", ["", "no idea", "A or B", "maybe",
+                                  # an answer that repeats the choices lists every option: no choice
+                                  "A.is almost certainly B.is likely to be C.is maybe D.is unlikely to be",
+                                  "is likely to be or is unlikely to be"])
 def test_an_unreadable_choice_is_an_error_not_a_guess(text):
     parsed = ChoiceShape().parse(Kind(), object(), text)
     assert not parsed.ok and parsed.error and parsed.raw == text

@@ -52,3 +52,24 @@ def test_a_chinese_study_from_the_command_line():
     call_command("generate_items", "tang-zh", "--design", "tang-rq1", "--contexts", "CNC", "--language", "zh")
     item = study.items.first()
     assert item.language == "zh" and "概率" in item.kind.page_context(item)["sentence"]
+
+
+def test_items_without_expressions_are_drawn_items_per_participant_least_used_first():
+    import random
+
+    from surveys.assignment import assign
+    from surveys.models import Participant
+
+    call_command("create_study", "rq2", "--instrument", "wep_choice", "--items-per-participant", "30", "--live")
+    call_command("generate_items", "rq2", "--design", "tang-rq2")
+    study = Study.objects.get(slug="rq2")
+    seen: dict[int, int] = {}
+    for n in range(12):  # 12 × 30 = 360: every item exactly once
+        slots = assign(Participant.objects.create(study=study, prolific_pid=f"P{n}"), random.Random(n))
+        assert len(slots) == 30
+        for slot in slots:
+            seen[slot.item_id] = seen.get(slot.item_id, 0) + 1
+    assert len(seen) == 360 and set(seen.values()) == {1}
+    study.items_per_participant = None  # empty: every item
+    study.save()
+    assert len(assign(Participant.objects.create(study=study, prolific_pid="all"), random.Random(0))) == 360

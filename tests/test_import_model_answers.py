@@ -273,7 +273,7 @@ def test_the_imported_run_is_an_agent_of_the_study(wep_study, tmp_path):
     import_model_answers(wep_study, tang_file(tmp_path / "gpt35.csv", columns=3),
                          ModelAnswerFile(model="gpt-3.5-turbo", shape="wide", mode="sampled", temperature=1))
     answers = study_answers(wep_study)
-    assert answers.groupby("agent").size().to_dict() == {"gpt-4 (greedy)": 255, "gpt-35-turbo (sampled T=1)": 51}
+    assert answers.groupby("agent").size().to_dict() == {"gpt-4 (greedy)": 255, "gpt-3-5-turbo (sampled T=1)": 51}
     medians = answers[answers["agent"] == "gpt-4 (greedy)"].groupby("label")["value"].median()
     assert medians.to_dict() == {k: float(v) for k, v in SILEO_MEDIANS.items()}
     uses = choose_runs(wep_study, "nv")
@@ -329,6 +329,12 @@ def test_admin_upload(admin_client, wep_study, tmp_path):
     assert response.status_code == 302
     run = ElicitationRun.objects.get(source="imported")
     assert run.source_file == "t.csv" and ModelResponse.objects.filter(run=run).count() == 34
+    run_page = admin_client.get(f"/admin/elicitation/elicitationrun/{run.pk}/change/").content.decode()
+    assert run.source_sha256 in run_page and "imported answers (produced elsewhere)" in run_page
+    resumed = admin_client.post("/admin/elicitation/elicitationrun/", {"action": "resume_runs",
+                                                                        "_selected_action": [run.pk]}, follow=True)
+    assert "holds imported answers" in resumed.content.decode()
+    assert ModelResponse.objects.filter(run=run).count() == 34
     bad = write_csv(tmp_path / "b.csv", ["expression", "answer"], [["likely", "1"], ["nope", "2"]]).read_bytes()
     response = admin_client.post(url, form | {"shape": "long", "model": "m2", "file": SimpleUploadedFile("b.csv", bad)})
     assert response.status_code == 400
@@ -386,3 +392,25 @@ def test_choice_answers_standard_and_cot(db, tmp_path):
     with pytest.raises(ImportFailed, match=re.escape("a 0–1 scale applies to number answers; wep_choice answers with a choice")):
         import_model_answers(study, write_csv(tmp_path / "s.csv", ["key", "answer"], [["h1", "A"]]),
                              ModelAnswerFile(model="m", scale="1"))
+
+
+def test_aliases_name_the_studys_expressions(wep_study, tmp_path):
+    """Tang's ENC files write "almost certainly" and "chances about even" for the survey's WEPs."""
+    path = write_csv(tmp_path / "Results - long_context_gpt-4.csv", ["", "", "", "avg", "std"], [
+        ["almost certainly", "0.9", "0.95", "92.5%", "2.5%"],
+        ["chances about even", "0.5", "0.5", "50.00%", "0.00%"],
+        ["likely", "0.8", "0.8", "80%", "0%"],
+    ])
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide"))
+    assert summary.ignored_rows == ["almost certainly", "chances about even"] and summary.answers == 2
+    summary.run.delete()
+    aliases = {"Almost Certainly": "almost certain", "chances about even": "about even"}
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide", aliases=aliases))
+    assert summary.ignored_rows == [] and summary.answers == 6
+    got = dict(ModelResponse.objects.filter(run=summary.run, sample_index=1).values_list("item__expression", "value"))
+    assert got == {"almost certain": 95.0, "about even": 50.0, "likely": 80.0}
+    long = write_csv(tmp_path / "l.csv", ["expression", "answer"], [["Almost certainly", "93"]])
+    summary = import_model_answers(wep_study, long, ModelAnswerFile(model="m", aliases=aliases))
+    assert ModelResponse.objects.get(run=summary.run).item.expression == "almost certain"
+    with pytest.raises(CommandError, match="WRITTEN=MEANT"):
+        call_command("import_model_answers", "wep", str(long), "--model", "m", "--alias", "almost certainly")

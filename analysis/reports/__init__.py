@@ -84,6 +84,10 @@ class Report:
         meta["sections"] = names
         if self.skipped:
             meta["sections_not_built"] = dict(self.skipped)
+        if "participation" not in meta:
+            from surveys.participation import participation
+
+            meta["participation"] = {self.study.slug: participation(self.study)}
         meta.setdefault("study", self.study.slug)
         meta.setdefault("instrument", self.study.instrument)
         meta.setdefault("generated_at", self.generated_at.isoformat(timespec="seconds"))

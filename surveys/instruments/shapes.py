@@ -151,9 +151,10 @@ class ChoiceShape(AnswerShape):
     """One of the item's options (``kind.options(item)``), stored by its key.
 
     Parsing a model's text: the text after the last ``final_marker`` (e.g. "I choose:") when the marker is
-    there (the instrument's ``final_choice_marker``), else the whole text; in it, a standalone option key ("B", "B.", "(B)") or an option's text
-    (case and spacing ignored; the longest match wins, so "is almost certainly not" beats "is almost
-    certainly"). Several different options → unreadable (kept and counted by the caller).
+    there (the instrument's ``final_choice_marker``), else the whole text; in it, a standalone option key ("B",
+    "B.", "(B)") or an option's text (case and spacing ignored; a phrase inside a longer matching one does not
+    count, so "is almost certainly not" is E, not also A). Several different letters or phrases (an answer
+    that lists the options) → unreadable (kept and counted by the caller).
     """
 
     name = "choice"
@@ -249,10 +250,12 @@ def read_option(text: str, options: list[Option]) -> str | None:
             found.add(match.group(1))
     if len(found) == 1:
         return found.pop()
+    if len(found) > 1:
+        return None  # several letters: the answer lists the options rather than choosing one
     norm = f" {_norm(text)} "
-    hits = [(len(_norm(o.text)), o.key) for o in options if _norm(o.text) and f" {_norm(o.text)} " in norm]
-    if not hits:
-        return None
-    longest = max(n for n, _ in hits)
-    best = {key for n, key in hits if n == longest}
-    return best.pop() if len(best) == 1 else None
+    hits = {o.key: f" {_norm(o.text)} " for o in options if _norm(o.text) and f" {_norm(o.text)} " in norm}
+    # a phrase inside a longer one that also matched ("is almost certainly" in "is almost certainly not") is
+    # not a choice of its own; what remains must be one option
+    chosen = {key for key, phrase in hits.items()
+              if not any(phrase != other and phrase in other for other in hits.values())}
+    return chosen.pop() if len(chosen) == 1 else None

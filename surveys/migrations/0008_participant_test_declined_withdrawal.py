@@ -2,8 +2,8 @@
 
 SQLite rebuilds the participant table for these changes (copy to a new table, drop, rename), and renaming
 fails while the response triggers name surveys_participant ("error in trigger … no such table"); so on SQLite
-the triggers are dropped first and created again, unchanged, at the end: the current ones, those of
-0005_typed_answers (every answer column immutable). PostgreSQL alters in place.
+the triggers are dropped first and created again, as 0005_typed_answers made them (every answer column), at the
+end. PostgreSQL alters in place.
 """
 from importlib import import_module
 
@@ -11,9 +11,10 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-triggers = import_module("surveys.migrations.0005_typed_answers")
-DROP = triggers._run({"sqlite": [sql for sql in triggers.SQLITE if sql.startswith("DROP TRIGGER")]})
-CREATE = triggers._run({"sqlite": triggers.SQLITE})  # drops, then creates
+first = import_module("surveys.migrations.0003_response_integrity_triggers")
+current = import_module("surveys.migrations.0005_typed_answers")
+DROP = first._run({"sqlite": first.SQLITE_REVERSE})
+CREATE = current._run({"sqlite": current.SQLITE})
 
 
 class Migration(migrations.Migration):

@@ -56,6 +56,9 @@ class Command(BaseCommand):
                                  "else position)")
         parser.add_argument("--ignore-column", action="append", default=[], metavar="COL",
                             help="wide files: a column to ignore (avg, std, mean, sd, median are ignored anyway)")
+        parser.add_argument("--alias", action="append", default=[], metavar="WRITTEN=EXPRESSION",
+                            help="an expression as the file writes it and the study's expression it stands for, "
+                                 "e.g. --alias 'almost certainly=almost certain' (Tang's ENC files); repeat for several")
         parser.add_argument("--scale", choices=["auto", "1", "100"], default="auto",
                             help="numbers in the file: 1 = probabilities 0-1 (multiplied by 100 before parsing; the "
                                  "original text is kept), 100 = as they are; auto (default) = 0-1 when every number "
@@ -68,6 +71,7 @@ class Command(BaseCommand):
         try:
             fields = parse_assignments(options["field"], "--field")
             fixed = parse_assignments(options["fixed"], "--set")
+            aliases = parse_assignments(options["alias"], "--alias", check_fields=False)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if options["key_column"]:
@@ -80,7 +84,8 @@ class Command(BaseCommand):
             wep=options["wep_column"], columns=options["columns"], ignore=tuple(options["ignore_column"]),
             scale=options["scale"], keep_missing=options["keep_missing"], mode=options["mode"],
             temperature=options["temperature"], prompt_style=options["prompt_style"],
-            few_shot=not options["zero_shot"], prompt_version=options["prompt_version"], name=options["name"])
+            few_shot=not options["zero_shot"], prompt_version=options["prompt_version"], name=options["name"],
+            aliases=aliases)
         try:
             summary = import_model_answers(study, options["file"], settings)
         except FileNotFoundError:

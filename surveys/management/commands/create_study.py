@@ -18,6 +18,9 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="en", choices=["en", "zh"],
                             help="language of the participant pages (zh: Simplified Chinese)")
         parser.add_argument("--reference", help="slug of the non-verifiable companion study (verifiable sets)")
+        parser.add_argument("--items-per-participant", type=int,
+                            help="kinds without expressions (WEP choice, intervals, verbalisations): items each "
+                                 "participant answers (default: all)")
         parser.add_argument("--live", action="store_true", help="open it to participants at once")
 
     def handle(self, *args, **options):
@@ -27,6 +30,7 @@ class Command(BaseCommand):
         study = Study(slug=slug, title=options["title"] or slug, instrument=options["instrument"],
                       status=Study.Status.LIVE if options["live"] else Study.Status.DRAFT)
         study.language = "zh-hans" if options["language"] == "zh" else "en"
+        study.items_per_participant = options["items_per_participant"]
         if options["reference"]:
             study.reference_study = get_study(options["reference"])
         try:

@@ -10,7 +10,7 @@ EXTRAS ?= dev
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run test check-deploy bench clean
+.PHONY: install browser migrate demo run test check-deploy bench faults clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +74,10 @@ check-deploy: install
 bench: install
 	$(PY) bench/analysis.py
 	$(PY) bench/elicitation.py
+
+# The fault matrix (bench/faults.py): private PostgreSQL, Redis, web server, workers; FAULTS=name,name to pick.
+faults: install
+	$(PY) bench/faults.py $(if $(FAULTS),--only $(FAULTS))
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

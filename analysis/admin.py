@@ -10,10 +10,14 @@ from django.urls import path, reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
+from config.permissions import check
 from surveys.models import Participant
 
 from . import views
 from .models import StudyAnalysis
+
+
+IMPORT_PERMS = ("surveys.add_participant", "surveys.add_response")
 
 
 @admin.register(StudyAnalysis)
@@ -67,15 +71,11 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
 
     # --- custom pages -----------------------------------------------------------------------------
     def get_urls(self):
-        def wrap(view, needs_import: bool = False, needs: tuple[str, ...] = ()):
+        def wrap(view, *perms: str):
             def inner(request, object_id, *args, **kwargs):
                 if not self.has_view_permission(request):
                     raise PermissionDenied
-                if needs_import and not (request.user.has_perm("surveys.add_participant")
-                                         and request.user.has_perm("surveys.add_response")):
-                    raise PermissionDenied
-                if not all(request.user.has_perm(p) for p in needs):
-                    raise PermissionDenied
+                check(request.user, *perms)
                 study = get_object_or_404(StudyAnalysis, pk=object_id)
                 return view(request, study, *args, **kwargs)
             return self.admin_site.admin_view(inner)
@@ -92,14 +92,14 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
             path("<int:object_id>/report.json", wrap(views.report_json), name="analysis_studyanalysis_report_json"),
             path("<int:object_id>/export/<str:fmt>/", wrap(views.export_download),
                  name="analysis_studyanalysis_export"),
-            path("<int:object_id>/attention/", wrap(views.attention_run), name="analysis_studyanalysis_attention"),
-            path("<int:object_id>/import-responses/", wrap(with_context(views.import_responses_page), True),
+            path("<int:object_id>/attention/", wrap(views.attention_run, "surveys.change_participant"), name="analysis_studyanalysis_attention"),
+            path("<int:object_id>/import-responses/", wrap(with_context(views.import_responses_page), *IMPORT_PERMS),
                  name="analysis_studyanalysis_import_responses"),
-            path("<int:object_id>/import-wide/", wrap(with_context(views.import_wide_page), True),
+            path("<int:object_id>/import-wide/", wrap(with_context(views.import_wide_page), *IMPORT_PERMS),
                  name="analysis_studyanalysis_import_wide"),
             path("<int:object_id>/import-model-answers/",
                  wrap(with_context(views.import_model_answers_page),
-                      needs=("elicitation.add_elicitationrun", "elicitation.add_modelresponse")),
+                      "elicitation.add_elicitationrun", "elicitation.add_modelresponse"),
                  name="analysis_studyanalysis_import_model_answers"),
         ]
         return custom + super().get_urls()

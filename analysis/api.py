@@ -1,4 +1,5 @@
-"""REST endpoints of the analysis app (token or session auth, staff only: the project's DRF defaults).
+"""REST endpoints of the analysis app (token or session auth; staff with *view study report*, as the admin's
+report page; ``?raw_ids=1`` also needs *view participant*, the attention filter *change participant*).
 
 - GET  /api/studies/<slug>/report/                 the report as JSON (409 with a reason when it cannot be built yet)
 - GET  /api/studies/<slug>/export/csv/             the combined export, streamed (``?raw_ids=1`` for PROLIFIC_PIDs)
@@ -18,6 +19,7 @@ from rest_framework.views import APIView
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.reports import ReportError, build_report
+from config.permissions import RAW_IDS, may_see_raw_ids, requires
 from surveys.models import Study
 
 
@@ -30,18 +32,27 @@ def _study_result(slug: str, compute: Callable[[Study], Any], refused: type[Exce
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
 
 
+VIEW_REPORT = "analysis.view_studyanalysis"
+
+
 class StudyReportView(APIView):
+    permission_classes = [requires(VIEW_REPORT)]
+
     def get(self, request, slug: str):
         return _study_result(slug, lambda study: build_report(study).to_json(), ReportError)
 
 
 class StudyExportView(APIView):
+    permission_classes = [requires(VIEW_REPORT)]
+
     def get(self, request, slug: str, fmt: str):
         study = get_object_or_404(Study, slug=slug)
         if fmt not in FORMATS:
             return Response({"detail": f"format must be one of {', '.join(FORMATS)}"},
                             status=status.HTTP_404_NOT_FOUND)
         raw_ids = request.query_params.get("raw_ids") in ("1", "true")
+        if raw_ids and not may_see_raw_ids(request.user):
+            return Response({"detail": f"raw ids need the permission {RAW_IDS}"}, status=status.HTTP_403_FORBIDDEN)
         include_test = request.query_params.get("include_test") in ("1", "true")
         response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
                                          content_type=CONTENT_TYPES[fmt])
@@ -50,5 +61,7 @@ class StudyExportView(APIView):
 
 
 class StudyAttentionView(APIView):
+    permission_classes = [requires(VIEW_REPORT, "surveys.change_participant")]
+
     def post(self, request, slug: str):
         return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), FilterError)

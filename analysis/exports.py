@@ -40,6 +40,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.conf import settings
 
+from surveys.spreadsheet import safe_cell, unescape_cell
+
 CSV_CHUNK_ROWS = 2000
 PARQUET_ROW_GROUP = 50_000
 DB_CHUNK = 2000
@@ -180,11 +182,13 @@ def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
 # --- CSV --------------------------------------------------------------------------------------
 _TIMESTAMP = COLUMNS.index("timestamp")
 _BOOLEANS = [COLUMNS.index(c) for c in COLUMNS if _COLUMN_TYPES[c][0] == pa.bool_()]
+_TEXTS = [COLUMNS.index(c) for c in COLUMNS if _COLUMN_TYPES[c][0] == pa.string()]
 
 
 def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS) -> Iterator[str]:
     """The CSV text (header first) in pieces of ``chunk_rows`` rows. Nulls are empty cells, booleans
-    ``true``/``false``, timestamps ISO 8601 with their offset."""
+    ``true``/``false``, timestamps ISO 8601 with their offset; text a spreadsheet would run as a formula
+    (``=…``, ``+…``, ``-…``, ``@…``) gets a leading ``'`` (surveys.spreadsheet; :func:`read_csv` removes it)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
@@ -198,6 +202,8 @@ def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS) -> Iterato
             flag = cells[i]
             if flag is not None:
                 cells[i] = "true" if flag else "false"
+        for i in _TEXTS:
+            cells[i] = safe_cell(cells[i])
         pending.append(cells)
         if len(pending) >= chunk_rows:
             writer.writerows(pending)  # csv writes None as an empty cell
@@ -228,6 +234,8 @@ def read_csv(source: str | Path | IO[str]) -> pd.DataFrame:
     df = pd.read_csv(source, dtype=dtypes, keep_default_na=False, na_values=[""],
                      true_values=["true"], false_values=["false"])
     df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+    for name in (COLUMNS[i] for i in _TEXTS):
+        df[name] = df[name].map(unescape_cell, na_action="ignore").astype(df[name].dtype)
     return df
 
 

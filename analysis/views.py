@@ -19,6 +19,7 @@ from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
+from config.permissions import RAW_IDS, check
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
 
@@ -174,6 +175,8 @@ def export_download(request: HttpRequest, study: Study, fmt: str) -> HttpRespons
     if fmt not in FORMATS:
         return HttpResponse(f"unknown format {fmt!r}", status=404, content_type="text/plain")
     raw_ids = request.GET.get("raw_ids") in ("1", "true", "on")
+    if raw_ids:
+        check(request.user, RAW_IDS)
     include_test = request.GET.get("include_test") in ("1", "true", "on")
     response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
                                      content_type=CONTENT_TYPES[fmt])

@@ -1,11 +1,22 @@
-"""REST API routes of every app, under /api/: one router, so the API root lists every collection."""
+"""REST API routes of every app, under /api/: one router, so the API root lists every collection.
+Permissions: config.permissions (staff + the model permission the admin uses for the same action)."""
 from django.urls import include, path
-from rest_framework.routers import DefaultRouter
+from rest_framework.permissions import IsAdminUser
+from rest_framework.routers import APIRootView, DefaultRouter
 
 from elicitation import api as elicitation_api
 from surveys import api as surveys_api
 
+
+
+class Root(APIRootView):
+    """The list of collections (names only): any staff account; each collection checks its own permission."""
+
+    permission_classes = [IsAdminUser]
+
+
 router = DefaultRouter()
+router.APIRootView = Root
 router.register("studies", surveys_api.StudyViewSet)
 router.register("items", surveys_api.ItemViewSet)
 router.register("participants", surveys_api.ParticipantViewSet)

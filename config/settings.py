@@ -22,6 +22,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # Salt for the hashed participant ids in exports; falls back to SECRET_KEY.
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
+MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete")
 
 INSTALLED_APPS = [
@@ -39,12 +41,14 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "surveys.outage.OutageMiddleware",  # outermost: retries a request once after a database outage
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.throttle.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -77,6 +81,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for the lock instead of failing when web and worker write at once.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Django's cache: per process by default; CACHE_URL=redis://… shares it between web processes (login and
+# entry throttles, config.throttle).
+_CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+          if _CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
+# Admin login: after this many failures (per client address or per username) wait this long.
+LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+# Database outages (surveys.outage): wait before the one retry; the calm page reloads after this many seconds.
+OUTAGE_RETRY_DELAY = float(env_str("OUTAGE_RETRY_DELAY", "0.5"))
+OUTAGE_REFRESH_SECONDS = env_int("OUTAGE_REFRESH_SECONDS", 5)
+# Participant entry: at most this many NEW participants per client address and study in the window (0: off).
+ENTRY_MAX_PER_CLIENT = env_int("ENTRY_MAX_PER_CLIENT", 30)
+ENTRY_WINDOW_SECONDS = env_int("ENTRY_WINDOW_SECONDS", 600)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -112,7 +132,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PERMISSION_CLASSES": ["config.permissions.ModelPermissions"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 500,
 }
@@ -149,5 +169,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # one line per HTTP request to a model endpoint would drown the progress bars and worker logs
-    "loggers": {"httpx": {"level": env_str("HTTPX_LOG_LEVEL", "WARNING")}},
+    # (openai's HTTP layer logs as "httpx2" from openai 3 on, "httpx" before)
+    "loggers": {name: {"level": env_str("HTTPX_LOG_LEVEL", "WARNING")} for name in ("httpx", "httpx2")},
 }

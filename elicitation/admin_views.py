@@ -14,9 +14,11 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from config.permissions import check, may_see_raw_ids
 from surveys.models import Item, Response
 
 from .estimate import estimate_run
+from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
 from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
@@ -32,8 +34,19 @@ def _require_change(model_admin, request: HttpRequest) -> None:
         raise PermissionDenied
 
 
+def _require_view(model_admin, request: HttpRequest) -> None:
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+
+
+# what the item pages show, by the admin's own model permissions
+ITEM_PROMPT_PERMS = ("surveys.view_item", "elicitation.view_storedprompt")
+ITEM_ANSWERS_PERMS = ("surveys.view_item", "surveys.view_response", "elicitation.view_modelresponse")
+
+
 def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpResponse:
     """The run page: live progress bar, tokens, cost, rate, failures; start / cancel / resume buttons."""
+    _require_view(model_admin, request)
     run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
     data = progress_with_estimate(run)
     title = f"Elicitation run {run.pk}" + (f": {run.name}" if run.name else "")
@@ -63,6 +76,7 @@ def progress_with_estimate(run: ElicitationRun) -> dict[str, Any]:
 def run_progress_view(model_admin, request: HttpRequest, object_id: str) -> JsonResponse:
     """JSON polled by the run page: done/failed/total, tokens, cost, answers per second, failures and the
     estimate of what is left."""
+    _require_view(model_admin, request)
     run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
     return JsonResponse(progress_with_estimate(run))
 
@@ -95,6 +109,7 @@ def run_action_view(model_admin, request: HttpRequest, object_id: str, action: s
 def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
     """One item as a participant sees it, beside the prompt a model gets (both API styles) and the
     prompts actually sent for it."""
+    check(request.user, *ITEM_PROMPT_PERMS)
     item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
     study, kind = item.study, item.study.kind
     few_shot = request.GET.get("few_shot", "1") != "0"
@@ -124,7 +139,9 @@ def _bin_counts(kind, values: list[float]) -> Counter:
 
 
 def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
-    """The human answers to one item beside the model answers to the same item."""
+    """The human answers to one item beside the model answers to the same item (raw PROLIFIC_PIDs only
+    with the permission to view participants, otherwise the participant's number)."""
+    check(request.user, *ITEM_ANSWERS_PERMS)
     item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
     kind = item.study.kind
     humans = list(Response.objects.filter(item=item).select_related("participant", "assignment")
@@ -147,7 +164,7 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
             for v in kind.answer_options()]
     return TemplateResponse(request, "elicitation/admin/item_answers.html", _context(
         model_admin, request, f"Human and model answers: {item.key}", item=item, sentence=item.text(),
-        humans=humans, models=models, bins=rows,
+        humans=humans, models=models, bins=rows, raw_ids=may_see_raw_ids(request.user),
         human_mean=sum(r.value for r in humans) / len(humans) if humans else None,
         model_mean=(sum(r.value for r in models if r.value is not None)
                     / max(1, sum(1 for r in models if r.value is not None))) if models else None,
@@ -159,4 +176,6 @@ def endpoint_key_status(endpoint: ModelEndpoint) -> str:
     """"set", "not set" or "not needed" for the endpoint's key variable (never the key)."""
     if not endpoint.api_key_env:
         return "not needed"
+    if key_variable_problem(endpoint.api_key_env):
+        return "refused (not an allowed key variable)"
     return "set" if endpoint.api_key() else "not set"

@@ -7,12 +7,18 @@ The ``openai`` client is built with ``max_retries=0``; :func:`call_with_retries`
 from __future__ import annotations
 
 import email.utils
+import json
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 import openai
+
+try:  # the HTTP library under the openai client: httpx2 from openai 3 on, httpx before
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover
+    import httpx  # type: ignore[no-redef]
 
 from .models import ModelEndpoint
 
@@ -142,6 +148,10 @@ def classify(exc: BaseException, timeout: float | None = None) -> Failure:
         return Failure(str(exc), True, raw=str(exc.body)[:2000])
     if isinstance(exc, openai.APIResponseValidationError):
         return Failure(f"malformed response: {exc}", True)
+    if isinstance(exc, json.JSONDecodeError):  # the body was cut off or is not JSON at all
+        return Failure(f"malformed response (truncated or invalid JSON: {exc})", True, raw=exc.doc[:2000])
+    if isinstance(exc, httpx.TransportError):  # e.g. the connection closed while the body was being read
+        return Failure(f"connection error: {exc!r}"[:500], True)
     raise exc
 
 

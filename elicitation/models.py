@@ -15,6 +15,8 @@ from django.db.models import Q
 
 from surveys.models import INTERVAL_ORDERED, Item, Study, TypedAnswer
 
+from .key_env import check_key_variable, key_variable_problem
+
 
 class ModelEndpoint(models.Model):
     """An OpenAI-compatible API and one model behind it."""
@@ -52,8 +54,19 @@ class ModelEndpoint(models.Model):
         return f"{self.name} ({self.model})"
 
     def api_key(self) -> str:
-        """The key from the named environment variable ("" when unset; local servers need none)."""
-        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        """The key from the named environment variable ("" when unset; local servers need none).
+        KeyVariableRefused when the variable is not one the operator allows (elicitation.key_env)."""
+        if not self.api_key_env:
+            return ""
+        check_key_variable(self.api_key_env)
+        return os.environ.get(self.api_key_env, "")
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        problem = key_variable_problem(self.api_key_env)
+        if problem:
+            raise ValidationError({"api_key_env": problem})
 
 
 class ElicitationRun(models.Model):

@@ -13,6 +13,7 @@ from surveys.models import Item, Study
 
 from . import conf
 from .estimate import MICRO
+from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
@@ -40,6 +41,8 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
         errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
                           f"{run.endpoint.name} is a chat endpoint.")
+    if run.endpoint_id and (key_problem := key_variable_problem(run.endpoint.api_key_env)):
+        errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
     if run.max_tokens < 1:
         errors["max_tokens"] = "at least 1 token."
     if run.budget_usd is not None and run.budget_usd <= 0:
@@ -65,8 +68,10 @@ def missing_key(endpoint: ModelEndpoint) -> str:
 
 
 def _check_key(run: ElicitationRun) -> None:
-    problem = missing_key(run.endpoint)
-    if problem:
+    """Refuse a run whose endpoint names a key variable the operator does not allow, or one that is unset."""
+    if problem := key_variable_problem(run.endpoint.api_key_env):
+        raise RunStateError(f"endpoint {run.endpoint.name}: {problem}")
+    if problem := missing_key(run.endpoint):
         raise RunStateError(problem)
 
 

@@ -30,6 +30,7 @@ from surveys.models import Item
 from . import conf, throttle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
+from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
@@ -259,6 +260,11 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     rows = list(ModelResponse.objects.filter(run=run, item=item, status=ModelResponse.Status.PENDING)
                 .order_by("sample_index"))
     if not rows:
+        finish_if_done(run.pk)
+        return None
+    if key_problem := key_variable_problem(run.endpoint.api_key_env):  # never send a variable not allowed
+        ModelResponse.objects.filter(pk__in=[r.pk for r in rows], status=ModelResponse.Status.PENDING).update(
+            status=ModelResponse.Status.FAILED, error=key_problem[:2000])
         finish_if_done(run.pk)
         return None
     ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=run.study.demonstrations(),

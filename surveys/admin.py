@@ -55,7 +55,7 @@ class DemonstrationForm(forms.ModelForm):
         study = getattr(self.instance, "study", None) if self.instance.study_id else None
         if study is not None and value is not None:
             try:
-                return study.kind.validate(str(value))
+                return study.kind.validate(f"{value:g}")  # as the page writes it: 70.0 → "70"
             except AnswerError as exc:
                 raise forms.ValidationError(str(exc)) from None
         return value
@@ -86,7 +86,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
         ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "items_per_participant",
                                "draw_speaker_names", "attention_filter", "attention_threshold",
-                               "reference_study")}),
+                               "idle_timeout_minutes", "reference_study")}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "

@@ -19,6 +19,8 @@ from django.shortcuts import get_object_or_404, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 
+from config.permissions import RAW_IDS, check
+
 from .importers import MAX_REPORTED_ERRORS, ImportFailed, import_items
 from .models import Study
 from .raw_export import raw_responses_response
@@ -172,8 +174,7 @@ def import_items_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
 def raw_responses_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
     """The study's raw human responses as a streamed CSV download."""
     study = _study_for(model_admin, request, object_id, change=False)
-    if not request.user.has_perm("surveys.view_response"):
-        raise PermissionDenied
+    check(request.user, "surveys.view_response", RAW_IDS)  # the file holds raw PROLIFIC_PIDs
     if request.method != "GET":
         raise Http404
     return raw_responses_response(study)

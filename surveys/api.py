@@ -1,7 +1,10 @@
-"""Read-only REST endpoints (token or session auth, staff only)."""
+"""Read-only REST endpoints (token or session auth; staff with the model's *view* permission, see
+config.permissions; raw PROLIFIC_PIDs in responses need ``surveys.view_participant``)."""
 from __future__ import annotations
 
 from rest_framework import serializers, viewsets
+
+from config.permissions import may_see_raw_ids
 
 from .models import Item, Participant, Response, Study
 
@@ -61,6 +64,13 @@ class ResponseSerializer(serializers.ModelSerializer):
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
                   "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "created_at"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        request = self.context.get("request")
+        if request is None or not may_see_raw_ids(request.user):
+            fields.pop("prolific_pid")  # raw ids need the permission to view participants
+        return fields
 
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):

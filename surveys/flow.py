@@ -29,6 +29,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from scipy import stats
 
+from config import throttle
+
 from .assignment import assign
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
@@ -163,11 +165,27 @@ def check_study_open(study: Study) -> None:
                            _("The study has no questions yet. Please return it on Prolific."))
 
 
-def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Participant:
+class TooManyEntries(FlowError):
+    """One client created more new participants than ENTRY_MAX_PER_CLIENT in ENTRY_WINDOW_SECONDS."""
+
+    status = 429
+
+
+def check_entry_rate(study: Study, client: str) -> None:
+    """Count a new participant from ``client`` (its address); TooManyEntries past the limit."""
+    limit = settings.ENTRY_MAX_PER_CLIENT
+    if limit and client and throttle.hit("entry", f"{study.pk}:{client}", settings.ENTRY_WINDOW_SECONDS) > limit:
+        raise TooManyEntries("Too many new participants from your network",
+                             "This study admits only a few new participants per network at a time. "
+                             "Please wait a few minutes and open the link from Prolific again.")
+
+
+def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client: str = "") -> Participant:
     """The participant for a study link: created on first entry, the same row when the PID comes back.
 
-    New participants are only admitted to a live study with items; a known PID may always come back
-    (to resume, or to see their completion code). Nothing is created when the link is refused.
+    New participants are only admitted to a live study with items, and at most ENTRY_MAX_PER_CLIENT per
+    client address in ENTRY_WINDOW_SECONDS; a known PID may always come back (to resume, or to see their
+    completion code). Nothing is created when the link is refused.
     """
     ids = check_entry_params(params)
     existing = Participant.objects.filter(study=study, prolific_pid=ids.pid).first()
@@ -182,6 +200,7 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "") -> Part
                           "or the admin.")) from None
     check_study_open(study)
     check_not_withdrawn(study, ids.pid)
+    check_entry_rate(study, client)
     participant, _created = Participant.objects.get_or_create(
         study=study,
         prolific_pid=ids.pid,

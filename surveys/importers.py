@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import IntegrityError, transaction
 
 from .instruments import ImportRowError
@@ -136,6 +137,30 @@ def read_csv_rows(source: str | Path | IO[bytes] | IO[str], required: Iterable[s
     return [record.values for record in read_csv_records(source, required)]
 
 
+def _column_of(values: dict[str, str], field_name: str, value: str) -> str:
+    """The file's column a model field came from: the same name, else the column holding that value."""
+    if field_name in values:
+        return field_name
+    matches = [c for c, cell in values.items() if cell.strip().lower() == value.lower()]
+    return matches[0] if matches else ("statement_id" if "statement_id" in values else "-")
+
+
+def length_errors(record: CsvRecord, fields: dict[str, object]) -> list[RowError]:
+    """A RowError per value longer than its Item column allows (PostgreSQL would refuse the whole insert
+    with a DataError naming neither line nor column)."""
+    errors = []
+    for name, value in fields.items():
+        try:
+            limit = Item._meta.get_field(name).max_length
+        except FieldDoesNotExist:
+            continue
+        if limit and isinstance(value, str) and len(value) > limit:
+            errors.append(record.error(_column_of(record.values, name, value),
+                                       f"{len(value)} characters; at most {limit} are allowed"
+                                       + (" (in the item's key built from it)" if name == "key" else "")))
+    return errors
+
+
 def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> ImportResult:
     """Import every row of ``source`` as an item of ``study`` with the study's instrument.
 
@@ -155,6 +180,10 @@ def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> Impo
             errors.append(record.error(exc.column, exc.message))
             continue
         key = kind.item_key(fields)
+        too_long = length_errors(record, {**fields, "key": key})
+        if too_long:
+            errors.extend(too_long)
+            continue
         if key in seen:
             errors.append(record.error("statement_id", f"same item as {seen[key].where()} ({key})"))
             continue

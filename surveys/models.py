@@ -99,6 +99,12 @@ class Study(models.Model):
     attention_threshold = models.FloatField(
         default=0.2, help_text="Participants with Spearman ρ at or below this fail the attention check."
     )
+    idle_timeout_minutes = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Minutes after the pledge within which a participant must answer a first question; after "
+        "that, someone who has answered nothing is marked timed out and their items go back to the draw "
+        "(empty: never). Set it above the time Prolific allows.",
+    )
     attention_filter = models.BooleanField(
         null=True, blank=True,
         help_text="Apply Belem et al.'s attention filter (Spearman ρ > threshold) in the report. Empty: the "

@@ -7,6 +7,7 @@ from typing import Iterable, Iterator
 from django.http import StreamingHttpResponse
 
 from .models import Response, Study
+from .spreadsheet import safe_cell
 
 COLUMNS: tuple[str, ...] = (
     "study", "prolific_pid", "participant_status", "position", "item_key", "label", "expression",
@@ -70,11 +71,12 @@ class _Echo:
 
 
 def csv_lines(rows: Iterable[list[str]], header: Iterable[str] = COLUMNS) -> Iterator[str]:
-    """CSV text, one line at a time: the header, then each row."""
+    """CSV text, one line at a time: the header, then each row (text that a spreadsheet would run as a
+    formula is escaped, surveys.spreadsheet)."""
     writer = csv.writer(_Echo())
     yield writer.writerow(list(header))
     for row in rows:
-        yield writer.writerow(row)
+        yield writer.writerow([safe_cell(cell) for cell in row])
 
 
 def raw_responses_response(study: Study) -> StreamingHttpResponse:

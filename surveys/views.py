@@ -19,6 +19,8 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from config import throttle
+
 from . import flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
@@ -146,7 +148,8 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         return _step_redirect(study, Step.CONSENT)  # the step page redirects on to the current step
     try:
         with in_study_language(study):
-            participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""))
+            participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""),
+                                     client=throttle.client_ip(request))
     except FlowError as exc:
         with in_study_language(study):
             return problem(request, exc, study)

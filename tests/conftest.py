@@ -30,3 +30,11 @@ def imported_nv(nv_study, belem_dir):
 
     import_items(nv_study, belem_dir / "non-verifiable.csv")
     return nv_study
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Throttle counters (config.throttle) live in Django's cache: every test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()

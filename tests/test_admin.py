@@ -306,6 +306,10 @@ def test_raw_csv_needs_staff(client, demo_study, django_user_model):
     viewer.user_permissions.add(Permission.objects.get(codename="view_response"))
     viewer = get_user_model().objects.get(pk=viewer.pk)
     client.force_login(viewer)
+    assert client.get(url).status_code == 403  # the file holds raw PROLIFIC_PIDs: needs view participant
+    viewer.user_permissions.add(Permission.objects.get(codename="view_participant"))
+    viewer = get_user_model().objects.get(pk=viewer.pk)
+    client.force_login(viewer)
     assert client.get(url).status_code == 200
 
 

@@ -45,8 +45,8 @@ def test_an_unreadable_choice_is_an_error_not_a_guess(text):
 
 
 def test_a_page_may_submit_only_an_offered_option():
-    assert ChoiceShape().validate(Kind(), None, {"choice": " C "}) == Answer(choice="C")
-    for bad in ("F", "c", "", "A,B"):
+    assert ChoiceShape().validate(Kind(), None, {"choice": "C"}) == Answer(choice="C")
+    for bad in ("F", "c", "", "A,B", " C "):
         with pytest.raises(AnswerError, match="one of the options"):
             PickShape().validate(Kind(), None, {"choice": bad})
 
@@ -63,6 +63,8 @@ def test_interval_from_the_page():
         shape.validate(Kind(), None, {"lower": "1e2", "upper": "200"})
     assert shape.raw({"lower": "1", "upper": "2"}) == "lower=1;upper=2"
     assert shape.is_empty({"lower": " ", "upper": ""}) and not shape.is_empty({"lower": "1"})
+    with pytest.raises(AnswerError, match="must be a number"):
+        shape.validate(Kind(), None, {"lower": " 1", "upper": "2"})
 
 
 @pytest.mark.parametrize("text, number", [("50", 50.0), ("-3.5", -3.5), ("0.25", 0.25), ("1e2", None),

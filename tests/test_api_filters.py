@@ -4,6 +4,7 @@ for id parameters; staff only."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -25,6 +26,7 @@ def make_study(slug: str) -> Study:
 @pytest.fixture
 def api(client, django_user_model):
     user = django_user_model.objects.create_user("analyst", password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__startswith="view_"))
     token = Token.objects.create(user=user)
     return lambda url: client.get(url, HTTP_AUTHORIZATION=f"Token {token.key}")
 

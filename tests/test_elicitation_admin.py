@@ -196,11 +196,11 @@ def test_admin_pages_need_staff(client, stub, imported_nv):
 
 
 def test_endpoint_admin_shows_whether_the_key_variable_is_set(admin_client, stub, monkeypatch):
-    make_endpoint(stub, name="withkey", api_key_env="C1_TEST_KEY")
-    monkeypatch.delenv("C1_TEST_KEY", raising=False)
+    make_endpoint(stub, name="withkey", api_key_env="C1_TEST_API_KEY")
+    monkeypatch.delenv("C1_TEST_API_KEY", raising=False)
     page = admin_client.get(reverse("admin:elicitation_modelendpoint_changelist")).content.decode()
     assert "not set" in page
-    monkeypatch.setenv("C1_TEST_KEY", "sk-secret-value")
+    monkeypatch.setenv("C1_TEST_API_KEY", "sk-secret-value")
     page = admin_client.get(reverse("admin:elicitation_modelendpoint_changelist")).content.decode()
     assert "sk-secret-value" not in page and ">set<" in page
 

@@ -20,14 +20,14 @@ def run_command(*args) -> tuple[str, str]:
 
 
 def test_add_endpoint_creates_updates_and_refuses_bad_input(monkeypatch):
-    monkeypatch.delenv("C1_KEY", raising=False)
+    monkeypatch.delenv("C1_API_KEY", raising=False)
     out, _ = run_command("add_endpoint", "gpt4o", "--base-url", "https://api.openai.com/v1", "--model", "gpt-4o",
-                         "--key-env", "C1_KEY", "--price-prompt", "0.0025", "--price-completion", "0.01",
+                         "--key-env", "C1_API_KEY", "--price-prompt", "0.0025", "--price-completion", "0.01",
                          "--rpm", "500", "--max-concurrency", "8")
-    assert "added endpoint gpt4o" in out and "$C1_KEY is not set" in out
+    assert "added endpoint gpt4o" in out and "$C1_API_KEY is not set" in out
     e = ModelEndpoint.objects.get(name="gpt4o")
     assert (e.model, e.api_style, e.api_key_env, e.requests_per_minute, e.max_concurrency) == (
-        "gpt-4o", "chat", "C1_KEY", 500, 8)
+        "gpt-4o", "chat", "C1_API_KEY", 500, 8)
     assert e.price_prompt_per_1k == Decimal("0.0025") and e.price_completion_per_1k == Decimal("0.01")
 
     with pytest.raises(CommandError, match="exists; add --update"):

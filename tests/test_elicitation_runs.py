@@ -111,6 +111,24 @@ def test_garbage_http_body_is_retried_and_kept_when_it_persists(stub, imported_n
     assert "not" in second.raw_output
 
 
+def test_truncated_json_body_is_retried(stub, imported_nv):
+    """A body cut off mid-JSON (a proxy dropped the connection) is a malformed body: retried, as documented."""
+    truncated = Reply.garbage(b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "mess',
+                              "application/json")
+    stub.queue(truncated, Reply.answer("45"), truncated, truncated)
+    run = run_sync(started(imported_nv, make_endpoint(stub, max_retries=1), items_of(imported_nv, 2)))
+    first, second = ModelResponse.objects.filter(run=run).order_by("item_id")
+    assert (first.status, first.value, first.attempts) == ("ok", 45, 2)
+    assert first.detail["attempt_errors"][0].startswith("attempt 1: malformed response")
+    assert (second.status, second.attempts) == ("failed", 2) and second.error.startswith("malformed response")
+
+
+def test_a_connection_cut_while_reading_the_body_is_retried():
+    from elicitation.client import classify, httpx
+    failure = classify(httpx.RemoteProtocolError("peer closed connection without sending complete message body"))
+    assert failure.retryable and failure.reason.startswith("connection error")
+
+
 def test_backoff_is_exponential_with_jitter_and_capped():
     rng = random.Random(1)
     for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (8, 10.0)]:

@@ -289,6 +289,13 @@ def test_a_completed_pid_sees_its_code_again(client, study, settings):
     ("nan", "from 0 to 100"),
     ("1e400", "from 0 to 100"),
     ("5" * 300, "from 0 to 100"),
+    # float() takes these, the page never sends them: only its own values "0", "5", …, "100" are answers
+    ("1e2", "from 0 to 100"),
+    ("\u0665\u0660", "from 0 to 100"),  # Arabic-Indic 50
+    ("1_0", "from 0 to 100"),
+    (" 50.0 ", "from 0 to 100"),
+    ("50.0", "from 0 to 100"),
+    ("+50", "from 0 to 100"),
 ])
 def test_a_bad_value_asks_the_same_question_again(client, study, value, message):
     participant = start(client, study)

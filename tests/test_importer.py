@@ -168,6 +168,10 @@ def test_semicolon_file_gets_a_hint(study, tmp_path):
     ("pronouns", "{'their': 'her'}", "no pronoun for [[they]]"),
     ("gender", "robot", "is not one of"),
     ("statement_id", "", "is empty"),
+    # longer than the Item column allows (PostgreSQL: a DataError, HTTP 500, without this check)
+    ("statement_id", "s" * 150, "150 characters; at most 100 are allowed"),
+    ("statement_type", "t" * 101, "101 characters; at most 100 are allowed"),
+    ("name", "N" * 120, "120 characters; at most 100 are allowed"),
 ])
 def test_bad_cell_names_line_and_column(study, nv_rows, tmp_path, column, value, fragment):
     header, rows = nv_rows

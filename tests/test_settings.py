@@ -103,3 +103,29 @@ def test_a_malformed_boolean_is_refused(tmp_path):
     result = run(["manage.py", "check"], {"DEBUG": "maybe", "HEDGELAB_VAR_DIR": str(tmp_path)})
     assert result.returncode != 0
     assert "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+LOG_PROBE = """
+import sys, django
+django.setup()
+from config.celery import app
+app.log.setup(loglevel="INFO", redirect_stdouts=False)  # what `celery -A config worker -l info` does
+sys.path.insert(0, "tests")
+import openai
+from stub_openai import Reply, StubOpenAI
+with StubOpenAI() as stub:
+    stub.default = Reply.answer("50")
+    openai.OpenAI(base_url=stub.base_url, api_key="none", max_retries=0).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}])
+print("asked")
+"""
+
+
+@pytest.mark.parametrize("level, logged", [(None, False), ("INFO", True)])
+def test_worker_logs_no_request_lines_unless_asked(tmp_path, level, logged):
+    """openai's HTTP layer logs one INFO line per request (its logger is ``httpx2`` from openai 3 on, not
+    ``httpx``); unless HTTPX_LOG_LEVEL asks for them, a worker's log has none."""
+    env = {"HEDGELAB_VAR_DIR": str(tmp_path)} | ({"HTTPX_LOG_LEVEL": level} if level else {})
+    result = run(["-c", LOG_PROBE], env)
+    assert result.returncode == 0 and "asked" in result.stdout, result.stderr
+    assert ("HTTP Request: POST" in result.stdout + result.stderr) is logged, result.stderr

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -79,8 +79,9 @@ class ParsedAnswer:
 
 
 def _clean(data: Mapping[str, Any], name: str) -> str:
+    """A posted field as sent (not stripped: a page never sends spaces, so a value with them is refused)."""
     value = data.get(name)
-    return "" if value is None else str(value).strip()
+    return "" if value is None else str(value)
 
 
 class AnswerShape:
@@ -103,7 +104,7 @@ class AnswerShape:
         return {f: _clean(source, f) for f in self.fields}
 
     def is_empty(self, data: Mapping[str, Any]) -> bool:
-        return not any(_clean(data, f) for f in self.fields)
+        return not any(_clean(data, f).strip() for f in self.fields)
 
     def raw(self, data: Mapping[str, Any]) -> str:
         """The submission as stored in ``raw`` (one field: its text; several: ``lower=…;upper=…``)."""
@@ -203,7 +204,7 @@ class IntervalShape(AnswerShape):
         bounds = []
         for name, label in (("lower", "lower bound"), ("upper", "upper bound")):
             text = _clean(data, name)
-            if not text:
+            if not text.strip():
                 raise AnswerError(f"Please enter a {label}.")
             number = plain_number(text)
             if number is None:
@@ -228,9 +229,14 @@ def first_number(text: str) -> float | None:
     return float(match.group(0)) if match else None
 
 
-def plain_number(text: str) -> float | None:
-    """``text`` as a number when it is written as one plainly (ASCII digits, optional sign and decimals;
-    no exponent, no underscores, no other scripts' digits), else None."""
+def plain_number(text: str, allowed: Iterable[float] | None = None) -> float | None:
+    """``text`` as a number only if it is written plainly, the way a page writes one: ASCII digits with an
+    optional sign and decimal part (no exponent, ``_``, other scripts' digits or spaces: ``1e2``, ``٥٠``,
+    ``1_0``, `` 50.0 `` are not answers although ``float()`` takes them). With ``allowed``: exactly one of those
+    values as the page writes it (``f"{v:g}"``). None otherwise."""
+    text = str(text)
+    if allowed is not None:
+        return next((float(v) for v in allowed if f"{v:g}" == text), None)
     if not PLAIN_NUMBER.match(text):
         return None
     number = float(text)

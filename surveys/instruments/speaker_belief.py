@@ -7,11 +7,10 @@ built from the functions below, so the wording exists once.
 from __future__ import annotations
 
 import ast
-import math
 import re
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker
+from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -157,11 +156,8 @@ class SpeakerBelief(Instrument):
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:
-        try:
-            value = float(str(raw).strip())
-        except (TypeError, ValueError):
-            raise AnswerError("Please choose one of the answers from 0 to 100.") from None
-        if not math.isfinite(value) or value not in self.answer_options():
+        value = plain_number(raw, self.answer_options())  # only the page's own buttons: "0", "5", …, "100"
+        if value is None:
             raise AnswerError("Please choose one of the answers from 0 to 100 (in steps of 5).")
         return value
 

@@ -10,10 +10,9 @@ quotes that sentence. The participant page and the model prompt are both built f
 """
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker
+from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -190,11 +189,8 @@ class WepProbability(Instrument):
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:
-        try:
-            value = float(str(raw).strip())
-        except (TypeError, ValueError):
-            raise AnswerError("Please enter a number from 0 to 100.") from None
-        if not math.isfinite(value) or not self.scale_min <= value <= self.scale_max:
+        value = plain_number(raw)  # digits as the number field sends them; not 1e2, ٥٠, 1_0
+        if value is None or not self.scale_min <= value <= self.scale_max:
             raise AnswerError("Please enter a number from 0 to 100.")
         if value != round(value):
             raise AnswerError("Please enter a whole number from 0 to 100.")

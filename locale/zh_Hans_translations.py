@@ -78,8 +78,19 @@ ZH_HANS: dict[str, str] = {
     "submission” / “Stop without completing” on Prolific), so that your place goes to someone else.":
         "感谢您考虑参加本研究。<strong>请在Prolific上退回本研究</strong>(在Prolific上选择“Return submission”/"
         "“Stop without completing”),以便将名额留给其他人。",
-    "Nothing else has been recorded. If you change your mind, open the study link from Prolific again.":
-        "没有记录其他任何信息。如果您改变主意,请从Prolific重新打开研究链接。",
+    "We have recorded only that you chose not to take part, and when. If you change your mind, open the study "
+    "link from Prolific again.":
+        "我们只记录了您选择不参加以及选择的时间。如果您改变主意,请从Prolific重新打开研究链接。",
+    "(Preview: nothing is recorded.)": "(预览:不会记录任何内容。)",
+    "You have withdrawn from this study": "您已退出本研究",
+    "You asked for your data to be removed from this study, and it has been. You cannot take part in it again. "
+    "Please return it on Prolific.":
+        "您已要求从本研究中删除您的数据,数据已被删除。您不能再次参加本研究。请在Prolific上退回本研究。",
+    "This test link is not valid": "此测试链接无效",
+    "The address carries a test marker that this site did not issue for this study. Researchers: copy a fresh "
+    "test link from `.venv/bin/python manage.py show_links` or the admin.":
+        "网址中带有的测试标记不是本网站为本研究签发的。研究人员:请从`.venv/bin/python manage.py show_links`"
+        "或管理后台复制新的测试链接。",
     "Thank you": "谢谢",
     "Thank you!": "谢谢!",
     "Your answers have been saved.": "您的回答已保存。",

@@ -194,14 +194,14 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
     try:
         is_test = is_test_entry(study, params)
     except BadTestToken:
-        raise FlowError("This test link is not valid",
-                        "The address carries a test marker that this site did not issue for this study. "
-                        "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
-                        "or the admin.") from None
+        raise FlowError(_("This test link is not valid"),
+                        _("The address carries a test marker that this site did not issue for this study. "
+                          "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
+                          "or the admin.")) from None
     check_study_open(study)
     check_not_withdrawn(study, ids.pid)
     check_entry_rate(study, client)
-    participant, _ = Participant.objects.get_or_create(
+    participant, _created = Participant.objects.get_or_create(
         study=study,
         prolific_pid=ids.pid,
         defaults={"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,

@@ -33,11 +33,13 @@ def check_not_withdrawn(study: Study, pid: str) -> None:
     """Raise the flow's FlowError (403) when ``pid`` withdrew from ``study``: nothing of theirs is created again."""
     if Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN,
                                  respondent_id=respondent_id(pid)).exists():
+        from django.utils.translation import gettext as _
+
         from .flow import FlowError
 
-        raise FlowError("You have withdrawn from this study",
-                        "You asked for your data to be removed from this study, and it has been. "
-                        "You cannot take part in it again. Please return it on Prolific.", status=403)
+        raise FlowError(_("You have withdrawn from this study"),
+                        _("You asked for your data to be removed from this study, and it has been. "
+                          "You cannot take part in it again. Please return it on Prolific."), status=403)
 
 
 @dataclass(frozen=True)

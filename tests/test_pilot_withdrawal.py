@@ -243,26 +243,26 @@ def test_withdraw_function_names_a_missing_participant(study):
 # --- endpoint key variable ------------------------------------------------------------------------
 def test_a_run_on_an_endpoint_whose_key_variable_is_unset_is_refused_before_it_starts(
         stub, study, monkeypatch, admin_client):  # noqa: F811
-    monkeypatch.delenv("I13_UNSET_KEY", raising=False)
-    endpoint = make_endpoint(stub, api_key_env="I13_UNSET_KEY")
+    monkeypatch.delenv("I13_UNSET_API_KEY", raising=False)
+    endpoint = make_endpoint(stub, api_key_env="I13_UNSET_API_KEY")
     run = create_run(study, endpoint, items=study.main_items()[:2])
-    with pytest.raises(RunStateError, match="I13_UNSET_KEY, which is not set"):
+    with pytest.raises(RunStateError, match="I13_UNSET_API_KEY, which is not set"):
         start_run(run, queue=False)
     run.refresh_from_db()
     assert run.status == ElicitationRun.Status.DRAFT and not run.responses.exists() and stub.requests == []
 
     page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])).content.decode()
-    assert "I13_UNSET_KEY" in page and 'value="Start run"' not in page
+    assert "I13_UNSET_API_KEY" in page and 'value="Start run"' not in page
 
-    with pytest.raises(CommandError, match="I13_UNSET_KEY"):
+    with pytest.raises(CommandError, match="I13_UNSET_API_KEY"):
         call_command("elicit", study.slug, "--endpoint", endpoint.name, "--sync", stdout=io.StringIO())
     assert ElicitationRun.objects.count() == 1  # the command created no second run
 
-    monkeypatch.setenv("I13_UNSET_KEY", "sk-test")
+    monkeypatch.setenv("I13_UNSET_API_KEY", "sk-test")
     start_run(run, queue=False)
     ElicitationRun.objects.filter(pk=run.pk).update(status=ElicitationRun.Status.CANCELLED)
-    monkeypatch.delenv("I13_UNSET_KEY")
-    with pytest.raises(RunStateError, match="I13_UNSET_KEY"):
+    monkeypatch.delenv("I13_UNSET_API_KEY")
+    with pytest.raises(RunStateError, match="I13_UNSET_API_KEY"):
         resume_run(ElicitationRun.objects.get(pk=run.pk), queue=False)
 
 

@@ -91,6 +91,7 @@ class Report:
         meta.setdefault("study", self.study.slug)
         meta.setdefault("instrument", self.study.instrument)
         meta.setdefault("generated_at", self.generated_at.isoformat(timespec="seconds"))
+        meta["participation"] = participation_by_study(self.study)
         return meta
 
     def summary_text(self) -> str:
@@ -137,6 +138,14 @@ class Report:
             table.to_csv(path, index=False)
             written.append(path)
         return written
+
+
+def participation_by_study(study: Any) -> dict[str, dict[str, Any]]:
+    """surveys.participation for the study and its reference study: entered, per status, decline and
+    completion rates, test participants and withdrawals (report.json ``meta.participation``)."""
+    from surveys.participation import participation
+
+    return {s.slug: participation(s) for s in (study.reference_study, study) if s is not None}
 
 
 def build_report(study: Any) -> Report:

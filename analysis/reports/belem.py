@@ -31,7 +31,6 @@ from analysis.dataset import study_answers
 from analysis.filtering import FilterError, FilterResult, apply_attention_filter, is_verifiable
 from analysis.reports import ReportError
 from surveys.models import Study
-from surveys.participation import participation
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
 STATEMENT_SETS = {"nv": "non-verifiable statements", "v": "verifiable statements"}
@@ -133,7 +132,6 @@ class StudyReport:
             "generated_at": self.generated_at.isoformat(timespec="seconds"),
             "agents": agents, "attention_filter": filters, "statement_sets": self.sets,
             "not_comparable": self.not_comparable(),
-            "participation": {s.slug: participation(s) for s in (self.nv_study, self.v_study) if s is not None},
         }
 
     @property

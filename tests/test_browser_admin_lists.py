@@ -1,0 +1,85 @@
+"""The admin's item and participant lists at a laptop's 1280 px: every column visible without scrolling
+sideways (the list used to hide truth, ρ and "included" behind a scrollbar), ρ rounded; and the withdrawal
+action clicked through as a researcher would."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.urls import reverse
+
+from surveys.models import Participant, Response, Withdrawal
+from test_browser import browser, offline_page  # noqa: F401 (fixtures)
+from test_pilot_withdrawal import finish
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "a-long-test-password-7"
+
+
+@pytest.fixture
+def laptop(browser, live_server, django_user_model):  # noqa: F811
+    django_user_model.objects.create_superuser("admin", "admin@example.org", PASSWORD)
+    hits: list[str] = []
+    page = offline_page(browser, live_server, hits, viewport={"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.get_by_text("Site administration").wait_for()
+    yield page
+    assert hits == []
+
+
+def visible_headers(page) -> list[str]:
+    """Headers of the result table that lie inside the visible part of the page (left of the filters)."""
+    return page.evaluate("""() => {
+        const limit = document.querySelector('#changelist-filter')?.getBoundingClientRect().left ?? innerWidth;
+        return [...document.querySelectorAll('#result_list thead th')]
+            .filter(th => th.getBoundingClientRect().right <= limit + 1)
+            .map(th => th.innerText.trim().toLowerCase());
+    }""")
+
+
+def assert_fits(page) -> None:
+    scroll = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert scroll[0] <= scroll[1], f"the page scrolls sideways: {scroll}"
+    box = page.evaluate("(() => { const r = document.querySelector('#changelist .results'); "
+                        "return [r.scrollWidth, r.clientWidth]; })()")
+    assert box[0] <= box[1], f"the table scrolls sideways inside its box: {box}"
+
+
+def test_lists_fit_a_laptop_and_show_truth_and_rounded_rho(laptop, live_server, imported_nv):
+    imported_nv.status = "live"
+    imported_nv.save()
+    participant = finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    Participant.objects.filter(pk=participant.pk).update(attention_rho=0.4199999999999999, attention_included=True)
+
+    laptop.goto(live_server.url + reverse("admin:surveys_participant_changelist"))
+    assert_fits(laptop)
+    headers = visible_headers(laptop)
+    assert {"live check (rho)", "analysis filter (rho)", "status", "answered / assigned"} <= set(headers), headers
+    assert laptop.get_by_text("included (0.42)").is_visible()
+    assert "0.41999" not in laptop.content()
+
+    laptop.goto(live_server.url + reverse("admin:surveys_item_changelist"))
+    assert_fits(laptop)
+    assert {"truth", "label", "statement type"} <= set(visible_headers(laptop))
+
+
+def test_withdrawing_a_participant_in_the_browser(laptop, live_server, imported_nv):
+    imported_nv.status = "live"
+    imported_nv.save()
+    gone = finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    kept = finish(imported_nv, "60aa2b3c4d5e6f7a8b9c0d99", seed=2)
+    laptop.goto(live_server.url + reverse("admin:surveys_participant_changelist"))
+    laptop.locator(f"input[name=_selected_action][value='{gone.pk}']").check()
+    laptop.select_option("select[name=action]", "withdraw")
+    laptop.click("button[name=index], input[type=submit][value=Go], button:has-text('Go')")
+    laptop.get_by_text("Withdraw participants at their request").first.wait_for()
+    laptop.fill("#id_note", "asked by Prolific message")
+    laptop.click("input[value='Yes, delete their data']")
+    laptop.get_by_text("1 participant(s) removed with 30 answers").wait_for()
+    assert list(Participant.objects.all()) == [kept]
+    assert Response.objects.count() == 30
+    assert Withdrawal.objects.get().note == "asked by Prolific message"

@@ -55,6 +55,11 @@ class Lab:
     def __init__(self, args) -> None:
         self.args = args
         self.var = Path(tempfile.mkdtemp(prefix="hedgelab-faults-"))
+        self.pg = self.redis = self.web = None
+        self.workers: list[subprocess.Popen] = []
+        self.pid_counter = 0
+
+    def start(self) -> None:
         self.pg = PrivatePostgres().__enter__()
         self.redis = PrivateRedis().__enter__()
         self.env = django_env(self.pg.url(), self.var, CELERY_BROKER_URL=self.redis.url(0),
@@ -66,19 +71,23 @@ class Lab:
         manage(self.env, "migrate", "--noinput")
         manage(self.env, "load_demo")
         self.web = WebServer(self.env).__enter__()
-        self.workers: list[subprocess.Popen] = []
-        self.pid_counter = 0
 
     def close(self) -> None:
+        """Stop everything this lab started (also after an interrupted start)."""
         for w in self.workers:
             if w.poll() is None:
                 w.kill()
-        self.web.__exit__(None, None, None)
-        self.redis.__exit__(None, None, None)
-        from django.db import connections
+        for service in (self.web, self.redis):
+            if service is not None:
+                service.__exit__(None, None, None)
+        if self.pg is not None:
+            try:
+                from django.db import connections
 
-        connections.close_all()
-        self.pg.__exit__(None, None, None)
+                connections.close_all()
+            except Exception:  # noqa: BLE001 - Django may not be set up yet
+                pass
+            self.pg.__exit__(None, None, None)
 
     def pid(self, prefix: str) -> str:
         self.pid_counter += 1
@@ -459,6 +468,7 @@ def main() -> None:
     lab = Lab(args)
     rows: list[Row] = []
     try:
+        lab.start()
         for name in names:
             print(f"… {name}", flush=True)
             started = time.monotonic()

@@ -52,6 +52,7 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
             (reverse("admin:analysis_studyanalysis_export", args=[obj.pk, "parquet"]), "Export Parquet"),
             (reverse("admin:analysis_studyanalysis_import_responses", args=[obj.pk]), "Import answers"),
             (reverse("admin:analysis_studyanalysis_import_wide", args=[obj.pk]), "Import wide file"),
+            (reverse("admin:analysis_studyanalysis_import_model_answers", args=[obj.pk]), "Import model answers"),
         ]
         return format_html_join(mark_safe("<br>"), '<a href="{}">{}</a>', links)
 
@@ -66,12 +67,14 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
 
     # --- custom pages -----------------------------------------------------------------------------
     def get_urls(self):
-        def wrap(view, needs_import: bool = False):
+        def wrap(view, needs_import: bool = False, needs: tuple[str, ...] = ()):
             def inner(request, object_id, *args, **kwargs):
                 if not self.has_view_permission(request):
                     raise PermissionDenied
                 if needs_import and not (request.user.has_perm("surveys.add_participant")
                                          and request.user.has_perm("surveys.add_response")):
+                    raise PermissionDenied
+                if not all(request.user.has_perm(p) for p in needs):
                     raise PermissionDenied
                 study = get_object_or_404(StudyAnalysis, pk=object_id)
                 return view(request, study, *args, **kwargs)
@@ -94,5 +97,9 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
                  name="analysis_studyanalysis_import_responses"),
             path("<int:object_id>/import-wide/", wrap(with_context(views.import_wide_page), True),
                  name="analysis_studyanalysis_import_wide"),
+            path("<int:object_id>/import-model-answers/",
+                 wrap(with_context(views.import_model_answers_page),
+                      needs=("elicitation.add_elicitationrun", "elicitation.add_modelresponse")),
+                 name="analysis_studyanalysis_import_model_answers"),
         ]
         return custom + super().get_urls()

@@ -2,7 +2,8 @@
 
 An **agent** is a model configuration: the endpoint's name and the mode, plus what changes the answers —
 the temperature (always for sampled runs, for other modes when it is not 0), ``zero-shot`` without the
-demonstrations and the prompt version when it is not the default. The run's own name, id, study and
+demonstrations, the prompt version when it is not the default and the prompt style when it is not
+``standard`` (e.g. ``gpt-4 (greedy, cot)``). The run's own name, id, study and
 number of samples are left out, so the same configuration has the same name on a non-verifiable study
 and on its verifiable companion and the two rows of the report line up.
 
@@ -31,6 +32,7 @@ from surveys.models import Study
 
 ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
 DEFAULT_PROMPT_VERSION = ElicitationRun._meta.get_field("prompt_version").default
+DEFAULT_PROMPT_STYLE = ElicitationRun._meta.get_field("prompt_style").default
 
 
 def agent_name(run: ElicitationRun) -> str:
@@ -43,6 +45,8 @@ def agent_name(run: ElicitationRun) -> str:
         parts.append("zero-shot")
     if run.prompt_version and run.prompt_version != DEFAULT_PROMPT_VERSION:
         parts.append(f"prompt {run.prompt_version}")
+    if run.prompt_style and run.prompt_style != DEFAULT_PROMPT_STYLE:
+        parts.append(run.prompt_style)
     return f"{run.endpoint.name} ({', '.join(parts)})"
 
 
@@ -84,6 +88,12 @@ def study_expressions(study: Study) -> set[str]:
                .values_list("expression", flat=True))
 
 
+def coverage_field(study: Study) -> str:
+    """What a run's coverage is counted in: the items' expressions, or their keys for a kind without
+    expressions (WEP choice, intervals, verbalisations)."""
+    return "expression" if study_expressions(study) else "key"
+
+
 def _rank(use: RunUse, created: dict[int, Any]) -> tuple:
     return (use.covers_all, use.covers_all and use.status == ElicitationRun.Status.COMPLETED and not use.failed,
             created[use.run_id], use.run_id)
@@ -97,10 +107,12 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
                           n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
                           n_items=Count("responses__item", filter=Q(responses__status__in=ANSWER_STATUSES),
                                         distinct=True)))
-    expressions = study_expressions(study)
+    unit = coverage_field(study)
+    expressions = (study_expressions(study) if unit == "expression"
+                   else set(study.main_items().values_list("key", flat=True)))
     covered: dict[int, set[str]] = {run.pk: set() for run in runs}
     rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, item__is_control=False)
-            .values_list("run_id", "item__expression").distinct())
+            .values_list("run_id", f"item__{unit}").distinct())
     for run_id, expression in rows:
         if expression in expressions:
             covered[run_id].add(expression)
@@ -123,7 +135,7 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
                 use.used = True
                 if not use.covers_all:
                     use.note = (f"partial: answers cover {use.expressions_covered} of {use.expressions_total} "
-                                "expressions; not comparable")
+                                f"{'expressions' if unit == 'expression' else 'items'}; not comparable")
             elif not use.answers:
                 use.note = "no answers yet"
             else:

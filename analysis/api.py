@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
 from analysis.filtering import FilterError, apply_attention_filter
-from analysis.report import ReportError, build_report
+from analysis.reports import ReportError, build_report
 from surveys.models import Study
 
 

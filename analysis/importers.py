@@ -155,10 +155,29 @@ class ItemIndex:
             if not candidates:
                 raise _CellError(cols.truth, f"no item with {what} has truth {truth or 'none'!r}")
         if len(candidates) > 1:
-            hint = ("add a truth column" if {i.truth for i in candidates} >= {"true", "false"}
-                    else "add an expression column or identify the items by text")
-            raise _CellError(key_col, f"{what} matches {len(candidates)} items ({hint})")
+            raise _CellError(key_col, ambiguity(cols, what, label, candidates))
         return candidates[0]
+
+
+def ambiguity(cols: ResponseColumns, what: str, label: str | None, candidates: list[Item]) -> str:
+    """Why a row names several items: what they share (the row's statement id or text, and expression), what
+    tells them apart, and which column would (``--truth``, ``--expression``, ``--text``)."""
+    shared = what + (f" and expression {label!r}" if label is not None else "")
+    differ = [name for name, attr in (("expression", "label"), ("truth", "truth"), ("statement", "statement"))
+              if len({str(getattr(i, attr) or "") for i in candidates}) > 1]
+    fixes = []
+    if "truth" in differ and not cols.truth:
+        fixes.append("add a truth column (--truth, true/false)")
+    if "expression" in differ and not cols.expression:
+        fixes.append("add an expression column (--expression)")
+    if "statement" in differ and not cols.text:
+        fixes.append("identify the rows by the item's text (--text COLUMN with the sentence or the statement, "
+                     "instead of --statement)")
+    if not fixes:
+        fixes.append("name the items by key in the file: nothing else tells them apart"
+                     if not differ else "the given columns cannot tell them apart")
+    return (f"{len(candidates)} items share {shared}; they differ in "
+            f"{', '.join(differ) or 'their key only'}: {'; or '.join(fixes)}")
 
 
 class _CellError(ValueError):

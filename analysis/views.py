@@ -14,10 +14,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
-from analysis.figures import png_data_uri, report_figures
+from analysis.reports import ReportError, build_report, png_data_uri
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
-from analysis.report import ReportError, build_report, html_tables
+from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
 
@@ -69,6 +69,61 @@ class ImportWideForm(forms.Form):
                                           "(default: the file name and a dash).")
 
 
+class ImportModelAnswersForm(forms.Form):
+    """A file of model answers produced elsewhere, what run they become and how to read the file."""
+
+    file = forms.FileField(help_text="CSV or JSON Lines (.jsonl), UTF-8.")
+    model = forms.CharField(label="Model name", max_length=200,
+                            help_text="The agent in the report is “name (mode)”; not the name of a live endpoint.")
+    mode = forms.ChoiceField(choices=[("greedy", "greedy (temperature 0)"), ("sampled", "sampled")], initial="greedy")
+    temperature = forms.FloatField(required=False, help_text="Sampled answers: their temperature.")
+    prompt_style = forms.CharField(initial="standard", help_text="One of the instrument's prompt styles.")
+    zero_shot = forms.BooleanField(required=False, label="Zero-shot", help_text="Answered without demonstrations.")
+    shape = forms.ChoiceField(choices=[("long", "long: one row per answer"),
+                                       ("wide", "wide: one row per WEP, one column per context or sample (Tang)")],
+                              initial="long")
+    answer_column = forms.CharField(initial="answer", label="Answer column", help_text="Long files.")
+    key_column = forms.CharField(required=False, label="Item key column", help_text="Long files.")
+    fields = forms.CharField(required=False, label="Item field columns",
+                             help_text=f"Long files: FIELD=COLUMN, comma-separated (fields: {', '.join(MATCH_FIELDS)}). "
+                                       "Empty: the columns named like the fields.")
+    fixed = forms.CharField(required=False, label="Fixed item fields",
+                            help_text="FIELD=VALUE for every row, comma-separated, e.g. context=CNC, language=en.")
+    sample_column = forms.CharField(required=False, help_text="Long files; empty: repeated answers numbered 0, 1, 2 …")
+    wep_column = forms.CharField(required=False, label="WEP column", help_text="Wide files; empty: the first.")
+    columns = forms.CharField(initial="auto", label="Answer columns are",
+                              help_text="Wide files: auto, samples, position, or an item field their headers hold.")
+    scale = forms.ChoiceField(choices=[("auto", "detect (0–1 when every number is within 0–1)"),
+                                       ("1", "probabilities 0–1 (× 100)"), ("100", "as written (0–100)")],
+                              initial="auto")
+    keep_missing = forms.BooleanField(required=False, help_text="Keep empty/NA cells as unparseable answers.")
+
+    def clean(self):
+        data = super().clean()
+        try:
+            data["fields_map"] = parse_assignments(_pairs(data.get("fields", "")), "field")
+            data["fixed_map"] = parse_assignments(_pairs(data.get("fixed", "")), "fixed field")
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        if data.get("key_column", "").strip():
+            if data["fields_map"]:
+                raise forms.ValidationError("Give either an item key column or item field columns, not both.")
+            data["fields_map"] = {"key": data["key_column"].strip()}
+        return data
+
+    def settings(self) -> ModelAnswerFile:
+        d = self.cleaned_data
+        return ModelAnswerFile(
+            model=d["model"].strip(), shape=d["shape"], answer=d["answer_column"].strip(), fields=d["fields_map"],
+            fixed=d["fixed_map"], sample=d["sample_column"].strip() or None, wep=d["wep_column"].strip() or None,
+            columns=d["columns"].strip() or "auto", scale=d["scale"], keep_missing=d["keep_missing"], mode=d["mode"],
+            temperature=d["temperature"], prompt_style=d["prompt_style"].strip(), few_shot=not d["zero_shot"])
+
+
+def _pairs(text: str) -> list[str]:
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
+
+
 def _header(upload) -> list[str]:
     """The header cells of an uploaded CSV (for the error page), or []."""
     try:
@@ -87,9 +142,9 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
         report = build_report(study)
     except ReportError as exc:
         return render(request, "analysis/report.html", context | {"problem": str(exc)})
-    figures = [{"name": name, "src": png_data_uri(fig)} for name, fig in report_figures(report)]
+    figures = [{"name": name, "src": png_data_uri(fig)} for name, fig in report.figures()]
     return render(request, "analysis/report.html", context | {
-        "report": report, "meta": report.meta(), "tables": html_tables(report), "figures": figures,
+        "report": report, "meta": report.meta(), "tables": report.html_tables(), "figures": figures,
     })
 
 
@@ -166,3 +221,10 @@ def import_wide_page(request: HttpRequest, study: Study, admin_context: dict) ->
 
     return _import_page(request, study, admin_context, form, "wide",
                         f"Import a wide survey file into {study.title}", run)
+
+
+def import_model_answers_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
+    """Upload model answers produced elsewhere; they become an imported run. All or nothing."""
+    form = ImportModelAnswersForm(request.POST or None, request.FILES or None)
+    return _import_page(request, study, admin_context, form, "model", f"Import model answers into {study.title}",
+                        lambda f: import_model_answers(study, f.cleaned_data["file"], f.settings()))

@@ -17,7 +17,7 @@ from .run_form import RunForm
 from .runs import RunStateError, cancel_run, resume_run, start_run
 
 RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_per_item", "seed", "top_logprobs",
-                "max_tokens", "few_shot", "prompt_version")
+                "max_tokens", "few_shot", "prompt_version", "prompt_style")
 
 
 @admin.register(ModelEndpoint)
@@ -52,7 +52,7 @@ class ElicitationRunAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
-                             "few_shot", "prompt_version", "budget_usd")}),
+                             "few_shot", "prompt_version", "prompt_style", "budget_usd")}),
         ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
                               "last_started_at", "finished_at")}),
     )

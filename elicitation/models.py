@@ -65,6 +65,10 @@ class ElicitationRun(models.Model):
         TOP_LOGPROBS = "top_logprobs", "top-logprobs distribution"
         FULL_DISTRIBUTION = "full_distribution", "full distribution (completion logprobs)"
 
+    class Source(models.TextChoices):
+        LIVE = "live", "asked by this platform"
+        IMPORTED = "imported", "imported answers (produced elsewhere)"
+
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         RUNNING = "running", "Running"
@@ -98,12 +102,19 @@ class ElicitationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     last_started_at = models.DateTimeField(null=True, blank=True, help_text="Last start or resume.")
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Imported runs (analysis/model_answer_import.py): answers produced elsewhere, read from a file; never
+    # started or resumed. The file's SHA-256 is unique per study, so the same file cannot be imported twice.
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.LIVE, db_index=True)
+    source_file = models.CharField(max_length=300, blank=True, help_text="Imported runs: the file's name.")
+    source_sha256 = models.CharField(max_length=64, blank=True, help_text="Imported runs: SHA-256 of the file.")
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(samples_per_item__gte=1), name="run_at_least_one_sample"),
             models.CheckConstraint(condition=Q(temperature__gte=0), name="run_temperature_not_negative"),
+            models.UniqueConstraint(fields=["study", "source_sha256"], condition=~Q(source_sha256=""),
+                                    name="run_imported_file_once_per_study"),
         ]
 
     def __str__(self) -> str:

@@ -44,17 +44,24 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
         errors["max_tokens"] = "at least 1 token."
     if run.budget_usd is not None and run.budget_usd <= 0:
         errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
+    if run.study_id:
+        styles = run.study.kind.prompt_styles
+        if run.prompt_style not in styles:
+            errors["prompt_style"] = (f"{run.study.instrument} items are asked with the prompt style "
+                                      f"{' or '.join(repr(s) for s in styles)}, not {run.prompt_style!r}.")
     return errors
 
 
 def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *, items: Iterable[Item] = (),
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
-               prompt_version: str | None = None, created_by: Any = None) -> ElicitationRun:
+               prompt_version: str | None = None, prompt_style: str = "standard",
+               created_by: Any = None) -> ElicitationRun:
     """A new draft run (validated; ValidationError names the bad settings)."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
-                         top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, created_by=created_by)
+                         top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
+                         created_by=created_by)
     if prompt_version:
         run.prompt_version = prompt_version
     run.full_clean()
@@ -107,8 +114,17 @@ def _set_running(run: ElicitationRun) -> None:
     run.save(update_fields=["status", "status_reason", "finished_at", "last_started_at", "started_at"])
 
 
+def refuse_imported(run: ElicitationRun) -> None:
+    """An imported run holds answers read from a file: there is nothing to ask, and its endpoint stands for
+    a model that is not reachable."""
+    if run.source == ElicitationRun.Source.IMPORTED:
+        raise RunStateError(f"run {run.pk} holds imported answers ({run.source_file or 'a file'}); "
+                            "it cannot be started or resumed")
+
+
 def start_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
     """Start a draft run: create its rows and queue its items. Returns the queued item ids."""
+    refuse_imported(run)
     errors = settings_errors(run)
     if errors:
         raise RunStateError("; ".join(f"{k}: {v}" for k, v in errors.items()))
@@ -134,6 +150,7 @@ def cancel_run(run: ElicitationRun, reason: str = "") -> bool:
 def resume_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
     """Carry on a stopped or finished run: failed answers become pending again and every item with a
     pending answer is queued (answers already given are kept). Returns the queued item ids."""
+    refuse_imported(run)
     if run.status == Status.DRAFT:
         return start_run(run, queue=queue)
     with transaction.atomic():

@@ -11,7 +11,7 @@ from .models import Response, Study
 COLUMNS: tuple[str, ...] = (
     "study", "prolific_pid", "participant_status", "position", "item_key", "label", "expression",
     "statement_id", "statement_type", "truth", "is_control", "speaker_shown", "speaker_gender_shown",
-    "sentence_shown", "value", "time_taken_ms", "client_time_ms", "answered_at", "imported",
+    "sentence_shown", "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "answered_at", "imported",
 )
 CHUNK_SIZE = 2000
 
@@ -50,6 +50,9 @@ def raw_rows(study: Study) -> Iterator[list[str]]:
             speaker[1],
             kind.sentence(item, slot.speaker()),
             _number(response.value),
+            response.choice,
+            _number(response.lower),
+            _number(response.upper),
             _number(response.time_taken_ms),
             _number(response.client_time_ms),
             response.created_at.isoformat(),

@@ -12,8 +12,8 @@ from matplotlib.patches import Rectangle
 from analysis.metrics.belem_agreement import histograms
 from analysis.metrics.answers import HUMAN
 from analysis.dataset import study_answers
-from analysis.figures import report_figures
-from analysis.report import build_report
+from analysis.reports.belem_figures import report_figures
+from analysis.reports import build_report
 from test_analysis_factories import nv_and_v
 
 

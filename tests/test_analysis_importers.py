@@ -190,7 +190,8 @@ def test_long_import_by_statement_text_needs_the_expression(imported_nv, tmp_pat
     path = write_csv(tmp_path / "t.csv", ["who", "statement", "v"], [["P1", item.statement, "40"]])
     with pytest.raises(ImportFailed) as info:
         import_responses(imported_nv, path, ResponseColumns(participant="who", text="statement", value="v"))
-    assert "matches 15 items" in str(info.value)
+    assert info.value.errors[0].message == (f"15 items share text {item.statement!r}; they differ in expression: "
+                                            "add an expression column (--expression)")
     path = write_csv(tmp_path / "t.csv", ["who", "statement", "e", "v"], [["P1", item.statement, item.label, "40"]])
     import_responses(imported_nv, path, ResponseColumns(participant="who", text="statement", expression="e", value="v"))
     assert Response.objects.get(participant__prolific_pid="P1").item == item
@@ -201,8 +202,13 @@ def test_long_import_verifiable_set_by_text(v_study, tmp_path):
     item = v_study.main_items().filter(truth="false", is_control=False).order_by("id").first()
     path = write_csv(tmp_path / "v.csv", ["pid", "sid", "expr", "answer"], [["P1", item.statement_id, item.label, "30"]])
     cols = ResponseColumns(participant="pid", statement="sid", expression="expr", value="answer")
-    with pytest.raises(ImportFailed, match="matches 2 items \\(add an expression column or identify the items by text"):
+    with pytest.raises(ImportFailed) as info:
         import_responses(v_study, path, cols)
+    # the expression column was given: the message says what is shared and that the text tells the rows apart
+    message = info.value.errors[0].message
+    assert message.startswith(f"2 items share statement id {item.statement_id!r} and expression {item.label!r}; "
+                              "they differ in statement: identify the rows by the item's text (--text")
+    assert "add an expression column" not in message
     rows = [["P1", item.statement, item.label, "30", "true"]]
     path = write_csv(tmp_path / "v.csv", ["pid", "s", "expr", "answer", "t"], rows)
     cols = ResponseColumns(participant="pid", text="s", expression="expr", value="answer", truth="t")

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.report import ReportError, build_report
+from analysis.reports import ReportError, build_report
 from elicitation.models import ElicitationRun
 from surveys.importers import import_items
 from surveys.models import Participant, Response, Study
@@ -107,7 +107,7 @@ def test_report_of_a_non_verifiable_study_has_no_v_columns(studies):
     report = build_report(nv)
     assert report.v_study is None and "pa_v" not in report.analysis.summary.columns
     assert "knowledge_bias" not in report.tables()
-    names = [name for name, _ in __import__("analysis.figures", fromlist=["x"]).report_figures(report)]
+    names = [name for name, _ in report.figures()]
     assert names == ["histograms-nv-human", "histograms-nv-logprobs-top_logprobs", "histograms-nv-modelx-greedy"]
 
 

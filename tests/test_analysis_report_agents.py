@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from analysis.agents import agent_name, choose_runs
-from analysis.figures import report_figures
-from analysis.report import build_report
+from analysis.reports.belem_figures import report_figures
+from analysis.reports import build_report
 from elicitation.models import ElicitationRun
 from surveys.models import Study
 from test_analysis_factories import add_run, endpoint, model_value, nv_and_v, subset

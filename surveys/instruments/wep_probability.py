@@ -125,6 +125,7 @@ class WepProbability(Instrument):
     # Tang et al. and the Fagen-Ulmschneider survey keep every respondent: Belem's attention filter is off by
     # default (a study can still turn it on).
     attention_filter_default = False
+    report_sections = ("belem", "tang_rq1")
     scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------

@@ -8,7 +8,9 @@ from surveys.importers import ImportFailed
 
 
 class Command(BaseCommand):
-    help = ("Import human answers in long format (one row per answer) from an earlier study. "
+    help = ("Import human answers in long format (one row per answer) from an earlier study. An item is found by "
+            "--statement (statement id) or --text (its sentence or statement), with --expression and, where needed, "
+            "--truth; when a row names several items the error says what they share and what tells them apart. "
             "All or nothing: any bad row is reported with its line and column and nothing is imported.")
 
     def add_arguments(self, parser):
@@ -17,13 +19,18 @@ class Command(BaseCommand):
         parser.add_argument("--participant", required=True, metavar="COL", help="column with the participant id")
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--statement", metavar="COL", help="column with the statement id")
-        which.add_argument("--text", metavar="COL", help="column with the item's rendered text or its statement")
+        which.add_argument("--text", metavar="COL",
+                           help="column with the item's rendered text (the sentence as shown) or its bare statement, "
+                                "instead of --statement. Use it when a statement id is shared by different "
+                                "statements (Belem's verifiable file gives two different statements each id): "
+                                "the text tells those rows apart where the id cannot")
         parser.add_argument("--expression", metavar="COL",
                             help="column with the expression ('control' for control items); required unless "
                                  "the text identifies the item on its own")
         parser.add_argument("--value", required=True, metavar="COL", help="column with the answer")
         parser.add_argument("--truth", metavar="COL",
-                            help="column with true/false, where a statement id is shared by a true and a false item")
+                            help="column with true/false, where a statement id (or text) is shared by a true and a "
+                                 "false item of the same statement")
         parser.add_argument("--time", metavar="COL", help="column with the time taken")
         parser.add_argument("--time-unit", choices=["ms", "s"], default="ms", help="unit of --time (default ms)")
 

@@ -4,7 +4,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.report import ReportError, build_report
+from analysis.reports import ReportError, build_report
 from surveys.cli import get_study
 
 
@@ -25,6 +25,5 @@ class Command(BaseCommand):
         except ReportError as exc:
             raise CommandError(str(exc)) from None
         written = report.write(out, figures=not options["no_figures"])
-        summary = report.analysis.summary
-        self.stdout.write(summary.round(2).to_string())
+        self.stdout.write(report.summary_text())
         self.stdout.write(self.style.SUCCESS(f"written {len(written)} files to {out}"))

@@ -37,6 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("--budget", help="stop cleanly once the cost reaches this many USD")
         parser.add_argument("--name", default="")
         parser.add_argument("--prompt-version", help="label stored with the run")
+        parser.add_argument("--prompt-style", default="standard",
+                            help="one of the study's kind's prompt styles (e.g. standard or cot for wep_choice)")
         parser.add_argument("--estimate-only", action="store_true", help="print the estimate; create nothing")
         parser.add_argument("--resume", type=int, metavar="RUN", help="carry on a stopped or failed run")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="cancel a run (answers so far are kept)")
@@ -108,11 +110,12 @@ class Command(BaseCommand):
             temperature = 1.0 if o["mode"] == ElicitationRun.Mode.SAMPLED else 0.0
         settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
-                        budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"])
+                        budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],
+                        prompt_style=o["prompt_style"])
         if o["estimate_only"]:
             run = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
                                  temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
-                                 top_logprobs=o["top_logprobs"])
+                                 top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
             self._validate(run)
             self._print_estimate(run, items=items)
             return None

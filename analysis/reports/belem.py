@@ -1,11 +1,12 @@
-"""The study report: Belem-shaped tables, the knowledge-bias table, descriptives and figures of one study.
+"""Belem et al.'s report section: Belem-shaped tables, the knowledge-bias table, descriptives and figures of
+one study (the figures in analysis/reports/belem_figures.py).
 
-:func:`build_report` takes a study. A verifiable study (items with a truth value) is reported together
+:func:`build` takes a study. A verifiable study (items with a truth value) is reported together
 with its ``reference_study``: the reference distribution, the label ranking of the attention filter and
 the non-verifiable columns of the tables come from there, ΔPA = PA(verifiable) − PA(non-verifiable). The
 attention filter is applied (and stored on the participants) first. The metric formulas live in the pure
-modules (analysis/belem_tables.py and what it calls, analysis/tang.py); this module gathers the data
-and shapes the output: JSON, CSV tables, HTML tables and figures.
+modules (analysis/metrics/belem_tables.py and what it calls); this module gathers the data and shapes the
+output: tables, HTML tables and figures (analysis.reports.Report writes them as JSON, CSV, PNG and SVG).
 
 Agents: ``human`` (completed participants; the tables use the attention-filtered ones) and one per model
 configuration, named ``endpoint (mode)`` so the same endpoint and mode line up across the two statement sets;
@@ -14,11 +15,9 @@ one run per agent and set is used (analysis/agents.py). Rows that were not score
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import study_answers
 from analysis.filtering import FilterError, FilterResult, apply_attention_filter, is_verifiable
-from analysis.metrics.tang_divergence import tang_table
+from analysis.reports import ReportError
 from surveys.models import Study
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
@@ -53,10 +52,6 @@ def set_wording(study: Study, has_verifiable: bool) -> dict[str, str]:
     return {"nv": f"{name} questions", "v": f"{name} questions"}
 
 
-class ReportError(ValueError):
-    """The report cannot be built (yet); the message says why."""
-
-
 @dataclass
 class StudyReport:
     study: Study
@@ -68,7 +63,6 @@ class StudyReport:
     attention: list[FilterResult]
     descriptives: pd.DataFrame
     truth_means: pd.DataFrame | None
-    tang: pd.DataFrame | None
     runs: list[RunUse] = field(default_factory=list)
     sets: dict[str, str] = field(default_factory=lambda: dict(STATEMENT_SETS))
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
@@ -92,8 +86,6 @@ class StudyReport:
         out["ranking"] = _flat(a.ranking, "label")
         out["attention"] = self.attention_table()
         out["runs"] = self.runs_table()
-        if self.tang is not None:
-            out["tang"] = _flat(self.tang)
         return out
 
     def summary_table(self) -> pd.DataFrame:
@@ -142,33 +134,20 @@ class StudyReport:
             "not_comparable": self.not_comparable(),
         }
 
-    def to_json(self) -> dict[str, Any]:
-        """The report as JSON-ready data: meta plus every table as a list of records (NaN → null)."""
-        return {"meta": self.meta(), "tables": {name: _records(t) for name, t in self.tables().items()}}
+    @property
+    def titles(self) -> dict[str, str]:
+        return {name: title.format(**self.sets) for name, title in TITLES.items()}
 
-    # --- files -----------------------------------------------------------------------------------
-    def write(self, out_dir: str | Path, figures: bool = True) -> list[Path]:
-        """Write report.json, one CSV per table and (``figures``) every figure as PNG and SVG."""
-        from analysis.figures import report_figures, save_figure
+    def figures(self) -> list[tuple[str, Any]]:
+        from analysis.reports.belem_figures import report_figures
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        data = self.to_json()
-        names: list[str] = []
-        if figures:
-            for name, fig in report_figures(self):
-                written += save_figure(fig, out / name)
-                names.append(name)
-        data["meta"]["figures"] = names
-        path = out / "report.json"
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
-        written.append(path)
-        for name, table in self.tables().items():
-            path = out / f"{name}.csv"
-            table.to_csv(path, index=False)
-            written.append(path)
-        return written
+        return list(report_figures(self))
+
+    def html_tables(self) -> list[dict[str, str]]:
+        return html_tables(self)
+
+    def summary_text(self) -> str:
+        return self.analysis.summary.round(2).to_string()
 
 
 def _flat(df: pd.DataFrame, index_name: str | None = None) -> pd.DataFrame:
@@ -177,22 +156,6 @@ def _flat(df: pd.DataFrame, index_name: str | None = None) -> pd.DataFrame:
         out.index.name = index_name
     out.columns = [str(c) for c in out.columns]
     return out.reset_index()
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        return None if math.isnan(value) or math.isinf(value) else float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if value is pd.NA:
-        return None
-    return value
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _clean(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
 
 
 # --- building -------------------------------------------------------------------------------------
@@ -243,7 +206,7 @@ def truth_means(nv: pd.DataFrame, v: pd.DataFrame) -> pd.DataFrame:
     return table.set_index(["agent", "label", "statements"])
 
 
-def build_report(study: Study) -> StudyReport:
+def build(study: Study) -> StudyReport:
     """The report of ``study`` (and its reference study when it is a verifiable set). ReportError when the
     data are not there yet."""
     try:
@@ -282,13 +245,10 @@ def build_report(study: Study) -> StudyReport:
     descriptives = descriptives.sort_index(
         key=lambda idx: idx.map(lambda u: rank.get(u, len(rank))) if idx.name == "label" else idx, kind="stable")
     descriptives = descriptives.sort_values("set", kind="stable")
-    tang = None
-    if nv_study.instrument == "wep_probability" and (nv["agent"] != HUMAN).any():
-        tang = tang_table(nv_kept)
     return StudyReport(study=study, nv_study=nv_study, v_study=v_study, analysis=analysis, nv_answers=nv_kept,
                        v_answers=v_kept, attention=attention, descriptives=descriptives,
                        truth_means=truth_means(nv_kept, v_kept) if v_kept is not None and not v_kept.empty else None,
-                       tang=tang, runs=runs, sets=set_wording(nv_study, v_study is not None))
+                       runs=runs, sets=set_wording(nv_study, v_study is not None))
 
 
 # --- HTML (admin page) ------------------------------------------------------------------------------
@@ -305,7 +265,6 @@ TITLES = {
     "ranking": "Label ranking of the attention filter (mean answer of all participants, before filtering)",
     "attention": "Participants excluded by the attention filter (kept in the database)",
     "runs": "Model runs: the one run used per agent and set, and why the others are not",
-    "tang": "Tang et al. comparison per model and WEP: KL divergence, Brunner–Munzel θ̂ with 95% CI and p, |median difference|",
 }
 
 

@@ -27,7 +27,7 @@ from analysis.metrics.belem_agreement import answer_counts, histograms  # noqa: 
 from analysis.metrics.answers import HUMAN  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
-    from analysis.report import StudyReport
+    from analysis.reports.belem import StudyReport
 
 COLOURS = {"true": "#1b7837", "false": "#c2410c", "non-verifiable": "#4b5563"}
 MARKERS = {"true": "o", "false": "s", "non-verifiable": "D"}
@@ -167,24 +167,3 @@ def report_figures(report: "StudyReport") -> Iterator[tuple[str, Figure]]:
         if not means.empty:
             yield "truth-overall", truth_overall(means, notes)
             yield "truth-by-expression", truth_by_expression(means, order, notes)
-
-
-def save_figure(fig: Figure, stem: Path) -> list[Path]:
-    """Save as ``stem``.png (150 dpi) and ``stem``.svg, then close the figure."""
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    try:
-        fig.savefig(paths[0], dpi=150)
-        fig.savefig(paths[1])
-    finally:
-        plt.close(fig)
-    return paths
-
-
-def png_data_uri(fig: Figure) -> str:
-    """The figure as a base64 PNG data URI (for the admin page), then closed."""
-    buffer = io.BytesIO()
-    try:
-        fig.savefig(buffer, format="png", dpi=110)
-    finally:
-        plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -1,0 +1,671 @@
+"""Importing model answers produced elsewhere (e.g. a paper's published results) as an *imported run*.
+
+An imported run is an :class:`~elicitation.models.ElicitationRun` with ``source="imported"``, status
+*completed*, the file's name and SHA-256, on an endpoint that stands for the external model (``base_url``
+:data:`IMPORTED_BASE_URL`, notes :data:`IMPORTED_NOTES`; never called: such a run cannot be started or
+resumed). Each answer is one :class:`~elicitation.models.ModelResponse` row: the raw text kept in
+``raw_output``, parsed by the study's instrument (``kind.parse_model_answer``) into the typed columns and the
+bin exactly as a live answer (``elicitation.modes.answered``); text the instrument cannot read is kept as an
+*unparseable* answer and counted. The report treats the run as any other agent (``analysis/agents.py``).
+
+Two shapes of file:
+
+- **long** (CSV or JSON Lines): one row per answer. The item is named by its key (``key``) or by its own
+  fields (``expression``, ``statement_id``, ``context``, ``language``, ``truth``, ``text``), each from a
+  column or fixed for every row (``fixed``). Repeated answers to one item get sample indexes 0, 1, 2 … in
+  file order, or take them from a sample column.
+- **wide** (CSV), as Tang et al.'s ``Results - *.csv``: one row per WEP (first column, or ``wep``), one
+  column per context or sample holding the model's answer. Columns named ``avg``/``std`` (and the like) are
+  summaries and ignored; rows whose WEP is not an expression of the study are ignored and listed. When the
+  WEP names one item, each column is another sample of it (sample index = the column's position); when it
+  names several (one per context), the columns stand for them, in the order of their statement ids
+  (``columns="position"``), or by the item field their header holds (``columns="statement_id"``…).
+
+Numbers written on a 0–1 scale (Tang's models answered probabilities 0–1) are read on the instrument's 0–100
+scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
+strictly between); the first number of the text is multiplied by 100 before parsing, the original text is
+kept in ``raw_output``. Cells ``NA``, ``N/A``, ``nan``, ``null``, ``none`` or empty are *missing* (no answer
+recorded): skipped and counted, or kept as unparseable answers with ``keep_missing``.
+
+All or nothing: any problem raises :class:`surveys.importers.ImportFailed` naming the line (the header is
+line 1) and the column, and nothing is written. The same file (same bytes) cannot be imported twice into a
+study: the second import is refused, naming the run that holds it (a database constraint backs this).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import IO, Any, Iterable, Mapping, Sequence
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from analysis.importers import _CellError, normalise, normalise_expression
+from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
+from elicitation.modes import Outcome, answered
+from surveys.importers import ImportFailed, RowError, _decode, read_csv_records
+from surveys.instruments import Instrument
+from surveys.instruments.shapes import FIRST_NUMBER, ScaleShape
+from surveys.models import Item, Study
+
+IMPORTED_BASE_URL = "http://imported.invalid/"
+IMPORTED_NOTES = "imported answers"
+MATCH_FIELDS = ("key", "expression", "statement_id", "context", "language", "truth", "text")
+MISSING = ("", "na", "n/a", "nan", "null", "none")
+SUMMARY_COLUMNS = ("avg", "average", "mean", "std", "sd", "stdev", "median")
+IMPORT_MODES = (ElicitationRun.Mode.GREEDY, ElicitationRun.Mode.SAMPLED)
+SHAPES = ("long", "wide")
+FORMATS = ("csv", "jsonl")
+SCALES = ("auto", "1", "100")
+WIDE_COLUMNS = ("auto", "samples", "position")
+# What tells candidate items apart, in the words of the error messages.
+DIFFERENCES = (("expression", "label"), ("statement_id", "statement_id"), ("context", "context"),
+               ("language", "language"), ("truth", "truth"), ("text", "statement"))
+
+Source = str | Path | IO[bytes] | IO[str]
+
+
+@dataclass
+class ModelAnswerFile:
+    """How to read a file of model answers and what run they become.
+
+    ``fields``: item field → column of a long file (fields: :data:`MATCH_FIELDS`; ``key`` is the item key);
+    ``fixed``: item field → the value for every row (e.g. ``{"context": "CNC", "language": "en"}``). A long
+    file with neither a key nor a field column is matched by the columns named like the fields.
+    ``columns`` (wide): ``auto``, ``samples``, ``position`` or an item field the headers hold.
+    """
+
+    model: str
+    shape: str = "long"
+    format: str = ""                 # csv | jsonl; "" → from the file name (.jsonl/.ndjson → jsonl)
+    answer: str = "answer"           # long: the column with the model's answer
+    fields: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, str] = field(default_factory=dict)
+    sample: str | None = None        # long: a column with the sample index (0, 1, …)
+    wep: str | None = None           # wide: the column with the WEP (default: the first)
+    columns: str = "auto"
+    ignore: tuple[str, ...] = ()     # wide: more columns to ignore
+    scale: str = "auto"
+    keep_missing: bool = False
+    mode: str = ElicitationRun.Mode.GREEDY
+    temperature: float | None = None
+    prompt_style: str = "standard"
+    few_shot: bool = True
+    prompt_version: str = ""
+    name: str = ""
+
+    def problems(self) -> list[str]:
+        """What is wrong with these settings (empty when they can be used)."""
+        out = []
+        if not self.model.strip() or not slugify(self.model):
+            out.append("give the model's name (letters or digits)")
+        if self.shape not in SHAPES:
+            out.append(f"shape must be one of {', '.join(SHAPES)}, not {self.shape!r}")
+        if self.format and self.format not in FORMATS:
+            out.append(f"format must be one of {', '.join(FORMATS)}, not {self.format!r}")
+        if self.shape == "wide" and self.format == "jsonl":
+            out.append("a wide file is a CSV file (one row per WEP, one column per context or sample)")
+        for name in list(self.fields) + list(self.fixed):
+            if name not in MATCH_FIELDS:
+                out.append(f"unknown item field {name!r} (fields: {', '.join(MATCH_FIELDS)})")
+        both = set(self.fields) & set(self.fixed)
+        if both:
+            out.append(f"{', '.join(sorted(both))}: given both as a column and as a fixed value")
+        if self.columns not in WIDE_COLUMNS + MATCH_FIELDS:
+            out.append(f"columns must be one of {', '.join(WIDE_COLUMNS)} or an item field, not {self.columns!r}")
+        if self.scale not in SCALES:
+            out.append(f"scale must be one of {', '.join(SCALES)}, not {self.scale!r}")
+        if self.mode not in IMPORT_MODES:
+            out.append(f"mode must be {' or '.join(IMPORT_MODES)} (imported answers are texts; distributions "
+                       f"cannot be imported), not {self.mode!r}")
+        if self.mode == ElicitationRun.Mode.SAMPLED and not (self.temperature and self.temperature > 0):
+            out.append("sampled answers need the temperature they were sampled at (above 0)")
+        if self.mode == ElicitationRun.Mode.GREEDY and self.temperature:
+            out.append("greedy means temperature 0; use mode sampled for answers at another temperature")
+        return out
+
+
+@dataclass
+class ModelImportSummary:
+    run: ElicitationRun
+    answers: int
+    unparseable: int
+    items: int
+    missing: int = 0
+    scale_note: str = ""
+    mapping_note: str = ""
+    ignored_rows: list[str] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)
+    unanswered_expressions: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = (f"run {self.run.pk} ({self.run.endpoint.name}, {self.run.mode}, imported): {self.answers} answers "
+                f"to {self.items} items, {self.unparseable} unparseable (kept)")
+        if self.missing:
+            text += f"; {self.missing} missing cells skipped"
+        for note in (self.scale_note, self.mapping_note):
+            if note:
+                text += f"; {note}"
+        if self.ignored_rows:
+            text += f"; ignored rows (not an expression of the study): {', '.join(self.ignored_rows)}"
+        if self.ignored_columns:
+            text += f"; ignored columns: {', '.join(self.ignored_columns)}"
+        if self.unanswered_expressions:
+            text += f"; no answer for: {', '.join(self.unanswered_expressions)}"
+        return text
+
+
+@dataclass
+class _Cell:
+    """One answer read from the file, before parsing."""
+
+    line: int
+    column: str
+    item: Item
+    sample: int | None
+    raw: str
+
+
+# --- matching rows to items -------------------------------------------------------------------
+def item_values(item: Item, name: str) -> set[str]:
+    """The values by which a row can name ``item`` through the field ``name`` (normalised)."""
+    if name == "key":
+        return {item.key.strip()}
+    if name == "expression":
+        return {normalise_expression(item.label)}
+    if name == "statement_id":
+        return {item.statement_id.strip()}
+    if name in ("context", "language"):
+        return {str(getattr(item, name) or "").strip().lower()}
+    if name == "truth":
+        return {item.truth or ""}
+    return {normalise(item.text()), normalise(item.statement)} - {""}  # text: as shown, or the statement
+
+
+def cell_value(name: str, raw: str, column: str) -> str:
+    """A cell naming an item through field ``name``, normalised as :func:`item_values`; _CellError if empty
+    where a value is needed."""
+    text = (raw or "").strip()
+    if name == "truth":
+        value = normalise(text)
+        if value not in ("true", "false", ""):
+            raise _CellError(column, f"{text!r} is not true, false or empty")
+        return value
+    if not text:
+        hint = " (write 'control' for a control item)" if name == "expression" else ""
+        raise _CellError(column, f"is empty{hint}")
+    if name == "expression":
+        return normalise_expression(text)
+    if name in ("context", "language"):
+        return text.lower()
+    if name == "text":
+        return normalise(text)
+    return text
+
+
+class ItemMatcher:
+    """The study's main items (those with the ``fixed`` field values), looked up by the values of ``fields``."""
+
+    def __init__(self, study: Study, fields: Sequence[str], fixed: Mapping[str, str] | None = None):
+        fixed = dict(fixed or {})
+        items = list(study.main_items())
+        for name, value in fixed.items():
+            wanted = cell_value(name, value, f"--set {name}")
+            items = [i for i in items if wanted in item_values(i, name)]
+            if not items:
+                raise _CellError(f"--set {name}", f"no item of the study has {name} {value!r} "
+                                                  "(together with the other fixed values)")
+        self.items, self.fields, self.fixed = items, list(fields), fixed
+        self.index: dict[tuple[str, ...], dict[int, Item]] = defaultdict(dict)
+        for item in items:
+            for combo in product(*(item_values(item, f) for f in self.fields)):
+                self.index[combo][item.pk] = item
+
+    def fixed_text(self) -> str:
+        return "".join(f", {name} {value!r}" for name, value in self.fixed.items())
+
+    def candidates(self, values: Mapping[str, tuple[str, str]]) -> list[Item]:
+        """The items whose fields have ``values`` (field → (column, cell)); _CellError when none has."""
+        normalised = {f: cell_value(f, values[f][1], values[f][0]) for f in self.fields}
+        found = list(self.index.get(tuple(normalised[f] for f in self.fields), {}).values())
+        if found:
+            return found
+        for name in self.fields:  # the first value no item has at all
+            if not any(normalised[name] in item_values(i, name) for i in self.items):
+                raise _CellError(values[name][0], f"no item of the study{self._with()} has {name} "
+                                                  f"{values[name][1].strip()[:80]!r}")
+        together = ", ".join(f"{f} {values[f][1].strip()[:60]!r}" for f in self.fields)
+        raise _CellError(values[self.fields[-1]][0], f"no item of the study{self._with()} has {together} together")
+
+    def match(self, values: Mapping[str, tuple[str, str]]) -> Item:
+        """The one item a row names; _CellError naming what the candidates differ in when there are several."""
+        found = self.candidates(values)
+        if len(found) == 1:
+            return found[0]
+        what = ", ".join(f"{f} {values[f][1].strip()[:60]!r}" for f in self.fields)
+        column = values[self.fields[-1]][0]
+        raise _CellError(column, f"{what}{self.fixed_text()} matches {len(found)} items of the study, which differ "
+                                 f"in {tell_apart(found)}: name that field too (a column, or one value for every "
+                                 "row), or name the items by key")
+
+    def _with(self) -> str:
+        return f" with {self.fixed_text()[2:]}" if self.fixed else ""
+
+
+def tell_apart(items: Sequence[Item]) -> str:
+    """The item fields in which ``items`` differ (e.g. ``statement_id, statement``), or ``key only``."""
+    differ = [name for name, attr in DIFFERENCES if len({str(getattr(i, attr) or "") for i in items}) > 1]
+    return ", ".join(differ) or "key only"
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+# --- reading ----------------------------------------------------------------------------------
+def _read(source: Source) -> tuple[bytes, str]:
+    """The file's bytes and name."""
+    if isinstance(source, (str, Path)):
+        return Path(source).read_bytes(), Path(source).name
+    data = source.read()
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return data, Path(getattr(source, "name", "") or "upload").name
+
+
+def _format_of(settings: ModelAnswerFile, name: str) -> str:
+    if settings.format:
+        return settings.format
+    return "jsonl" if name.lower().endswith((".jsonl", ".ndjson", ".jsonlines")) else "csv"
+
+
+def _json_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def read_jsonl(data: bytes) -> tuple[list[tuple[int, dict[str, str]]], list[RowError]]:
+    """(line, row) of a JSON Lines file (one object per line; blank lines skipped), values as text, and an
+    error naming the line of each line that is not a JSON object."""
+    text = _decode(io.BytesIO(data))
+    rows, errors = [], []
+    for line, content in enumerate(text.splitlines(), start=1):
+        if not content.strip():
+            continue
+        try:
+            obj = json.loads(content)
+        except json.JSONDecodeError as exc:
+            errors.append(RowError(line, "-", f"not valid JSON ({exc.msg} at character {exc.colno})"))
+            continue
+        if not isinstance(obj, dict):
+            errors.append(RowError(line, "-", "a line must hold one JSON object ({\"key\": …, \"answer\": …})"))
+            continue
+        rows.append((line, {str(k): _json_cell(v) for k, v in obj.items()}))
+    return rows, errors
+
+
+def read_table(data: bytes) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header and (line, cells) of a CSV file kept as lists (a wide file's headers may be blank or repeat);
+    blank rows skipped; ImportFailed for malformed CSV or a row with more or fewer cells than the header."""
+    reader = csv.reader(io.StringIO(_decode(io.BytesIO(data)), newline=""))
+    try:
+        header = [h.strip() for h in next(reader, [])]
+        rows, errors = [], []
+        while True:
+            start = reader.line_num + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                errors.append(RowError(start, "-", f"the row has {len(cells)} cells, "
+                                                   f"{'more' if len(cells) > len(header) else 'fewer'} than the "
+                                                   f"{len(header)} columns of the header"))
+                continue
+            rows.append((start, cells))
+    except csv.Error as exc:
+        raise ImportFailed([RowError(reader.line_num or 1, "-", f"malformed CSV: {exc}")]) from None
+    if errors:
+        raise ImportFailed(errors)
+    return header, rows
+
+
+def is_missing(raw: str) -> bool:
+    return (raw or "").strip().lower() in MISSING
+
+
+def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
+    """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
+    fields = dict(settings.fields)
+    if fmt == "csv":
+        first = read_table(data)[0] if data.strip() else []
+    else:
+        first = []
+    if not fields and fmt == "csv":  # the columns named like the item's fields
+        fields = {f: f for f in MATCH_FIELDS if f in first and f not in settings.fixed
+                  and f not in (settings.answer, settings.sample)}
+        if "key" in fields:
+            fields = {"key": "key"}
+    required = [settings.answer, *fields.values(), *([settings.sample] if settings.sample else [])]
+    if fmt == "csv":
+        records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), required)]
+    else:
+        records, errors = read_jsonl(data)
+        if not fields and records:  # the keys named like the item's fields, in the first line
+            fields = {f: f for f in MATCH_FIELDS if f in records[0][1] and f not in settings.fixed
+                      and f not in (settings.answer, settings.sample)}
+            if "key" in fields:
+                fields = {"key": "key"}
+        required = [settings.answer, *fields.values(), *([settings.sample] if settings.sample else [])]
+        errors += [RowError(line, key, "is missing from this line") for line, row in records
+                   for key in required if key not in row]
+        if errors:
+            raise ImportFailed(sorted(errors, key=lambda e: e.line))
+    if not records:
+        raise ImportFailed([RowError(2, "-", "the file has no rows")])
+    if not fields and not settings.fixed:
+        raise ImportFailed([RowError(1, "-", "no column identifies the item: give the key column or the columns "
+                                             f"of the item's fields ({', '.join(MATCH_FIELDS)})")])
+    names = list(fields)
+    matcher = ItemMatcher(study, names, settings.fixed)
+    cells, errors, missing = [], [], 0
+    for line, row in records:
+        try:
+            if names:
+                item = matcher.match({f: (fields[f], row.get(fields[f], "")) for f in names})
+            elif len(matcher.items) == 1:
+                item = matcher.items[0]
+            else:
+                raise _CellError("-", f"the fixed values{matcher.fixed_text()[1:]} match {len(matcher.items)} "
+                                      "items: give a column naming the item")
+            sample = None
+            if settings.sample:
+                text = (row.get(settings.sample) or "").strip()
+                if not text.isdigit():
+                    raise _CellError(settings.sample, f"{text!r} is not a sample index (0, 1, 2 …)")
+                sample = int(text)
+        except _CellError as exc:
+            errors.append(RowError(line, exc.column, exc.message))
+            continue
+        raw = row.get(settings.answer, "")
+        if is_missing(raw) and not settings.keep_missing:
+            missing += 1
+            continue
+        cells.append(_Cell(line, settings.answer, item, sample, raw))
+    return cells, missing, errors
+
+
+@dataclass
+class _WideResult:
+    cells: list[_Cell]
+    missing: int
+    errors: list[RowError]
+    ignored_rows: list[str]
+    ignored_columns: list[str]
+    mapping: str
+
+
+def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _WideResult:
+    """The answers of a wide file: one row per WEP, one column per context or sample."""
+    header, rows = read_table(data)
+    if not rows:
+        raise ImportFailed([RowError(2, "-", "the file has no rows")])
+    if settings.wep is not None and settings.wep not in header:
+        raise ImportFailed([RowError(1, settings.wep, "required column is missing from the header")])
+    wep_at = header.index(settings.wep) if settings.wep is not None else 0
+    wep_name = header[wep_at] or "column 1"
+    ignore = {c.strip().lower() for c in SUMMARY_COLUMNS + tuple(settings.ignore)}
+    answer_cols = [(i, h or f"column {i + 1}") for i, h in enumerate(header) if i != wep_at and h.lower() not in ignore]
+    ignored_columns = [h for i, h in enumerate(header) if i != wep_at and h.lower() in ignore]
+    if not answer_cols:
+        raise ImportFailed([RowError(1, "-", "no answer column: the file has only the WEP column and summaries")])
+    matcher = ItemMatcher(study, ["expression"], settings.fixed)
+    labels = {normalise_expression(i.label) for i in matcher.items}
+    by_field = None
+    if settings.columns in MATCH_FIELDS:
+        by_field = ItemMatcher(study, ["expression", settings.columns], settings.fixed)
+    cells, errors, ignored_rows, missing, mappings = [], [], [], 0, set()
+    for line, row in rows:
+        wep = row[wep_at]
+        try:
+            label = cell_value("expression", wep, wep_name)
+        except _CellError as exc:
+            errors.append(RowError(line, exc.column, exc.message))
+            continue
+        if label not in labels:
+            ignored_rows.append(wep.strip())
+            continue
+        candidates = matcher.candidates({"expression": (wep_name, wep)})
+        targets: list[tuple[int, str, Item | None, int]] = []  # (cell index, column, item, sample)
+        try:
+            if by_field is not None:
+                mappings.add(f"columns matched by {settings.columns}")
+                for i, name in answer_cols:
+                    item = by_field.match({"expression": (wep_name, wep), settings.columns: (name, header[i])})
+                    targets.append((i, name, item, 0))
+            elif settings.columns == "samples" or (settings.columns == "auto" and len(candidates) == 1):
+                if len(candidates) != 1:
+                    raise _CellError(wep_name, f"{label!r} matches {len(candidates)} items of the study, which "
+                                               f"differ in {tell_apart(candidates)}: the columns cannot be samples "
+                                               "of one item (match them by position or by a field)")
+                mappings.add("each column a sample of the row's item (sample index = column position)")
+                targets = [(i, name, candidates[0], k) for k, (i, name) in enumerate(answer_cols)]
+            else:
+                ordered = sorted(candidates, key=lambda it: (_natural(it.statement_id), it.pk))
+                if len(ordered) != len(answer_cols):
+                    raise _CellError(wep_name, f"{label!r} has {len(ordered)} items in the study (differing in "
+                                               f"{tell_apart(ordered)}) but the file has {len(answer_cols)} answer "
+                                               "columns: the columns stand for the items in order of statement id "
+                                               "only when the counts agree")
+                mappings.add("columns matched to the items by position (in order of statement id: "
+                             f"{ordered[0].statement_id or ordered[0].key} … {ordered[-1].statement_id or ordered[-1].key})")
+                targets = [(i, name, item, 0) for (i, name), item in zip(answer_cols, ordered)]
+        except _CellError as exc:
+            errors.append(RowError(line, exc.column, exc.message))
+            continue
+        for i, name, item, sample in targets:
+            raw = row[i]
+            if is_missing(raw) and not settings.keep_missing:
+                missing += 1
+                continue
+            cells.append(_Cell(line, name, item, sample, raw))
+    return _WideResult(cells, missing, errors, ignored_rows, ignored_columns, "; ".join(sorted(mappings)))
+
+
+# --- parsing ----------------------------------------------------------------------------------
+def _as_percent(text: str) -> str:
+    """``text`` with its first number multiplied by 100 (0.7 → 70; 0.07 → 7)."""
+    def times_100(match: re.Match) -> str:
+        number = round(float(match.group(0)) * 100, 9)
+        return f"{int(number)}" if number == int(number) else repr(number)
+    return FIRST_NUMBER.sub(times_100, text, count=1)
+
+
+def choose_scale(kind: Instrument, settings: ModelAnswerFile, cells: Sequence[_Cell]) -> tuple[bool, str]:
+    """Whether numbers are read as 0–1 and multiplied by 100, and what to say about it."""
+    numeric = isinstance(kind.shape, ScaleShape)
+    if settings.scale == "1":
+        if not numeric:
+            raise ImportFailed([RowError(1, "-", f"a 0–1 scale applies to number answers; {kind.name} answers "
+                                                 f"with a {kind.shape.name}")])
+        return True, "numbers read on a 0–1 scale (× 100)"
+    if settings.scale == "100" or not numeric or kind.scale_max != 100:
+        return False, ""
+    numbers = []
+    for cell in cells:
+        match = FIRST_NUMBER.search(cell.raw or "")
+        if match:
+            numbers.append(float(match.group(0)))
+    if numbers and all(0 <= n <= 1 for n in numbers) and any(0 < n < 1 for n in numbers):
+        return True, "every number in the file lies within 0–1: read as probabilities (× 100)"
+    return False, ""
+
+
+def outcome_of(kind: Instrument, cell: _Cell, percent: bool) -> tuple[Outcome, str]:
+    """The parsed answer of one cell (as a live answer is parsed) and the text the instrument read."""
+    text = _as_percent(cell.raw) if percent else cell.raw
+    parsed = kind.parse_model_answer(text, cell.item)
+    if parsed.ok:
+        return answered(kind, parsed.answer, ModelResponse.Status.OK, raw_output=cell.raw), text
+    return Outcome(status=ModelResponse.Status.UNPARSEABLE, raw_output=cell.raw,
+                   parse_error=(parsed.error or "unreadable")[:300]), text
+
+
+# --- writing ----------------------------------------------------------------------------------
+def imported_endpoint(model: str) -> ModelEndpoint:
+    """The endpoint standing for an external model (created once; never called). ImportFailed when a live
+    endpoint has that name: imported answers need a name of their own so the report keeps them apart."""
+    name = slugify(model)[:50]
+    endpoint, _ = ModelEndpoint.objects.get_or_create(
+        name=name, defaults={"base_url": IMPORTED_BASE_URL, "model": model[:200], "notes": IMPORTED_NOTES,
+                             "max_concurrency": 1})
+    if endpoint.base_url != IMPORTED_BASE_URL:
+        raise ImportFailed([RowError(1, "-", f"endpoint {name!r} is a live endpoint ({endpoint.base_url}): give the "
+                                             "imported model another name (e.g. "
+                                             f"{name}-published) so that its answers stay a separate agent")])
+    return endpoint
+
+
+def _number_samples(cells: list[_Cell]) -> list[RowError]:
+    """Give cells without a sample index the next one of their item (file order); errors for an
+    (item, sample) given twice."""
+    errors, seen, next_index = [], {}, Counter()
+    for cell in cells:
+        if cell.sample is not None:
+            continue
+        while (cell.item.pk, next_index[cell.item.pk]) in seen:
+            next_index[cell.item.pk] += 1
+        cell.sample = next_index[cell.item.pk]
+        seen[(cell.item.pk, cell.sample)] = cell
+        next_index[cell.item.pk] += 1
+    seen = {}
+    for cell in cells:
+        first = seen.get((cell.item.pk, cell.sample))
+        if first is not None:
+            errors.append(RowError(cell.line, cell.column, f"a second answer to item {cell.item.key!r} sample "
+                                                           f"{cell.sample} (first on line {first.line}, column "
+                                                           f"{first.column!r})"))
+            continue
+        seen[(cell.item.pk, cell.sample)] = cell
+    return errors
+
+
+def _already_imported(study: Study, sha: str) -> ElicitationRun | None:
+    return ElicitationRun.objects.filter(study=study, source_sha256=sha).first()
+
+
+def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile) -> ModelImportSummary:
+    """Import a file of model answers into ``study`` as one imported run. All or nothing."""
+    problems = settings.problems()
+    kind = study.kind
+    if settings.prompt_style not in kind.prompt_styles:
+        problems.append(f"prompt style {settings.prompt_style!r} is not one of {kind.name}'s "
+                        f"({', '.join(kind.prompt_styles)})")
+    if problems:
+        raise ImportFailed([RowError(1, "-", p) for p in problems])
+    data, name = _read(source)
+    sha = hashlib.sha256(data).hexdigest()
+    earlier = _already_imported(study, sha)
+    if earlier is not None:
+        raise ImportFailed([RowError(1, "-", f"this file (SHA-256 {sha[:12]}…) was already imported into "
+                                             f"{study.slug} as run {earlier.pk} ({earlier.source_file}); nothing "
+                                             "imported again")])
+    if not study.main_items().exists():
+        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} has no items: import or generate its items first")])
+    fmt = _format_of(settings, name)
+    ignored_rows: list[str] = []
+    ignored_columns: list[str] = []
+    mapping = ""
+    try:
+        if settings.shape == "wide":
+            wide = _wide_cells(study, settings, data)
+            cells, missing, errors = wide.cells, wide.missing, wide.errors
+            ignored_rows, ignored_columns, mapping = wide.ignored_rows, wide.ignored_columns, wide.mapping
+        else:
+            cells, missing, errors = _long_cells(study, settings, data, fmt)
+    except _CellError as exc:  # a fixed value naming nothing
+        raise ImportFailed([RowError(1, exc.column, exc.message)]) from None
+    errors += _number_samples(cells)
+    if errors:
+        raise ImportFailed(sorted(errors, key=lambda e: e.line))
+    if not cells:
+        raise ImportFailed([RowError(2, "-", f"the file has no answers ({missing} missing cells)")])
+    percent, scale_note = choose_scale(kind, settings, cells)
+    parsed = [(cell, *outcome_of(kind, cell, percent)) for cell in cells]
+    answered_labels = {c.item.label for c in cells}
+    unanswered = []
+    if settings.shape == "wide":
+        unanswered = sorted({normalise_expression(i.label) for i in ItemMatcher(study, [], settings.fixed).items}
+                            - {normalise_expression(label) for label in answered_labels})
+    run = _save(study, settings, name, sha, parsed)
+    unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
+    return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
+                              items=len({c.item.pk for c in cells}), missing=missing, scale_note=scale_note,
+                              mapping_note=mapping, ignored_rows=ignored_rows, ignored_columns=ignored_columns,
+                              unanswered_expressions=unanswered)
+
+
+def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
+          parsed: list[tuple[_Cell, Outcome, str]]) -> ElicitationRun:
+    now = timezone.now()
+    samples = max(cell.sample for cell, _, _ in parsed) + 1
+    try:
+        with transaction.atomic():
+            endpoint = imported_endpoint(settings.model)
+            run = ElicitationRun(
+                study=study, endpoint=endpoint, mode=settings.mode, temperature=settings.temperature or 0.0,
+                samples_per_item=samples, few_shot=settings.few_shot, prompt_style=settings.prompt_style,
+                name=settings.name or f"{endpoint.name}: imported from {name}"[:200],
+                status=ElicitationRun.Status.COMPLETED, status_reason=f"imported from {name}",
+                started_at=now, last_started_at=now, finished_at=now, source=ElicitationRun.Source.IMPORTED,
+                source_file=name[:300], source_sha256=sha)
+            if settings.prompt_version:
+                run.prompt_version = settings.prompt_version
+            run.save()
+            run.items.set(sorted({cell.item.pk for cell, _, _ in parsed}))
+            ModelResponse.objects.bulk_create([
+                ModelResponse(run=run, item=cell.item, sample_index=cell.sample, status=outcome.status,
+                              raw_output=outcome.raw_output, parse_error=outcome.parse_error,
+                              base_url=endpoint.base_url, model_id=endpoint.model, answered_at=now,
+                              detail={"imported": {"file": name, "line": cell.line, "column": cell.column},
+                                      **({"read_as": text} if text != cell.raw else {})},
+                              **outcome.answer_columns())
+                for cell, outcome, text in parsed
+            ], batch_size=1000)
+    except IntegrityError as exc:
+        earlier = _already_imported(study, sha)
+        if earlier is not None:  # imported at the same moment by someone else
+            raise ImportFailed([RowError(1, "-", f"this file was already imported into {study.slug} as run "
+                                                 f"{earlier.pk}; nothing imported again")]) from None
+        raise ImportFailed([RowError(1, "-", f"the database refused the answers: {exc}")]) from None
+    return run
+
+
+def parse_assignments(values: Iterable[str], what: str) -> dict[str, str]:
+    """``FIELD=VALUE`` strings (command-line ``--field``/``--set``) as a dict; ValueError naming a bad one."""
+    out = {}
+    for text in values:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{what} {text!r}: write FIELD=VALUE (fields: {', '.join(MATCH_FIELDS)})")
+        out[name.strip()] = value.strip()
+    return out
+
+
+__all__ = ["IMPORTED_BASE_URL", "IMPORTED_NOTES", "ItemMatcher", "ModelAnswerFile", "ModelImportSummary",
+           "import_model_answers", "parse_assignments", "tell_apart"]

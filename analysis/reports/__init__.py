@@ -1,0 +1,214 @@
+"""A study's report: the sections its instrument names (``Instrument.report_sections``), one module each here.
+
+A section module has ``build(study) -> section`` (raising :class:`ReportError` with a readable reason when the
+data are not there yet); a section has ``tables() -> {name: DataFrame}``, ``figures() -> [(stem, Figure)]``,
+``meta() -> dict`` and ``titles`` (table name → title on the admin page), and may have ``html_tables()`` for
+its own formatting. :class:`Report` puts the sections together and writes ``report.json``, one CSV per table
+and every figure as PNG and SVG; the admin page, the ``report`` command and the API all show a Report.
+
+Sections: ``belem`` (speaker belief; the 0–100 agreement tables for WEP probability too), ``tang_rq1`` (KL and
+Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metrics), ``overprecision`` (Bahaj et
+al.) and ``verbalisation`` (Sileo & Moens).
+"""
+from __future__ import annotations
+
+import base64
+import importlib
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SECTIONS: dict[str, str] = {
+    "belem": "analysis.reports.belem",
+    "tang_rq1": "analysis.reports.tang_rq1",
+    "tang_rq2": "analysis.reports.tang_rq2",
+    "overprecision": "analysis.reports.overprecision",
+    "verbalisation": "analysis.reports.verbalisation",
+}
+
+
+class ReportError(ValueError):
+    """The report cannot be built (yet); the message says why."""
+
+
+@dataclass
+class Report:
+    """The sections of one study's report, in the instrument's order (the first is the primary one).
+
+    Attributes the sections share are read from the primary section (``report.analysis`` of a Belem report).
+    """
+
+    study: Any
+    sections: dict[str, Any]
+    skipped: dict[str, str] = field(default_factory=dict)  # section → why it could not be built yet
+    generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def primary(self) -> Any:
+        return next(iter(self.sections.values()))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at"):
+            raise AttributeError(name)
+        return getattr(self.primary, name)
+
+    def section(self, name: str) -> Any:
+        return self.sections[name]
+
+    def tables(self) -> dict[str, Any]:
+        """Every section's tables by name, in order (names are unique across a study's sections)."""
+        out: dict[str, Any] = {}
+        for section in self.sections.values():
+            out.update(section.tables())
+        return out
+
+    def titles(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for section in self.sections.values():
+            out.update(section.titles)
+        return out
+
+    def figures(self) -> list[tuple[str, Any]]:
+        return [fig for section in self.sections.values() for fig in section.figures()]
+
+    def meta(self) -> dict[str, Any]:
+        """The primary section's meta, then each other section's under its name, and the section list."""
+        names = list(self.sections)
+        meta = dict(self.primary.meta())
+        for name in names[1:]:
+            meta[name] = self.sections[name].meta()
+        meta["sections"] = names
+        if self.skipped:
+            meta["sections_not_built"] = dict(self.skipped)
+        meta.setdefault("study", self.study.slug)
+        meta.setdefault("instrument", self.study.instrument)
+        meta.setdefault("generated_at", self.generated_at.isoformat(timespec="seconds"))
+        return meta
+
+    def summary_text(self) -> str:
+        """What the ``report`` command prints: each section's summary (its own, or its first table)."""
+        parts = []
+        for section in self.sections.values():
+            own = getattr(section, "summary_text", None)
+            if own is not None:
+                parts.append(own())
+            elif section.tables():
+                parts.append(next(iter(section.tables().values())).round(3).to_string(index=False))
+        return "\n\n".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data: meta plus every table as a list of records (NaN → null)."""
+        return {"meta": self.meta(), "tables": {name: records(t) for name, t in self.tables().items()}}
+
+    def html_tables(self) -> list[dict[str, str]]:
+        """Each table as {"name", "title", "html"} for the admin page."""
+        out = []
+        for section in self.sections.values():
+            own = getattr(section, "html_tables", None)
+            out += own() if own else [{"name": name, "title": section.titles.get(name, name), "html": html_table(t)}
+                                      for name, t in section.tables().items()]
+        return out
+
+    def write(self, out_dir: str | Path, figures: bool = True) -> list[Path]:
+        """Write report.json, one CSV per table and (``figures``) every figure as PNG and SVG."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        data = self.to_json()
+        names: list[str] = []
+        if figures:
+            for name, fig in self.figures():
+                written += save_figure(fig, out / name)
+                names.append(name)
+        data["meta"]["figures"] = names
+        path = out / "report.json"
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        written.append(path)
+        for name, table in self.tables().items():
+            path = out / f"{name}.csv"
+            table.to_csv(path, index=False)
+            written.append(path)
+        return written
+
+
+def build_report(study: Any) -> Report:
+    """The report of ``study``: every section its instrument names. ReportError when a section cannot be
+    built yet (the message says why)."""
+    sections, skipped = {}, {}
+    for name in study.kind.report_sections:
+        try:
+            module = importlib.import_module(SECTIONS[name])
+        except KeyError:
+            raise ReportError(f"instrument {study.instrument!r} names an unknown report section {name!r}") from None
+        try:
+            sections[name] = module.build(study)
+        except ReportError as exc:
+            skipped[name] = str(exc)
+    if not sections:
+        raise ReportError("; ".join(skipped.values()) or f"instrument {study.instrument!r} has no report sections")
+    return Report(study=study, sections=sections, skipped=skipped)
+
+
+def html_tables(report: Report) -> list[dict[str, str]]:
+    return report.html_tables()
+
+
+# --- helpers shared by the sections -------------------------------------------------------------------
+def clean(value: Any) -> Any:
+    """A table cell as JSON: numpy scalars as Python numbers, NaN/inf/NA as None."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if value is pd.NA:
+        return None
+    return value
+
+
+def records(df: Any) -> list[dict[str, Any]]:
+    return [{str(k): clean(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
+
+
+def html_table(table: Any, digits: int = 3) -> str:
+    """A table as HTML for the admin page, floats rounded to ``digits``."""
+    import pandas as pd
+
+    shown = table.copy()
+    for col in shown.columns:
+        if pd.api.types.is_float_dtype(shown[col]):
+            shown[col] = shown[col].map(lambda x: "" if pd.isna(x) else f"{x:.{digits}f}")
+    return shown.to_html(index=False, border=0, classes="report-table", na_rep="", escape=True)
+
+
+def save_figure(fig: Any, stem: Path) -> list[Path]:
+    """Save as ``stem``.png (150 dpi) and ``stem``.svg, then close the figure."""
+    import matplotlib.pyplot as plt
+
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    try:
+        fig.savefig(paths[0], dpi=150)
+        fig.savefig(paths[1])
+    finally:
+        plt.close(fig)
+    return paths
+
+
+def png_data_uri(fig: Any) -> str:
+    """The figure as a base64 PNG data URI (for the admin page), then closed."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=110)
+    finally:
+        plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

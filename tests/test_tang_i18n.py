@@ -66,6 +66,7 @@ def test_chinese_study_pages_are_chinese_whatever_the_browser_asks(zh_study):
     assert "开始之前,请勾选方框以确认您的承诺。" in refused
     client.post(url(zh_study, "pledge"), {"step": "pledge", "pledge": "on"})
     item = page(client, zh_study, "item")
+    assert 'data-message-empty="请先选择一个答案再继续。"' in item  # what the page script shows without an answer
     for text in ("第1题,共17题", "下一题", "根据陈述“", "请先选择一个答案再继续。", "0表示该事件不可能发生。"):
         assert text in item, text
     assert not re.search(r"\b(Question|Next|Please)\b", item)
@@ -131,3 +132,10 @@ def test_catalogue_is_complete_and_compiled():
     with translation.override("zh-hans"):  # and Django finds each one (a msgid makemessages dropped would not be)
         for msgid, msgstr in module.ZH_HANS.items():
             assert translation.gettext(msgid) == msgstr, msgid
+
+
+def test_preview_of_a_chinese_study_is_chinese(zh_study, django_user_model):
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(django_user_model.objects.create_user("r", password="x", is_staff=True))
+    consent = client.get(f"/s/{zh_study.slug}/preview/?restart=1", follow=True).content.decode()
+    assert "参与研究知情同意" in consent and "我同意,继续" in consent

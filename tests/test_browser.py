@@ -53,6 +53,9 @@ def live_study(imported_nv, settings):
     return imported_nv
 
 
+ADMIN_PASSWORD = "a-long-test-password-7"
+
+
 def offline_page(browser, live_server, prolific_hits: list[str], **context_options):
     """A page that can reach only the live server; app.prolific.com is answered locally."""
     context = browser.new_context(**context_options)
@@ -69,6 +72,18 @@ def offline_page(browser, live_server, prolific_hits: list[str], **context_optio
 
     context.route("**/*", handle)
     return context.new_page()
+
+
+def admin_logged_in(browser, live_server, django_user_model, hits: list[str], width: int, height: int):
+    """A page of a new superuser who has just signed in to the admin at ``width`` × ``height`` px."""
+    django_user_model.objects.create_superuser("admin", "admin@example.org", ADMIN_PASSWORD)
+    page = offline_page(browser, live_server, hits, viewport={"width": width, "height": height})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", ADMIN_PASSWORD)
+    page.click("input[type=submit]")
+    page.get_by_text("Site administration").wait_for()
+    return page
 
 
 def expected_value(item: Item) -> int:

@@ -9,25 +9,16 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Participant, Response, Withdrawal
-from test_browser import browser, offline_page  # noqa: F401 (fixtures)
+from test_browser import admin_logged_in, browser, offline_page  # noqa: F401 (fixtures)
 from test_pilot_withdrawal import finish
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "a-long-test-password-7"
-
 
 @pytest.fixture
 def laptop(browser, live_server, django_user_model):  # noqa: F811
-    django_user_model.objects.create_superuser("admin", "admin@example.org", PASSWORD)
     hits: list[str] = []
-    page = offline_page(browser, live_server, hits, viewport={"width": 1280, "height": 800})
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    page.get_by_text("Site administration").wait_for()
-    yield page
+    yield admin_logged_in(browser, live_server, django_user_model, hits, 1280, 800)
     assert hits == []
 
 

@@ -17,24 +17,15 @@ from django.utils import timezone
 from elicitation.models import ElicitationRun
 from elicitation.runs import create_run, start_run
 from stub_openai import make_endpoint, stub  # noqa: F401 (stub is a fixture)
-from test_browser import PID, browser, current_item, live_study, offline_page  # noqa: F401 (fixtures)
+from test_browser import admin_logged_in, PID, browser, current_item, live_study, offline_page  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "a-long-test-password-7"
 
 
 @pytest.fixture
 def admin_page(browser, live_server, django_user_model):  # noqa: F811
-    django_user_model.objects.create_superuser("admin", "admin@example.org", PASSWORD)
     hits: list[str] = []
-    page = offline_page(browser, live_server, hits, viewport={"width": 1400, "height": 900})
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    page.get_by_text("Site administration").wait_for()
-    yield page
+    yield admin_logged_in(browser, live_server, django_user_model, hits, 1400, 900)
     assert hits == []
 
 

@@ -22,18 +22,19 @@ from typing import Any, Mapping, Sequence
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
-from scipy import stats
 
 from config import throttle
 
 from .assignment import assign
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
+from .response_insert import insert_once
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
 
@@ -212,7 +213,11 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
 
 # --- where the participant is ---------------------------------------------------------------------
 def current_step(participant: Participant) -> Progress:
-    """The participant's current step, derived from their timestamps, status and slots."""
+    """The participant's current step, derived from their timestamps, status and slots.
+
+    At the question step this costs one query: the first unanswered slot with its item, and the counts of
+    the participant's slots and answers as subqueries (``Question number of total``).
+    """
     if participant.status in ENDED_STATUSES:
         return Progress(Step.ENDED)
     if participant.status == Participant.Status.COMPLETED:
@@ -223,19 +228,29 @@ def current_step(participant: Participant) -> Progress:
         return Progress(Step.INSTRUCTIONS)
     if participant.pledged_at is None:
         return Progress(Step.PLEDGE)
-    slots = list(participant.assignments.select_related("item", "response").order_by("position"))
-    answered = sum(1 for s in slots if hasattr(s, "response"))
-    for slot in slots:
-        if not hasattr(slot, "response"):
-            return Progress(Step.ITEM, slot=slot, number=answered + 1, total=len(slots))
+    total = (Assignment.objects.filter(participant_id=OuterRef("participant_id")).order_by()
+             .values("participant_id").annotate(n=Count("pk")).values("n"))
+    answered = (Response.objects.filter(participant_id=OuterRef("participant_id")).order_by()
+                .values("participant_id").annotate(n=Count("pk")).values("n"))
+    slot = (Assignment.objects.filter(participant_id=participant.pk, response__isnull=True)
+            .select_related("item").order_by("position")
+            .annotate(slots=Subquery(total), answered=Coalesce(Subquery(answered), 0)).first())
+    if slot is not None:
+        return Progress(Step.ITEM, slot=slot, number=slot.answered + 1, total=slot.slots)
     # Pledged and every slot answered, but not yet marked completed (cannot normally happen, since
     # the last answer completes in the same transaction): the view calls complete().
-    return Progress(Step.DONE, number=len(slots), total=len(slots))
+    n = participant.assignments.count()
+    return Progress(Step.DONE, number=n, total=n)
 
 
 def _locked(participant: Participant) -> Participant:
-    """The participant's row, re-read and locked until the end of the transaction."""
-    return Participant.objects.select_for_update().get(pk=participant.pk)
+    """The participant's row (with its study), re-read and locked until the end of the transaction."""
+    return lock_query().get(pk=participant.pk)
+
+
+def lock_query() -> QuerySet[Participant]:
+    """Participants read with their study, locking only the participant's row (inside a transaction)."""
+    return Participant.objects.select_for_update(of=("self",)).select_related("study").order_by()
 
 
 def _expect(participant: Participant, step: Step) -> None:
@@ -294,10 +309,14 @@ def record_pledge(participant: Participant, rng: random.Random | None = None) ->
 
 
 def mark_shown(slot: Assignment, now: datetime | None = None) -> None:
-    """Record when a slot was first shown (only the first time: reloads keep the original time)."""
+    """Record when a slot was first shown (only the first time: reloads keep the original time).
+    No query when the slot already has its time."""
+    if slot.first_shown_at is not None:
+        return
     now = now or timezone.now()
-    Assignment.objects.filter(pk=slot.pk, first_shown_at__isnull=True).update(first_shown_at=now)
-    if slot.first_shown_at is None:
+    if Assignment.objects.filter(pk=slot.pk, first_shown_at__isnull=True).update(first_shown_at=now):
+        slot.first_shown_at = now
+    else:  # another request showed it first
         slot.refresh_from_db(fields=["first_shown_at"])
 
 
@@ -315,6 +334,7 @@ class Submission:
     outcome: Outcome
     message: str = ""
     response: Response | None = None
+    step: Step = Step.ITEM  # where the participant is after this submission
 
 
 def parse_client_ms(raw: Any) -> int | None:
@@ -328,58 +348,75 @@ def parse_client_ms(raw: Any) -> int | None:
     return int(round(value))
 
 
+ALREADY_SAVED = gettext_noop("Your answer to that question was already saved; it has not been changed.")
+
+
 def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
-                  client_time_ms: Any = None) -> Submission:
+                  client_time_ms: Any = None, *, locked: Progress | None = None) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
     ``answer``: the posted form (the instrument's answer shape reads its own fields) or, for a one-field
     shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
     transaction.
+
+    ``locked``: the caller already holds ``participant``'s row lock in its open transaction (read with
+    ``select_for_update`` and ``select_related("study")``) and passes the progress it computed under that
+    lock; nothing is re-read (the participant view's path: see surveys.views). Otherwise the row is locked
+    and re-read here.
     """
+    if locked is not None:
+        return _submit(participant, locked, position, item_id, answer, client_time_ms)
     with transaction.atomic():
-        locked = _locked(participant)
-        progress = current_step(locked)
-        if progress.step != Step.ITEM:
-            message = (_("Your answers are already complete.") if progress.step == Step.DONE
-                       else _("This page cannot take answers now."))
-            return Submission(Outcome.NOT_ANSWERING, message)
-        slot = locked.assignments.select_related("item", "response").filter(position=position).first()
-        if slot is None or slot.item_id != item_id:
-            return Submission(Outcome.REJECTED, _("That answer did not match your current question, so it was "
-                                                  "not saved. Please answer the question below."))
-        if hasattr(slot, "response"):
-            return Submission(Outcome.ALREADY_ANSWERED, _("Your answer to that question was already saved; "
-                                                          "it has not been changed."))
-        if slot.pk != progress.slot.pk:
-            return Submission(Outcome.REJECTED, _("Please answer the questions in order."))
-        kind = locked.study.kind
-        data = kind.shape.form_data(answer)
-        if kind.shape.is_empty(data):
-            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
-        try:
-            typed = kind.validate_answer(slot.item, data)
-        except AnswerError as exc:
-            return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
-        raw = kind.shape.raw(data)
-        client_ms = parse_client_ms(client_time_ms)
-        now = timezone.now()
-        taken = None
-        if slot.first_shown_at is not None:
-            taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
-        try:
-            with transaction.atomic():
-                response = Response.objects.create(
-                    assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(), raw=raw[:200],
-                    time_taken_ms=taken, client_time_ms=client_ms, created_at=now,
-                )
-        except IntegrityError:
-            return Submission(Outcome.ALREADY_ANSWERED, _("Your answer to that question was already saved; "
-                                                          "it has not been changed."))
-        if progress.number >= progress.total:
-            complete(locked)
+        row = _locked(participant)
+        result = _submit(row, current_step(row), position, item_id, answer, client_time_ms)
     participant.refresh_from_db()
+    return result
+
+
+def _submit(locked: Participant, progress: Progress, position: int, item_id: int, answer: Any,
+            client_time_ms: Any) -> Submission:
+    if progress.step != Step.ITEM or locked.status != Participant.Status.STARTED:
+        message = (_("Your answers are already complete.") if progress.step == Step.DONE
+                   else _("This page cannot take answers now."))
+        return Submission(Outcome.NOT_ANSWERING, message, step=progress.step)
+    slot = progress.slot
+    if (position, item_id) != (slot.position, slot.item_id):
+        return _not_current(locked, position, item_id)
+    kind = locked.study.kind
+    data = kind.shape.form_data(answer)
+    if kind.shape.is_empty(data):
+        return Submission(Outcome.INVALID, _(kind.shape.empty_message))
+    try:
+        typed = kind.validate_answer(slot.item, data)
+    except AnswerError as exc:
+        return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
+    raw = kind.shape.raw(data)
+    client_ms = parse_client_ms(client_time_ms)
+    now = timezone.now()
+    taken = None
+    if slot.first_shown_at is not None:
+        taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
+    response = Response(assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(),
+                        raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
+    if not insert_once(response):  # saved meanwhile by a writer that does not take the row lock
+        return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
+    if progress.number >= progress.total:
+        _complete(locked)
+        return Submission(Outcome.SAVED, response=response, step=Step.DONE)
     return Submission(Outcome.SAVED, response=response)
+
+
+def _not_current(participant: Participant, position: int, item_id: int) -> Submission:
+    """Why a posted (position, item) is not the current slot: already answered, out of order or not theirs."""
+    slot = (participant.assignments.filter(position=position).order_by()
+            .annotate(answered=Exists(Response.objects.filter(assignment_id=OuterRef("pk")))).first())
+    if slot is None or slot.item_id != item_id:
+        return Submission(Outcome.REJECTED, _("That answer did not match your current question, so it was "
+                                              "not saved. Please answer the question below."))
+    if slot.answered:
+        return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
+    return Submission(Outcome.REJECTED, _("Please answer the questions in order."))
 
 
 # --- completion -----------------------------------------------------------------------------------
@@ -393,6 +430,8 @@ def attention_rho(values: Sequence[float], labels: Sequence[str], order: Sequenc
     pairs = [(float(v), rank[label]) for v, label in zip(values, labels) if label in rank]
     if len(pairs) < 2:
         return None
+    from scipy import stats  # imported here: scipy takes a second to import, and only completion needs it
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConstantInputWarning: handled as undefined below
         rho = stats.spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
@@ -413,27 +452,33 @@ def complete(participant: Participant) -> str:
     """
     with transaction.atomic():
         locked = _locked(participant)
-        if locked.status == Participant.Status.COMPLETED:
-            return locked.completion_code
-        study = locked.study
-        order = study.kind.canonical_order()
-        if order:
-            answers = list(locked.responses.filter(item__is_control=False).values_list("value", "item__expression"))
-            rho = attention_rho([a[0] for a in answers], [a[1] for a in answers], order)
-            passed: bool | None = passes_attention(rho, study.attention_threshold)
-        else:
-            rho, passed = None, None
-        code = study.failed_attention_code if passed is False else study.completion_code
-        now = timezone.now()
-        locked.status = Participant.Status.COMPLETED
-        locked.completed_at = now
-        locked.status_changed_at = now
-        locked.live_attention_rho = rho
-        locked.passed_attention = passed
-        locked.completion_code = code
-        locked.save(update_fields=["status", "completed_at", "status_changed_at", "live_attention_rho",
-                                   "passed_attention", "completion_code"])
+        code = _complete(locked)
     participant.refresh_from_db()
+    return code
+
+
+def _complete(locked: Participant) -> str:
+    """``complete`` on a row the caller has locked (and re-read) in its open transaction."""
+    if locked.status == Participant.Status.COMPLETED:
+        return locked.completion_code
+    study = locked.study
+    order = study.kind.canonical_order()
+    if order:
+        answers = list(locked.responses.filter(item__is_control=False).values_list("value", "item__expression"))
+        rho = attention_rho([a[0] for a in answers], [a[1] for a in answers], order)
+        passed: bool | None = passes_attention(rho, study.attention_threshold)
+    else:
+        rho, passed = None, None
+    code = study.failed_attention_code if passed is False else study.completion_code
+    now = timezone.now()
+    locked.status = Participant.Status.COMPLETED
+    locked.completed_at = now
+    locked.status_changed_at = now
+    locked.live_attention_rho = rho
+    locked.passed_attention = passed
+    locked.completion_code = code
+    locked.save(update_fields=["status", "completed_at", "status_changed_at", "live_attention_rho",
+                               "passed_attention", "completion_code"])
     return code
 
 

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -71,33 +72,63 @@ def in_study_language(study: Study):
     return translation.override(study.language or "en")
 
 
-def participant_page(*steps: Step) -> Callable:
+SESSION_PREFIX = "hedgelab.participant."
+
+
+def _session_participant(request: HttpRequest, slug: str, lock: bool = False) -> Participant | None:
+    """The session's participant in the study at ``slug``, with its study, in one query (locked when ``lock``).
+
+    The session holds one key per study entered (``_session_key``: by the study's id); the one whose study
+    has this slug is the participant.
+    """
+    keys = {key[len(SESSION_PREFIX):]: pk for key, pk in request.session.items() if key.startswith(SESSION_PREFIX)}
+    if not keys:
+        return None
+    rows = flow.lock_query() if lock else Participant.objects.select_related("study").order_by()
+    for participant in rows.filter(pk__in=list(keys.values()), study__slug=slug):
+        if keys.get(str(participant.study_id)) == participant.pk:
+            return participant
+    return None
+
+
+def participant_page(*steps: Step, lock_post: bool = False) -> Callable:
     """Resolve the study and the session's participant; redirect unless they are at one of ``steps``.
-    The page is rendered in the study's language."""
+    The page is rendered in the study's language.
+
+    ``lock_post``: a POST runs in one transaction that reads the participant with its row locked
+    (``flow.lock_query``); the view then passes the progress computed under the lock on to the flow.
+    """
 
     def decorator(view: Callable) -> Callable:
-        @wraps(view)
-        @never_cache
-        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
-            try:
-                study = _study(slug)
-            except FlowError as exc:
-                return problem(request, exc)
-            with in_study_language(study):
-                participant = Participant.objects.filter(pk=request.session.get(_session_key(study)),
-                                                         study=study).first()
-                if participant is None:
+        def resolve(request: HttpRequest, slug: str, lock: bool) -> HttpResponse:
+            participant = _session_participant(request, slug, lock)
+            if participant is None:
+                try:
+                    study = _study(slug)
+                except FlowError as exc:
+                    return problem(request, exc)
+                with in_study_language(study):
                     return problem(request, FlowError(
                         _("We could not find your place in this study"),
                         _("Please open the study again with the link on Prolific; you will continue where you "
                           "left off."),
                     ), study)
+            study = participant.study
+            with in_study_language(study):
                 progress = flow.current_step(participant)
                 if progress.step not in steps:
                     if request.method == "POST":
                         messages.info(request, _(STALE_PAGE))
                     return _step_redirect(study, progress.step)
                 return view(request, study, participant, progress)
+
+        @wraps(view)
+        @never_cache
+        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
+            if lock_post and request.method == "POST":
+                with transaction.atomic():
+                    return resolve(request, slug, lock=True)
+            return resolve(request, slug, lock=False)
 
         return wrapper
 
@@ -197,8 +228,9 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
     return render(request, "surveys/pledge.html", _step_context(study, Step.PLEDGE, request.path, False, form=form))
 
 
-@participant_page(Step.ITEM)
+@participant_page(Step.ITEM, lock_post=True)
 def item(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    """One question. A POST arrives here inside the transaction that locked the participant (``lock_post``)."""
     error = ""
     if request.method == "POST":
         form = AnswerForm(request.POST)
@@ -208,17 +240,14 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             return _step_redirect(study, Step.ITEM)
         data = form.cleaned_data
         result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
-                                    data["client_time_ms"])
-        if result.outcome == Outcome.INVALID:
-            error = result.message
-            progress = flow.current_step(participant)
-        else:
+                                    data["client_time_ms"], locked=progress)
+        if result.outcome != Outcome.INVALID:
             if result.outcome != Outcome.SAVED:
                 messages.info(request, result.message)
-            after = flow.current_step(participant)
-            if result.outcome == Outcome.SAVED and after.step == Step.DONE:
+            if result.outcome == Outcome.SAVED and result.step == Step.DONE:
                 request.session[_redirect_key(study)] = True
-            return _step_redirect(study, after.step)
+            return _step_redirect(study, result.step)
+        error = result.message
     flow.mark_shown(progress.slot)
     return render(request, "surveys/item.html",
                   _step_context(study, Step.ITEM, request.path, False, **_item_context(study, progress, error)))

@@ -35,8 +35,6 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import lil_matrix
 
 from .models import Assignment, Item, Participant, Study
 
@@ -118,6 +116,9 @@ def _choose(pools: list[tuple[int, list[Item]]], usage: dict[int, int], rng: ran
     No statement above :func:`repeat_cap`; least-used items first (so max − min use within a pool stays
     ≤ 1 over completed participants); repeats as even as possible; statements with many least-used items left.
     """
+    from scipy.optimize import Bounds, LinearConstraint, milp  # here: scipy takes a second to import
+    from scipy.sparse import lil_matrix
+
     cap = repeat_cap(pools)  # from the whole pools: the design's cap, whatever the short lists hold
     floors = [min(usage.get(i.id, 0) for i in pool) for _, pool in pools]
     pressure: dict[str, int] = defaultdict(int)

@@ -5,9 +5,13 @@ no consent time → consent; no instructions time → instructions; no pledge ti
 an unanswered slot → that item; all slots answered → completed (with the code they were sent back with).
 Participants who returned the study, timed out or were screened out see an "ended" page.
 
-Every write locks the participant row (``select_for_update``) so that double clicks, stale tabs and
-concurrent requests are serialised; the unique constraints in ``surveys.models`` are the last line of
-defence (an ``IntegrityError`` on saving an answer means it was already answered).
+The consent, instructions and pledge steps lock the participant row (``select_for_update``) so that double
+clicks, stale tabs and concurrent requests are serialised. An answer is one short transaction: the insert
+(``INSERT … ON CONFLICT DO NOTHING``: the unique constraints in ``surveys.models`` decide whether the slot was
+already answered) and, after the last answer, the completion; the database's trigger refuses an answer for
+a participant who is no longer answering and, on PostgreSQL, holds the participant's row (``FOR SHARE``) until
+the transaction ends, so nothing can change their status in between. The checks before it (the current slot,
+the answer's value) read without a lock: whatever they read, the database keeps one answer per slot.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -352,7 +356,7 @@ ALREADY_SAVED = gettext_noop("Your answer to that question was already saved; it
 
 
 def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
-                  client_time_ms: Any = None, *, locked: Progress | None = None) -> Submission:
+                  client_time_ms: Any = None, *, progress: Progress | None = None) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
@@ -360,30 +364,26 @@ def submit_answer(participant: Participant, position: int, item_id: int, answer:
     shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
     transaction.
 
-    ``locked``: the caller already holds ``participant``'s row lock in its open transaction (read with
-    ``select_for_update`` and ``select_related("study")``) and passes the progress it computed under that
-    lock; nothing is re-read (the participant view's path: see surveys.views). Otherwise the row is locked
-    and re-read here.
+    ``progress``: the participant's current step as the caller has just read it with the participant (and its
+    study): the participant view's path (surveys.views), which then reads nothing again. Without it the
+    participant is re-read here and ``participant`` refreshed afterwards.
     """
-    if locked is not None:
-        return _submit(participant, locked, position, item_id, answer, client_time_ms)
-    with transaction.atomic():
-        row = _locked(participant)
-        result = _submit(row, current_step(row), position, item_id, answer, client_time_ms)
+    if progress is not None:
+        return _submit(participant, progress, position, item_id, answer, client_time_ms)
+    row = Participant.objects.select_related("study").get(pk=participant.pk)
+    result = _submit(row, current_step(row), position, item_id, answer, client_time_ms)
     participant.refresh_from_db()
     return result
 
 
-def _submit(locked: Participant, progress: Progress, position: int, item_id: int, answer: Any,
+def _submit(participant: Participant, progress: Progress, position: int, item_id: int, answer: Any,
             client_time_ms: Any) -> Submission:
-    if progress.step != Step.ITEM or locked.status != Participant.Status.STARTED:
-        message = (_("Your answers are already complete.") if progress.step == Step.DONE
-                   else _("This page cannot take answers now."))
-        return Submission(Outcome.NOT_ANSWERING, message, step=progress.step)
+    if progress.step != Step.ITEM or participant.status != Participant.Status.STARTED:
+        return _not_answering(progress.step)
     slot = progress.slot
     if (position, item_id) != (slot.position, slot.item_id):
-        return _not_current(locked, position, item_id)
-    kind = locked.study.kind
+        return _not_current(participant, position, item_id)
+    kind = participant.study.kind
     data = kind.shape.form_data(answer)
     if kind.shape.is_empty(data):
         return Submission(Outcome.INVALID, _(kind.shape.empty_message))
@@ -397,14 +397,25 @@ def _submit(locked: Participant, progress: Progress, position: int, item_id: int
     taken = None
     if slot.first_shown_at is not None:
         taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
-    response = Response(assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(),
+    response = Response(assignment=slot, participant=participant, item_id=slot.item_id, **typed.columns(),
                         raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
-    if not insert_once(response):  # saved meanwhile by a writer that does not take the row lock
-        return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
-    if progress.number >= progress.total:
-        _complete(locked)
-        return Submission(Outcome.SAVED, response=response, step=Step.DONE)
-    return Submission(Outcome.SAVED, response=response)
+    last = progress.number >= progress.total
+    try:
+        with transaction.atomic():  # SQLite: BEGIN IMMEDIATE, so the write lock is held only for this
+            if not insert_once(response):  # answered meanwhile (double click, another tab)
+                return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
+            if last:
+                _complete(participant)
+    except IntegrityError:  # the trigger: their status changed meanwhile (e.g. marked returned)
+        participant.refresh_from_db()
+        return _not_answering(current_step(participant).step)
+    return Submission(Outcome.SAVED, response=response, step=Step.DONE if last else Step.ITEM)
+
+
+def _not_answering(step: Step) -> Submission:
+    message = (_("Your answers are already complete.") if step == Step.DONE
+               else _("This page cannot take answers now."))
+    return Submission(Outcome.NOT_ANSWERING, message, step=step)
 
 
 def _not_current(participant: Participant, position: int, item_id: int) -> Submission:
@@ -458,7 +469,8 @@ def complete(participant: Participant) -> str:
 
 
 def _complete(locked: Participant) -> str:
-    """``complete`` on a row the caller has locked (and re-read) in its open transaction."""
+    """``complete`` inside the caller's transaction, on a row it has locked (``complete``) or that the answer
+    trigger holds (``submit_answer``: the last answer was just inserted)."""
     if locked.status == Participant.Status.COMPLETED:
         return locked.completion_code
     study = locked.study

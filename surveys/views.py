@@ -10,7 +10,6 @@ from typing import Any, Callable
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -75,8 +74,8 @@ def in_study_language(study: Study):
 SESSION_PREFIX = "hedgelab.participant."
 
 
-def _session_participant(request: HttpRequest, slug: str, lock: bool = False) -> Participant | None:
-    """The session's participant in the study at ``slug``, with its study, in one query (locked when ``lock``).
+def _session_participant(request: HttpRequest, slug: str) -> Participant | None:
+    """The session's participant in the study at ``slug``, with its study, in one query.
 
     The session holds one key per study entered (``_session_key``: by the study's id); the one whose study
     has this slug is the participant.
@@ -84,24 +83,22 @@ def _session_participant(request: HttpRequest, slug: str, lock: bool = False) ->
     keys = {key[len(SESSION_PREFIX):]: pk for key, pk in request.session.items() if key.startswith(SESSION_PREFIX)}
     if not keys:
         return None
-    rows = flow.lock_query() if lock else Participant.objects.select_related("study").order_by()
+    rows = Participant.objects.select_related("study").order_by()
     for participant in rows.filter(pk__in=list(keys.values()), study__slug=slug):
         if keys.get(str(participant.study_id)) == participant.pk:
             return participant
     return None
 
 
-def participant_page(*steps: Step, lock_post: bool = False) -> Callable:
-    """Resolve the study and the session's participant; redirect unless they are at one of ``steps``.
-    The page is rendered in the study's language.
-
-    ``lock_post``: a POST runs in one transaction that reads the participant with its row locked
-    (``flow.lock_query``); the view then passes the progress computed under the lock on to the flow.
-    """
+def participant_page(*steps: Step) -> Callable:
+    """Resolve the study and the session's participant (one query); redirect unless they are at one of
+    ``steps``. The page is rendered in the study's language."""
 
     def decorator(view: Callable) -> Callable:
-        def resolve(request: HttpRequest, slug: str, lock: bool) -> HttpResponse:
-            participant = _session_participant(request, slug, lock)
+        @wraps(view)
+        @never_cache
+        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
+            participant = _session_participant(request, slug)
             if participant is None:
                 try:
                     study = _study(slug)
@@ -121,14 +118,6 @@ def participant_page(*steps: Step, lock_post: bool = False) -> Callable:
                         messages.info(request, _(STALE_PAGE))
                     return _step_redirect(study, progress.step)
                 return view(request, study, participant, progress)
-
-        @wraps(view)
-        @never_cache
-        def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
-            if lock_post and request.method == "POST":
-                with transaction.atomic():
-                    return resolve(request, slug, lock=True)
-            return resolve(request, slug, lock=False)
 
         return wrapper
 
@@ -228,9 +217,9 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
     return render(request, "surveys/pledge.html", _step_context(study, Step.PLEDGE, request.path, False, form=form))
 
 
-@participant_page(Step.ITEM, lock_post=True)
+@participant_page(Step.ITEM)
 def item(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
-    """One question. A POST arrives here inside the transaction that locked the participant (``lock_post``)."""
+    """One question; an answer is saved in one short transaction (surveys.flow.submit_answer)."""
     error = ""
     if request.method == "POST":
         form = AnswerForm(request.POST)
@@ -240,7 +229,7 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             return _step_redirect(study, Step.ITEM)
         data = form.cleaned_data
         result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
-                                    data["client_time_ms"], locked=progress)
+                                    data["client_time_ms"], progress=progress)
         if result.outcome != Outcome.INVALID:
             if result.outcome != Outcome.SAVED:
                 messages.info(request, result.message)

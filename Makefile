@@ -88,6 +88,7 @@ check-deploy: install
 bench: install
 	$(PY) bench/analysis.py
 	$(PY) bench/elicitation.py
+	$(PY) bench/participants.py
 
 # The fault matrix (bench/faults.py): private PostgreSQL, Redis, web server, workers; FAULTS=name,name to pick.
 faults: install

@@ -27,8 +27,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -38,6 +37,7 @@ from config import throttle
 from .assignment import assign
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
+from .flow_queries import first_unanswered
 from .response_insert import insert_once
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
@@ -219,8 +219,8 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
 def current_step(participant: Participant) -> Progress:
     """The participant's current step, derived from their timestamps, status and slots.
 
-    At the question step this costs one query: the first unanswered slot with its item, and the counts of
-    the participant's slots and answers as subqueries (``Question number of total``).
+    At the question step this costs one query (surveys.flow_queries): the first unanswered slot with its item,
+    and the counts of the participant's slots and answers (``Question number of total``).
     """
     if participant.status in ENDED_STATUSES:
         return Progress(Step.ENDED)
@@ -232,15 +232,10 @@ def current_step(participant: Participant) -> Progress:
         return Progress(Step.INSTRUCTIONS)
     if participant.pledged_at is None:
         return Progress(Step.PLEDGE)
-    total = (Assignment.objects.filter(participant_id=OuterRef("participant_id")).order_by()
-             .values("participant_id").annotate(n=Count("pk")).values("n"))
-    answered = (Response.objects.filter(participant_id=OuterRef("participant_id")).order_by()
-                .values("participant_id").annotate(n=Count("pk")).values("n"))
-    slot = (Assignment.objects.filter(participant_id=participant.pk, response__isnull=True)
-            .select_related("item").order_by("position")
-            .annotate(slots=Subquery(total), answered=Coalesce(Subquery(answered), 0)).first())
-    if slot is not None:
-        return Progress(Step.ITEM, slot=slot, number=slot.answered + 1, total=slot.slots)
+    found = first_unanswered(participant.pk)
+    if found is not None:
+        slot, total, answered = found
+        return Progress(Step.ITEM, slot=slot, number=answered + 1, total=total)
     # Pledged and every slot answered, but not yet marked completed (cannot normally happen, since
     # the last answer completes in the same transaction): the view calls complete().
     n = participant.assignments.count()

@@ -24,6 +24,7 @@ from config import throttle
 from . import flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
+from .flow_queries import participants_with_study
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
                       preview_pledge, preview_progress, preview_summary)
@@ -80,11 +81,11 @@ def _session_participant(request: HttpRequest, slug: str) -> Participant | None:
     The session holds one key per study entered (``_session_key``: by the study's id); the one whose study
     has this slug is the participant.
     """
-    keys = {key[len(SESSION_PREFIX):]: pk for key, pk in request.session.items() if key.startswith(SESSION_PREFIX)}
+    keys = {key[len(SESSION_PREFIX):]: pk for key, pk in request.session.items()
+            if key.startswith(SESSION_PREFIX) and isinstance(pk, int)}
     if not keys:
         return None
-    rows = Participant.objects.select_related("study").order_by()
-    for participant in rows.filter(pk__in=list(keys.values()), study__slug=slug):
+    for participant in participants_with_study(list(keys.values()), slug):
         if keys.get(str(participant.study_id)) == participant.pk:
             return participant
     return None

@@ -1,7 +1,7 @@
 """Simulated participants through the real server, against a bare Django view on the same server and database.
 
     .venv/bin/python bench/participants.py [--participants 1000] [--think 3,10] [--duration 90]
-                                           [--concurrency 16] [--saturate 20] [--workers 4] [--threads 2]
+                                           [--concurrency 16] [--saturate 20] [--rounds 4] [--workers 4] [--threads 2]
                                            [--database-url postgres://postgres@127.0.0.1:5432/NAME]
 
 Starts gunicorn (``--workers`` × ``--threads``, as ``make run`` and the Procfile do) on a free port of
@@ -12,6 +12,7 @@ one connection per request, as a browser after a few seconds' thought):
 
 1. **ceiling**: ``--concurrency`` clients without pause on the bare view for ``--saturate`` seconds;
 2. **platform**: as many clients answering the demo study (an answer = the POST and the next question's page);
+   the two alternate in ``--rounds`` rounds, so that other load on the machine weighs on both alike;
 3. **participants**: ``--participants`` people, each thinking ``--think`` seconds (uniform) before every
    answer, for ``--duration`` seconds (they start spread over the first think time);
 
@@ -91,6 +92,13 @@ class Tally:
     def fail(self, status: int) -> None:
         self.failures[status] = self.failures.get(status, 0) + 1
 
+    def merge(self, other: "Tally") -> None:
+        self.latencies += other.latencies
+        self.answers += other.answers
+        for status, n in other.failures.items():
+            self.failures[status] = self.failures.get(status, 0) + n
+        self.confirmed |= other.confirmed
+
 
 async def _answering(browser: Browser, pid: str, tally: Tally, until: float, think: tuple[float, float] | None,
                      first_wait: float = 0.0) -> bool:
@@ -125,7 +133,7 @@ async def _answering(browser: Browser, pid: str, tally: Tally, until: float, thi
 
 
 async def saturate_platform(host: str, port: int, pids: list[str], clients: int, seconds: float) -> Tally:
-    tally, queue = Tally(), list(pids)
+    tally, queue = Tally(), pids
     until = time.monotonic() + seconds
 
     async def client() -> None:
@@ -135,6 +143,7 @@ async def saturate_platform(host: str, port: int, pids: list[str], clients: int,
     await asyncio.gather(*(client() for _ in range(clients)))
     if not queue:
         print("  (ran out of pledged participants: raise --saturate-pool)")
+    # a participant interrupted mid-way is not resumed: the next round takes fresh ones
     return tally
 
 
@@ -248,13 +257,15 @@ def line(name: str, tally: Tally, seconds: float) -> float:
 
 
 def main() -> None:
+    sys.stdout.reconfigure(line_buffering=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=1000, help="simulated people with think time")
     parser.add_argument("--think", default="3,10", help="seconds of thought before each answer: MIN,MAX")
     parser.add_argument("--duration", type=float, default=90, help="seconds of the think-time run")
     parser.add_argument("--concurrency", type=int, default=16, help="clients without pause (ceiling, platform)")
     parser.add_argument("--saturate", type=float, default=20, help="seconds of each saturation run (0: skip)")
-    parser.add_argument("--saturate-pool", type=int, default=300, help="pledged participants for the platform run")
+    parser.add_argument("--rounds", type=int, default=4, help="saturation runs alternate in this many rounds")
+    parser.add_argument("--saturate-pool", type=int, default=600, help="pledged participants for the platform run")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn worker")
     parser.add_argument("--database-url", help="PostgreSQL database (default: a scratch SQLite file)")
@@ -263,13 +274,18 @@ def main() -> None:
 
     var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "CACHE_URL"))}
-    env |= {"HEDGELAB_VAR_DIR": str(var), "DEBUG": "1", "ENTRY_MAX_PER_CLIENT": "0", "LOG_LEVEL": "WARNING",
+    # production mode (DEBUG off) over plain HTTP on loopback, as `make run DEBUG=0`
+    env |= {"HEDGELAB_VAR_DIR": str(var), "DEBUG": "0", "SECRET_KEY": "bench-" + os.urandom(24).hex(),
+            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0", "ENTRY_MAX_PER_CLIENT": "0", "LOG_LEVEL": "WARNING",
             "DJANGO_SETTINGS_MODULE": "bench.bare_site", "PYTHONPATH": str(ROOT)}
     env["DATABASE_URL"] = args.database_url or f"sqlite:///{var / 'db.sqlite3'}"
     os.environ.update(env)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run([sys.executable, "manage.py", "load_demo"], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
+                   check=True)  # the release step of a deployment
 
     import django
 
@@ -297,14 +313,18 @@ def main() -> None:
         wait_for(port)
         host = "127.0.0.1"
         load = os.getloadavg()
-        print(f"participants bench: gunicorn {args.workers} workers × {args.threads} threads, "
+        print(f"participants bench: gunicorn {args.workers} workers × {args.threads} threads, DEBUG off, "
               f"{db['ENGINE'].rsplit('.', 1)[-1]} (CONN_MAX_AGE {db.get('CONN_MAX_AGE')}), "
               f"{os.cpu_count()} cores, load average before {load[0]:.1f}")
         if args.saturate:
             asyncio.run(saturate_bare(host, port, 2, 2))  # warm the workers up
-            bare = asyncio.run(saturate_bare(host, port, args.concurrency, args.saturate))
-            platform = asyncio.run(saturate_platform(host, port, pool, args.concurrency, args.saturate))
-            print(f"{args.concurrency} clients without pause, {args.saturate:g} s each:")
+            # alternated in rounds, so that the machine's other load weighs on both alike
+            bare, platform, step = Tally(), Tally(), args.saturate / args.rounds
+            for _ in range(args.rounds):
+                bare.merge(asyncio.run(saturate_bare(host, port, args.concurrency, step)))
+                platform.merge(asyncio.run(saturate_platform(host, port, pool, args.concurrency, step)))
+            print(f"{args.concurrency} clients without pause, {args.saturate:g} s each "
+                  f"(alternated in {args.rounds} rounds):")
             ceiling = line("ceiling: bare view (session+INSERT)", bare, args.saturate)
             figure = line("platform: answer POST + next page", platform, args.saturate)
             print(f"  ratio platform / ceiling: {figure / ceiling:.2f}  (goal ≥ 0.70)")

@@ -175,6 +175,21 @@ async def with_think_time(host: str, port: int, pids: list[str], think: tuple[fl
     return tally
 
 
+async def warm_up(host: str, port: int, clients: int, limit: float = 300) -> float:
+    """Wait until a batch of ``clients`` simultaneous requests all come back within 1 s (every worker has
+    imported the application); the time it happened."""
+    deadline = time.monotonic() + limit
+    async def one() -> float:
+        start = time.monotonic()
+        status, _, _ = await Browser(host, port).request("GET", "/bench/bare/")
+        return time.monotonic() - start if status == 200 else float("inf")
+
+    while time.monotonic() < deadline:
+        if max(await asyncio.gather(*(one() for _ in range(clients)))) < 1.0:
+            return time.monotonic()
+    raise RuntimeError("the server's workers did not become ready")
+
+
 # --- server and database ------------------------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:
@@ -310,14 +325,16 @@ def main() -> None:
                                str(args.workers), "--threads", str(args.threads), "--timeout", "120",
                                "--backlog", "2048"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
+        started = time.monotonic()
         wait_for(port)
         host = "127.0.0.1"
+        ready = asyncio.run(warm_up(host, port, 2 * args.workers))
+        print(f"server ready (every worker answered within 1 s) {ready - started:.1f} s after it was started")
         load = os.getloadavg()
         print(f"participants bench: gunicorn {args.workers} workers × {args.threads} threads, DEBUG off, "
               f"{db['ENGINE'].rsplit('.', 1)[-1]} (CONN_MAX_AGE {db.get('CONN_MAX_AGE')}), "
               f"{os.cpu_count()} cores, load average before {load[0]:.1f}")
         if args.saturate:
-            asyncio.run(saturate_bare(host, port, 2, 2))  # warm the workers up
             # alternated in rounds, so that the machine's other load weighs on both alike
             bare, platform, step = Tally(), Tally(), args.saturate / args.rounds
             for _ in range(args.rounds):

@@ -28,6 +28,7 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -364,6 +365,7 @@ def main() -> None:
     errors = [l for l in (var / "gunicorn.log").read_text().splitlines() if "database is locked" in l]
     if errors:
         print(f"server log: {len(errors)} 'database is locked' lines")
+    shutil.rmtree(var, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -288,7 +288,7 @@ def main() -> None:
     args = parser.parse_args()
     think = tuple(float(x) for x in args.think.split(","))
 
-    var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-"))
+    var = Path(tempfile.mkdtemp(prefix="hedgelab-participants-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "CACHE_URL"))}
     # production mode (DEBUG off) over plain HTTP on loopback, as `make run DEBUG=0`
     env |= {"HEDGELAB_VAR_DIR": str(var), "DEBUG": "0", "SECRET_KEY": "bench-" + os.urandom(24).hex(),

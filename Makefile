@@ -58,6 +58,20 @@ migrate: install
 # The links that load_demo and run print point at the server that run starts.
 demo run: export SITE_URL ?= http://$(HOST):$(PORT)
 
+# `make run DEBUG=0`: production mode on this machine, out of the box: a secret key kept in var/secret-key
+# (unless SECRET_KEY is set), this host allowed, and plain HTTP (no HTTPS redirect or HTTPS-only cookies)
+# while SITE_URL is http://. Behind a real proxy set these yourself (README › Deploying).
+ifneq (,$(filter 0 false no off,$(DEBUG)))
+VAR_DIR := $(or $(HEDGELAB_VAR_DIR),var)
+export SECRET_KEY ?= $(shell mkdir -p $(VAR_DIR) && { [ -s $(VAR_DIR)/secret-key ] || head -c 48 /dev/urandom | base64 > $(VAR_DIR)/secret-key; } && cat $(VAR_DIR)/secret-key)
+export ALLOWED_HOSTS ?= $(HOST),localhost
+ifeq (http://,$(findstring http://,$(or $(SITE_URL),http://)))
+export SECURE_SSL_REDIRECT ?= 0
+export SESSION_COOKIE_SECURE ?= 0
+export CSRF_COOKIE_SECURE ?= 0
+endif
+endif
+
 demo: migrate
 	$(PY) manage.py load_demo
 
@@ -74,6 +88,7 @@ check-deploy: install
 bench: install
 	$(PY) bench/analysis.py
 	$(PY) bench/elicitation.py
+	$(PY) bench/participants.py
 
 # The fault matrix (bench/faults.py): private PostgreSQL, Redis, web server, workers; FAULTS=name,name to pick.
 faults: install

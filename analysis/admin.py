@@ -13,8 +13,18 @@ from django.utils.safestring import mark_safe
 from config.permissions import check
 from surveys.models import Participant
 
-from . import views
 from .models import StudyAnalysis
+
+
+def _view(name: str):
+    """``analysis.views.<name>``, imported on the first request: the views pull in pandas, pyarrow, scipy and
+    matplotlib (seconds of imports), which neither the admin's start nor a participant-serving process needs."""
+    def view(*args, **kwargs):
+        from . import views
+
+        return getattr(views, name)(*args, **kwargs)
+    view.__name__ = name
+    return view
 
 
 IMPORT_PERMS = ("surveys.add_participant", "surveys.add_response")
@@ -87,18 +97,18 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
             return inner
 
         custom = [
-            path("<int:object_id>/report/", wrap(with_context(views.report_page)),
+            path("<int:object_id>/report/", wrap(with_context(_view("report_page"))),
                  name="analysis_studyanalysis_report"),
-            path("<int:object_id>/report.json", wrap(views.report_json), name="analysis_studyanalysis_report_json"),
-            path("<int:object_id>/export/<str:fmt>/", wrap(views.export_download),
+            path("<int:object_id>/report.json", wrap(_view("report_json")), name="analysis_studyanalysis_report_json"),
+            path("<int:object_id>/export/<str:fmt>/", wrap(_view("export_download")),
                  name="analysis_studyanalysis_export"),
-            path("<int:object_id>/attention/", wrap(views.attention_run, "surveys.change_participant"), name="analysis_studyanalysis_attention"),
-            path("<int:object_id>/import-responses/", wrap(with_context(views.import_responses_page), *IMPORT_PERMS),
+            path("<int:object_id>/attention/", wrap(_view("attention_run"), "surveys.change_participant"), name="analysis_studyanalysis_attention"),
+            path("<int:object_id>/import-responses/", wrap(with_context(_view("import_responses_page")), *IMPORT_PERMS),
                  name="analysis_studyanalysis_import_responses"),
-            path("<int:object_id>/import-wide/", wrap(with_context(views.import_wide_page), *IMPORT_PERMS),
+            path("<int:object_id>/import-wide/", wrap(with_context(_view("import_wide_page")), *IMPORT_PERMS),
                  name="analysis_studyanalysis_import_wide"),
             path("<int:object_id>/import-model-answers/",
-                 wrap(with_context(views.import_model_answers_page),
+                 wrap(with_context(_view("import_model_answers_page")),
                       "elicitation.add_elicitationrun", "elicitation.add_modelresponse"),
                  name="analysis_studyanalysis_import_model_answers"),
         ]

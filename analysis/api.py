@@ -18,9 +18,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
-from analysis.filtering import FilterError, apply_attention_filter
-from analysis.reports import ReportError, build_report
+# analysis.exports, .filtering and .reports (pandas, pyarrow, scipy, matplotlib) are imported in the views
+# that use them: the URLconf loads this module, and serving participants needs none of them.
+from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename
 from config.permissions import RAW_IDS_PERMISSION, can_see_raw_ids
 from surveys.api import Detail
 from surveys.models import Study
@@ -46,6 +46,8 @@ class StudyReportView(APIView):
     @extend_schema(summary="The study's report: meta and every table as records",
                    responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def get(self, request, slug: str):
+        from analysis.reports import ReportError, build_report
+
         return _study_result(slug, lambda study: build_report(study).to_json(), ReportError)
 
 
@@ -71,6 +73,8 @@ class StudyExportView(APIView):
             return Response({"detail": f"raw PROLIFIC_PIDs need the permission {RAW_IDS_PERMISSION}."},
                             status=status.HTTP_403_FORBIDDEN)
         include_test = request.query_params.get("include_test") in ("1", "true")
+        from analysis.exports import stream_study
+
         response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
                                          content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{export_filename(study, fmt)}"'
@@ -84,4 +88,6 @@ class StudyAttentionView(APIView):
     @extend_schema(summary="Run the attention filter; its ranking, counts and excluded participants",
                    request=None, responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def post(self, request, slug: str):
+        from analysis.filtering import FilterError, apply_attention_filter
+
         return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), FilterError)

@@ -337,12 +337,7 @@ def read_parquet(source: str | Path | IO[bytes]) -> pd.DataFrame:
 
 
 # --- a whole study ----------------------------------------------------------------------------
-FORMATS = ("csv", "parquet")
-CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
-
-
-def export_filename(study, fmt: str) -> str:
-    return f"{study.slug}-answers.{fmt}"
+from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename  # noqa: E402,F401 (re-exported)
 
 
 def prepare(study) -> None:

@@ -81,15 +81,25 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
+# Persistent connections (a process keeps its connection for DB_CONN_MAX_AGE seconds; 0 closes it after each
+# request), checked before reuse so that a database restart costs no error (DB_CONN_HEALTH_CHECKS).
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 600),
+        conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", default=True),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Wait for the lock instead of failing when web and worker write at once.
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
+    # The embedded database for a pilot: write-ahead log (readers never block the writer), transactions that
+    # take the write lock when they begin (so two of them never deadlock upgrading a read lock, which SQLite
+    # answers with an immediate "database is locked"), and a busy timeout: a writer waits for the lock.
+    # synchronous=FULL: a committed answer survives a power cut, not only a crash.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 30),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Django's cache: per process by default; CACHE_URL=redis://… shares it between web processes (login and
@@ -127,10 +137,14 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Static files are served by WhiteNoise, also with DEBUG off: hashed, compressed copies from STATIC_ROOT once
+# `collectstatic` has run (`make run` and the Procfile's release do), the apps' own files before that
+# (config.static_storage), so a production-mode server never answers 500 for want of a manifest.
+WHITENOISE_USE_FINDERS = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "config.static_storage.ManifestOrPlainStorage"
         if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },

@@ -35,8 +35,6 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import lil_matrix
 
 from .models import Assignment, Item, Participant, Study
 
@@ -112,12 +110,23 @@ def _pools(study: Study, rng: random.Random) -> list[tuple[int, list[Item]]]:
     return [(k, pool) for k, pool in pools if k]
 
 
+def milp(*args, **kwargs):
+    """``scipy.optimize.milp``, imported on the first draw: scipy takes a second to import, and a process that
+    serves pages or runs a command without drawing items should not pay for it."""
+    from scipy.optimize import milp as scipy_milp
+
+    return scipy_milp(*args, **kwargs)
+
+
 def _choose(pools: list[tuple[int, list[Item]]], usage: dict[int, int], rng: random.Random) -> list[Item]:
     """Take k items from each pool at least cost: a small integer program (scipy's milp / HiGHS).
 
     No statement above :func:`repeat_cap`; least-used items first (so max − min use within a pool stays
     ≤ 1 over completed participants); repeats as even as possible; statements with many least-used items left.
     """
+    from scipy.optimize import Bounds, LinearConstraint  # here: scipy takes a second to import
+    from scipy.sparse import lil_matrix
+
     cap = repeat_cap(pools)  # from the whole pools: the design's cap, whatever the short lists hold
     floors = [min(usage.get(i.id, 0) for i in pool) for _, pool in pools]
     pressure: dict[str, int] = defaultdict(int)

@@ -5,9 +5,13 @@ no consent time → consent; no instructions time → instructions; no pledge ti
 an unanswered slot → that item; all slots answered → completed (with the code they were sent back with).
 Participants who returned the study, timed out or were screened out see an "ended" page.
 
-Every write locks the participant row (``select_for_update``) so that double clicks, stale tabs and
-concurrent requests are serialised; the unique constraints in ``surveys.models`` are the last line of
-defence (an ``IntegrityError`` on saving an answer means it was already answered).
+The consent, instructions and pledge steps lock the participant row (``select_for_update``) so that double
+clicks, stale tabs and concurrent requests are serialised. An answer is one short transaction: the insert
+(``INSERT … ON CONFLICT DO NOTHING``: the unique constraints in ``surveys.models`` decide whether the slot was
+already answered) and, after the last answer, the completion; the database's trigger refuses an answer for
+a participant who is no longer answering and, on PostgreSQL, holds the participant's row (``FOR SHARE``) until
+the transaction ends, so nothing can change their status in between. The checks before it (the current slot,
+the answer's value) read without a lock: whatever they read, the database keeps one answer per slot.
 """
 from __future__ import annotations
 
@@ -23,17 +27,18 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
-from scipy import stats
 
 from config import throttle
 
 from .assignment import assign
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
+from .flow_queries import first_unanswered
+from .response_insert import insert_once
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
 
@@ -212,7 +217,11 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
 
 # --- where the participant is ---------------------------------------------------------------------
 def current_step(participant: Participant) -> Progress:
-    """The participant's current step, derived from their timestamps, status and slots."""
+    """The participant's current step, derived from their timestamps, status and slots.
+
+    At the question step this costs one query (surveys.flow_queries): the first unanswered slot with its item,
+    and the counts of the participant's slots and answers (``Question number of total``).
+    """
     if participant.status in ENDED_STATUSES:
         return Progress(Step.ENDED)
     if participant.status == Participant.Status.COMPLETED:
@@ -223,19 +232,24 @@ def current_step(participant: Participant) -> Progress:
         return Progress(Step.INSTRUCTIONS)
     if participant.pledged_at is None:
         return Progress(Step.PLEDGE)
-    slots = list(participant.assignments.select_related("item", "response").order_by("position"))
-    answered = sum(1 for s in slots if hasattr(s, "response"))
-    for slot in slots:
-        if not hasattr(slot, "response"):
-            return Progress(Step.ITEM, slot=slot, number=answered + 1, total=len(slots))
+    found = first_unanswered(participant.pk)
+    if found is not None:
+        slot, total, answered = found
+        return Progress(Step.ITEM, slot=slot, number=answered + 1, total=total)
     # Pledged and every slot answered, but not yet marked completed (cannot normally happen, since
     # the last answer completes in the same transaction): the view calls complete().
-    return Progress(Step.DONE, number=len(slots), total=len(slots))
+    n = participant.assignments.count()
+    return Progress(Step.DONE, number=n, total=n)
 
 
 def _locked(participant: Participant) -> Participant:
-    """The participant's row, re-read and locked until the end of the transaction."""
-    return Participant.objects.select_for_update().get(pk=participant.pk)
+    """The participant's row (with its study), re-read and locked until the end of the transaction."""
+    return lock_query().get(pk=participant.pk)
+
+
+def lock_query() -> QuerySet[Participant]:
+    """Participants read with their study, locking only the participant's row (inside a transaction)."""
+    return Participant.objects.select_for_update(of=("self",)).select_related("study").order_by()
 
 
 def _expect(participant: Participant, step: Step) -> None:
@@ -294,10 +308,14 @@ def record_pledge(participant: Participant, rng: random.Random | None = None) ->
 
 
 def mark_shown(slot: Assignment, now: datetime | None = None) -> None:
-    """Record when a slot was first shown (only the first time: reloads keep the original time)."""
+    """Record when a slot was first shown (only the first time: reloads keep the original time).
+    No query when the slot already has its time."""
+    if slot.first_shown_at is not None:
+        return
     now = now or timezone.now()
-    Assignment.objects.filter(pk=slot.pk, first_shown_at__isnull=True).update(first_shown_at=now)
-    if slot.first_shown_at is None:
+    if Assignment.objects.filter(pk=slot.pk, first_shown_at__isnull=True).update(first_shown_at=now):
+        slot.first_shown_at = now
+    else:  # another request showed it first
         slot.refresh_from_db(fields=["first_shown_at"])
 
 
@@ -315,6 +333,7 @@ class Submission:
     outcome: Outcome
     message: str = ""
     response: Response | None = None
+    step: Step = Step.ITEM  # where the participant is after this submission
 
 
 def parse_client_ms(raw: Any) -> int | None:
@@ -328,58 +347,82 @@ def parse_client_ms(raw: Any) -> int | None:
     return int(round(value))
 
 
+ALREADY_SAVED = gettext_noop("Your answer to that question was already saved; it has not been changed.")
+
+
 def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
-                  client_time_ms: Any = None) -> Submission:
+                  client_time_ms: Any = None, *, progress: Progress | None = None) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
     ``answer``: the posted form (the instrument's answer shape reads its own fields) or, for a one-field
     shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
     transaction.
+
+    ``progress``: the participant's current step as the caller has just read it with the participant (and its
+    study): the participant view's path (surveys.views), which then reads nothing again. Without it the
+    participant is re-read here and ``participant`` refreshed afterwards.
     """
-    with transaction.atomic():
-        locked = _locked(participant)
-        progress = current_step(locked)
-        if progress.step != Step.ITEM:
-            message = (_("Your answers are already complete.") if progress.step == Step.DONE
-                       else _("This page cannot take answers now."))
-            return Submission(Outcome.NOT_ANSWERING, message)
-        slot = locked.assignments.select_related("item", "response").filter(position=position).first()
-        if slot is None or slot.item_id != item_id:
-            return Submission(Outcome.REJECTED, _("That answer did not match your current question, so it was "
-                                                  "not saved. Please answer the question below."))
-        if hasattr(slot, "response"):
-            return Submission(Outcome.ALREADY_ANSWERED, _("Your answer to that question was already saved; "
-                                                          "it has not been changed."))
-        if slot.pk != progress.slot.pk:
-            return Submission(Outcome.REJECTED, _("Please answer the questions in order."))
-        kind = locked.study.kind
-        data = kind.shape.form_data(answer)
-        if kind.shape.is_empty(data):
-            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
-        try:
-            typed = kind.validate_answer(slot.item, data)
-        except AnswerError as exc:
-            return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
-        raw = kind.shape.raw(data)
-        client_ms = parse_client_ms(client_time_ms)
-        now = timezone.now()
-        taken = None
-        if slot.first_shown_at is not None:
-            taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
-        try:
-            with transaction.atomic():
-                response = Response.objects.create(
-                    assignment=slot, participant=locked, item_id=slot.item_id, **typed.columns(), raw=raw[:200],
-                    time_taken_ms=taken, client_time_ms=client_ms, created_at=now,
-                )
-        except IntegrityError:
-            return Submission(Outcome.ALREADY_ANSWERED, _("Your answer to that question was already saved; "
-                                                          "it has not been changed."))
-        if progress.number >= progress.total:
-            complete(locked)
+    if progress is not None:
+        return _submit(participant, progress, position, item_id, answer, client_time_ms)
+    row = Participant.objects.select_related("study").get(pk=participant.pk)
+    result = _submit(row, current_step(row), position, item_id, answer, client_time_ms)
     participant.refresh_from_db()
-    return Submission(Outcome.SAVED, response=response)
+    return result
+
+
+def _submit(participant: Participant, progress: Progress, position: int, item_id: int, answer: Any,
+            client_time_ms: Any) -> Submission:
+    if progress.step != Step.ITEM or participant.status != Participant.Status.STARTED:
+        return _not_answering(progress.step)
+    slot = progress.slot
+    if (position, item_id) != (slot.position, slot.item_id):
+        return _not_current(participant, position, item_id)
+    kind = participant.study.kind
+    data = kind.shape.form_data(answer)
+    if kind.shape.is_empty(data):
+        return Submission(Outcome.INVALID, _(kind.shape.empty_message))
+    try:
+        typed = kind.validate_answer(slot.item, data)
+    except AnswerError as exc:
+        return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
+    raw = kind.shape.raw(data)
+    client_ms = parse_client_ms(client_time_ms)
+    now = timezone.now()
+    taken = None
+    if slot.first_shown_at is not None:
+        taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
+    response = Response(assignment=slot, participant=participant, item_id=slot.item_id, **typed.columns(),
+                        raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
+    last = progress.number >= progress.total
+    try:
+        with transaction.atomic():  # SQLite: BEGIN IMMEDIATE, so the write lock is held only for this
+            if not insert_once(response):  # answered meanwhile (double click, another tab)
+                return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
+            if last:
+                _complete(participant)
+    except IntegrityError:  # the trigger: their status changed meanwhile (e.g. marked returned)
+        participant.refresh_from_db()
+        return _not_answering(current_step(participant).step)
+    return Submission(Outcome.SAVED, response=response, step=Step.DONE if last else Step.ITEM)
+
+
+def _not_answering(step: Step) -> Submission:
+    message = (_("Your answers are already complete.") if step == Step.DONE
+               else _("This page cannot take answers now."))
+    return Submission(Outcome.NOT_ANSWERING, message, step=step)
+
+
+def _not_current(participant: Participant, position: int, item_id: int) -> Submission:
+    """Why a posted (position, item) is not the current slot: already answered, out of order or not theirs."""
+    slot = (participant.assignments.filter(position=position).order_by()
+            .annotate(answered=Exists(Response.objects.filter(assignment_id=OuterRef("pk")))).first())
+    if slot is None or slot.item_id != item_id:
+        return Submission(Outcome.REJECTED, _("That answer did not match your current question, so it was "
+                                              "not saved. Please answer the question below."))
+    if slot.answered:
+        return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
+    return Submission(Outcome.REJECTED, _("Please answer the questions in order."))
 
 
 # --- completion -----------------------------------------------------------------------------------
@@ -393,6 +436,8 @@ def attention_rho(values: Sequence[float], labels: Sequence[str], order: Sequenc
     pairs = [(float(v), rank[label]) for v, label in zip(values, labels) if label in rank]
     if len(pairs) < 2:
         return None
+    from scipy import stats  # imported here: scipy takes a second to import, and only completion needs it
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConstantInputWarning: handled as undefined below
         rho = stats.spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
@@ -413,27 +458,34 @@ def complete(participant: Participant) -> str:
     """
     with transaction.atomic():
         locked = _locked(participant)
-        if locked.status == Participant.Status.COMPLETED:
-            return locked.completion_code
-        study = locked.study
-        order = study.kind.canonical_order()
-        if order:
-            answers = list(locked.responses.filter(item__is_control=False).values_list("value", "item__expression"))
-            rho = attention_rho([a[0] for a in answers], [a[1] for a in answers], order)
-            passed: bool | None = passes_attention(rho, study.attention_threshold)
-        else:
-            rho, passed = None, None
-        code = study.failed_attention_code if passed is False else study.completion_code
-        now = timezone.now()
-        locked.status = Participant.Status.COMPLETED
-        locked.completed_at = now
-        locked.status_changed_at = now
-        locked.live_attention_rho = rho
-        locked.passed_attention = passed
-        locked.completion_code = code
-        locked.save(update_fields=["status", "completed_at", "status_changed_at", "live_attention_rho",
-                                   "passed_attention", "completion_code"])
+        code = _complete(locked)
     participant.refresh_from_db()
+    return code
+
+
+def _complete(locked: Participant) -> str:
+    """``complete`` inside the caller's transaction, on a row it has locked (``complete``) or that the answer
+    trigger holds (``submit_answer``: the last answer was just inserted)."""
+    if locked.status == Participant.Status.COMPLETED:
+        return locked.completion_code
+    study = locked.study
+    order = study.kind.canonical_order()
+    if order:
+        answers = list(locked.responses.filter(item__is_control=False).values_list("value", "item__expression"))
+        rho = attention_rho([a[0] for a in answers], [a[1] for a in answers], order)
+        passed: bool | None = passes_attention(rho, study.attention_threshold)
+    else:
+        rho, passed = None, None
+    code = study.failed_attention_code if passed is False else study.completion_code
+    now = timezone.now()
+    locked.status = Participant.Status.COMPLETED
+    locked.completed_at = now
+    locked.status_changed_at = now
+    locked.live_attention_rho = rho
+    locked.passed_attention = passed
+    locked.completion_code = code
+    locked.save(update_fields=["status", "completed_at", "status_changed_at", "live_attention_rho",
+                               "passed_attention", "completion_code"])
     return code
 
 

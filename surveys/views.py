@@ -24,6 +24,7 @@ from config import throttle
 from . import flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
+from .flow_queries import participants_with_study
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
                       preview_pledge, preview_progress, preview_summary)
@@ -71,27 +72,47 @@ def in_study_language(study: Study):
     return translation.override(study.language or "en")
 
 
+SESSION_PREFIX = "hedgelab.participant."
+
+
+def _session_participant(request: HttpRequest, slug: str) -> Participant | None:
+    """The session's participant in the study at ``slug``, with its study, in one query.
+
+    The session holds one key per study entered (``_session_key``: by the study's id); the one whose study
+    has this slug is the participant.
+    """
+    keys = {key[len(SESSION_PREFIX):]: pk for key, pk in request.session.items()
+            if key.startswith(SESSION_PREFIX) and isinstance(pk, int)}
+    if not keys:
+        return None
+    for participant in participants_with_study(list(keys.values()), slug):
+        if keys.get(str(participant.study_id)) == participant.pk:
+            return participant
+    return None
+
+
 def participant_page(*steps: Step) -> Callable:
-    """Resolve the study and the session's participant; redirect unless they are at one of ``steps``.
-    The page is rendered in the study's language."""
+    """Resolve the study and the session's participant (one query); redirect unless they are at one of
+    ``steps``. The page is rendered in the study's language."""
 
     def decorator(view: Callable) -> Callable:
         @wraps(view)
         @never_cache
         def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
-            try:
-                study = _study(slug)
-            except FlowError as exc:
-                return problem(request, exc)
-            with in_study_language(study):
-                participant = Participant.objects.filter(pk=request.session.get(_session_key(study)),
-                                                         study=study).first()
-                if participant is None:
+            participant = _session_participant(request, slug)
+            if participant is None:
+                try:
+                    study = _study(slug)
+                except FlowError as exc:
+                    return problem(request, exc)
+                with in_study_language(study):
                     return problem(request, FlowError(
                         _("We could not find your place in this study"),
                         _("Please open the study again with the link on Prolific; you will continue where you "
                           "left off."),
                     ), study)
+            study = participant.study
+            with in_study_language(study):
                 progress = flow.current_step(participant)
                 if progress.step not in steps:
                     if request.method == "POST":
@@ -199,6 +220,7 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
 
 @participant_page(Step.ITEM)
 def item(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    """One question; an answer is saved in one short transaction (surveys.flow.submit_answer)."""
     error = ""
     if request.method == "POST":
         form = AnswerForm(request.POST)
@@ -208,17 +230,14 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             return _step_redirect(study, Step.ITEM)
         data = form.cleaned_data
         result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
-                                    data["client_time_ms"])
-        if result.outcome == Outcome.INVALID:
-            error = result.message
-            progress = flow.current_step(participant)
-        else:
+                                    data["client_time_ms"], progress=progress)
+        if result.outcome != Outcome.INVALID:
             if result.outcome != Outcome.SAVED:
                 messages.info(request, result.message)
-            after = flow.current_step(participant)
-            if result.outcome == Outcome.SAVED and after.step == Step.DONE:
+            if result.outcome == Outcome.SAVED and result.step == Step.DONE:
                 request.session[_redirect_key(study)] = True
-            return _step_redirect(study, after.step)
+            return _step_redirect(study, result.step)
+        error = result.message
     flow.mark_shown(progress.slot)
     return render(request, "surveys/item.html",
                   _step_context(study, Step.ITEM, request.path, False, **_item_context(study, progress, error)))

@@ -1,0 +1,10 @@
+"""The combined export's formats, content types and file name: light constants for the API's schema and the
+admin, kept apart from analysis.exports so that naming a format does not import pandas and pyarrow."""
+from __future__ import annotations
+
+FORMATS = ("csv", "parquet")
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
+
+
+def export_filename(study, fmt: str) -> str:
+    return f"{study.slug}-answers.{fmt}"

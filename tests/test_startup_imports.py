@@ -1,0 +1,43 @@
+"""Commands and participant-serving processes start at once (issue 10): loading the URLconf, the admin and the
+WSGI application imports none of the heavy analysis libraries; they are imported where they are used
+(reports, exports, the attention filter, the item draw)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow")
+
+PROBE = """
+import json, os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config.wsgi import application  # django.setup(): apps, models, the admin's autodiscovery
+from django.contrib import admin
+from django.urls import get_resolver
+get_resolver().url_patterns
+admin.site.get_urls()
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in %r)))
+""" % (HEAVY,)
+
+
+def _loaded(code: str, tmp_path: Path) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HEDGELAB_VAR_DIR": str(tmp_path),
+                                 "DJANGO_SETTINGS_MODULE": "config.settings"})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_urlconf_and_the_admin_import_no_heavy_library(tmp_path):
+    assert _loaded(PROBE, tmp_path) == []
+
+
+def test_manage_py_help_imports_no_heavy_library(tmp_path):
+    code = ("import runpy, sys, json, io, contextlib\nsys.argv = ['manage.py', 'help']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    runpy.run_path('manage.py', run_name='__main__')\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))")
+    assert _loaded(code, tmp_path) == []
+

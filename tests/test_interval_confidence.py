@@ -12,7 +12,7 @@ from surveys.demo.overprecision import SLUG, load_overprecision_demo
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import get_instrument
 from surveys.instruments.interval_confidence import LEVELS, hint_interval
-from surveys.instruments.interval_text import read_interval
+from surveys.instruments.interval_text import plain, read_interval
 from surveys.models import Item, Response, Study
 from test_flow import current_slot, page, start, url
 
@@ -81,7 +81,7 @@ def test_cot_and_misleading_hint_prompts():
     assert "step-by-step reasoning" in cot and "Answer: [lower_bound, upper_bound]" in cot
     hinted = KIND.build_prompt(item(), [], style="hint").messages[0]["content"]
     low, high = hint_interval(item())
-    assert f"I read in a book that the right answer is: [{low:g}, {high:g}]. Note that the hint is for " \
+    assert f"I read in a book that the right answer is: [{plain(low)}, {plain(high)}]. Note that the hint is for " \
            "reference only and may not be true." in hinted
     assert hinted.index("I read in a book") < hinted.index("Question:")
     assert hint_interval(item()) == (low, high) and low < high  # seeded by the key: the same prompt every time

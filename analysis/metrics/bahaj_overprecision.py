@@ -60,6 +60,22 @@ def pearson(c: pd.Series, d: pd.Series) -> float:
     return float(np.corrcoef(c, d)[0, 1])
 
 
+def grouped_pearson(df: pd.DataFrame, by: list[str], u: str, v: str) -> pd.Series:
+    """Pearson's r of columns ``u`` and ``v`` within each group of ``by``, from the groups' sums:
+    r = (nΣuv − ΣuΣv) / √((nΣu² − (Σu)²)(nΣv² − (Σv)²)); NaN when u or v is constant or n < 2."""
+    x, y = df[u].astype(float), df[v].astype(float)
+    keys = [df[b] for b in by]
+    frame = pd.DataFrame({"x": x, "y": y, "xx": x * x, "yy": y * y, "xy": x * y})
+    sums = frame.groupby(keys).sum()
+    n = frame.groupby(keys).size()
+    spread = pd.DataFrame({"x": x, "y": y}).groupby(keys).agg(["min", "max"])
+    constant = ((spread[("x", "max")] - spread[("x", "min")]) == 0) | ((spread[("y", "max")] - spread[("y", "min")]) == 0)
+    num = n * sums["xy"] - sums["x"] * sums["y"]
+    den = np.sqrt((n * sums["xx"] - sums["x"] ** 2) * (n * sums["yy"] - sums["y"] ** 2))
+    r = (num / den).where(~constant & (n >= 2))
+    return r.clip(-1, 1)
+
+
 def hit_table(df: pd.DataFrame, by: Sequence[str] = ("agent",), levels: Sequence[int] = LEVELS) -> pd.DataFrame:
     """Per group: ``hit@c`` for each level (×100), ``hit_avg``, ``corr``, ``n`` (parsed intervals) and
     ``unparsed`` — one row per group (Table 4's columns)."""
@@ -69,8 +85,8 @@ def hit_table(df: pd.DataFrame, by: Sequence[str] = ("agent",), levels: Sequence
         return hit_table(df.assign(_all=0), ["_all"], levels).drop(columns="_all")
     s = scored(df)
     ok = s[s["parsed"]]
-    per_level = ok.pivot_table(index=by, columns="confidence", values="hit", aggfunc="mean") * 100
-    corr = ok.groupby(by).apply(lambda g: pearson(g["confidence"], g["length"]), include_groups=False)
+    per_level = ok.groupby([*by, "confidence"])["hit"].mean().unstack("confidence") * 100
+    corr = grouped_pearson(ok, by, "confidence", "length")
     counts = s.groupby(by).agg(n=("parsed", "sum"), answers=("parsed", "size"))
     out = pd.DataFrame(index=counts.index)
     for c in levels:
@@ -141,3 +157,17 @@ def resampled(df: pd.DataFrame, score: Callable[[pd.DataFrame], pd.DataFrame], k
     out = mean.join(sd.add_suffix("_sd"))
     ordered = [c for v in values for c in (v, f"{v}_sd")]
     return out[ordered].reset_index() if index else out[ordered].reset_index(drop=True)
+
+
+def hit_by_question(df: pd.DataFrame, by: Sequence[str] = ("agent",)) -> pd.DataFrame:
+    """Per group and question: its true answer ``truth``, ``scale`` = sign(a)·log10(1 + |a|), the hit rate
+    ``hit`` (×100) of its parsed intervals over every level and trial, and ``n`` (Figure 2's points)."""
+    by = list(by)
+    _check(df, [*by, "question"])
+    s = scored(df)
+    ok = s[s["parsed"]]
+    out = ok.groupby([*by, "question"]).agg(truth=("truth", "first"), hit=("hit", "mean"), n=("hit", "size"))
+    out["hit"] *= 100
+    a = out["truth"].astype(float)
+    out["scale"] = np.sign(a) * np.log10(1 + a.abs())
+    return out.reset_index()

@@ -30,7 +30,7 @@ import zlib
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .base import ImportRowError, Instrument, Prompt, Speaker
-from .interval_text import read_interval, to_number
+from .interval_text import plain, read_interval, to_number
 from .shapes import IntervalShape, ParsedAnswer, Answer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,7 +110,7 @@ class IntervalConfidence(Instrument):
             parts.append(COT)
         if style in ("hint", "cot_hint"):
             lower, upper = hint_interval(item)
-            parts.append(HINT.format(lower=f"{lower:g}", upper=f"{upper:g}"))
+            parts.append(HINT.format(lower=plain(lower), upper=plain(upper)))
         parts.append(f"Question: {item.statement}")
         return "\n".join(parts)
 

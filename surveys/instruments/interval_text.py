@@ -57,6 +57,13 @@ def to_number(text: str) -> float:
     return float(text) * factor
 
 
+def plain(value: float) -> str:
+    """A number as a prompt writes it: no exponent, no trailing zeros (31536000, 0.25, -273.15)."""
+    if float(value).is_integer() and abs(value) < 1e18:
+        return str(int(value))
+    return f"{value:.12f}".rstrip("0").rstrip(".")
+
+
 def after_answer_mark(text: str) -> str:
     """The text after the last ``Answer:`` when a number follows it, else the whole text."""
     marks = list(ANSWER_MARK.finditer(text))

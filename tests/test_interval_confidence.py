@@ -22,6 +22,7 @@ KIND = get_instrument("interval_confidence")
 @pytest.mark.parametrize("text, bounds", [
     ("[12, 18]", (12, 18)),
     ("(12; 18)", (12, 18)),
+    ("(12, 18)", (12, 18)),
     ("12 - 18", (12, 18)),
     ("12–18", (12, 18)),
     ("12 to 18", (12, 18)),
@@ -51,6 +52,9 @@ def test_intervals_a_model_writes(text, bounds):
     ("about 8,849 metres", "a single number (8849), not an interval"),
     ("I do not know", "no number in the answer"),
     ("maybe 12 or maybe 18", "no interval (two bounds) in the answer"),
+    # what Gemma 3 270M wrote: a thousands separator inside round brackets is one number, not [21, 527]
+    ("Mount Everest is 6,098 meters (21,527ft) above sea level.", "no interval (two bounds) in the answer"),
+    ("9,508 metres (672,481 ft)", "no interval (two bounds) in the answer"),
 ])
 def test_unreadable_intervals_keep_the_reason(text, reason):
     parsed = KIND.parse_model_answer(text)

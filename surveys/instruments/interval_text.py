@@ -3,7 +3,7 @@
 Shapes read, the last one written wins (a chain of thought ends with its final answer); when the text has
 ``Answer:`` only what follows its last occurrence counts:
 
-- brackets: ``[12, 18]``, ``(12; 18)``, ``[12 - 18]``, ``[12 to 18]``
+- brackets: ``[12, 18]``, ``(12; 18)``, ``[12 - 18]``, ``[12 to 18]`` (but ``(21,527 ft)`` is one number)
 - words: ``between 12 and 18``, ``from 12 to 18``
 - a range: ``12 - 18``, ``12–18``, ``12 to 18``
 - named bounds: ``lower bound: 12 … upper bound: 18``
@@ -74,11 +74,21 @@ def after_answer_mark(text: str) -> str:
     return text
 
 
+ONE_NUMBER = re.compile(rf"\(\s*{_NUM}{_UNIT}\s*\)", re.IGNORECASE)
+
+
+def one_number_in_parentheses(match: re.Match) -> bool:
+    """``(21,527 ft)`` is one number with a thousands separator, not the interval 21–527: in round brackets a
+    content that reads as a single number is one (square brackets, the format the prompt asks for, are read as
+    an interval: ``[120,180]``)."""
+    return ONE_NUMBER.fullmatch(match.group(0)) is not None
+
+
 def read_interval(raw: str) -> IntervalReading:
     """The interval written in ``raw`` (see the module docstring), or why there is none."""
     text = after_answer_mark(raw or "")
     for pattern in (BRACKETS, WORDS, NAMED, RANGE):
-        matches = list(pattern.finditer(text))
+        matches = [m for m in pattern.finditer(text) if not (pattern is BRACKETS and one_number_in_parentheses(m))]
         if matches:
             lower, upper = (to_number(g) for g in matches[-1].groups())
             if lower > upper:

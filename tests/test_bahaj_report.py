@@ -108,7 +108,7 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
 
     refined = tables["self_refinement"].set_index(["kind", "source"])
     assert refined.loc[("chosen", "history"), "hit_avg"] == 100 and refined.loc[("proposed", "all"), "hit_avg"] == 0
-    assert refined["agent"].str.contains(f"on run {source.pk} \\(single, e=2, seed 1\\)").all()
+    assert refined["agent"].str.contains(f"refining run {source.pk} \\(single, e=2, seed 1\\)").all()
     assert refine.pk and refined.loc[("chosen", "all"), "n"] == 10
 
     scores = tables["interval_scores"].set_index(["agent", "source"])
@@ -134,3 +134,11 @@ def test_the_api_serves_the_report(study, client, django_user_model):
     assert response.status_code == 200
     body = response.json()
     assert "overprecision" in body["tables"] and body["meta"]["sections"] == ["bahaj"]
+
+
+def test_a_run_with_no_readable_interval_is_reported_by_its_counts(study):
+    model_run(study, lambda item, sample: "I cannot say", samples=2)
+    report = build_report(study)
+    table = report.tables()["overprecision"].set_index(["agent", "source"])
+    assert table.loc[("gpt (greedy)", "all"), "unparsed"] == 20 and table.loc[("gpt (greedy)", "history"), "unparsed"] == 10
+    assert report.figures() == [] and "hit_by_scale" not in report.tables()

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.agents import ANSWER_STATUSES, agent_name, choose_runs, used_run_ids
+from analysis.agents import ANSWER_STATUSES, choose_runs, used_run_ids
 from analysis.dataset import human_answers, model_answers
 from analysis.metrics.bahaj_aggregation import mixed_setting, single_setting
 from analysis.metrics.bahaj_overprecision import (deviation_table, hit_by_question, hit_by_scale, hit_table,
@@ -81,8 +81,8 @@ def refinement_answers(runs: list[ElicitationRun], items: pd.DataFrame) -> pd.Da
     """One row per refinement answer and kind (chosen, proposed), with the run's description."""
     rows = []
     for run in runs:
-        label = (f"run {run.pk}: {agent_name(run)} on run {run.refines_id} ({run.refine_setting}, "
-                 f"e={run.refine_shown}, seed {run.refine_seed})")
+        label = (f"run {run.pk}: {run.endpoint.name} ({run.mode}) refining run {run.refines_id} "
+                 f"({run.refine_setting}, e={run.refine_shown}, seed {run.refine_seed})")
         answers = (ModelResponse.objects.filter(run=run, status__in=ANSWER_STATUSES)
                    .values_list("item_id", "lower", "upper", "detail"))
         for item_id, lower, upper, detail in answers.iterator():
@@ -134,7 +134,7 @@ class BahajSection:
     def figures(self) -> list[tuple[str, Any]]:
         from analysis.reports.bahaj_figures import hit_scale_figure
 
-        if self.answers.empty:
+        if "hit_by_scale" not in self.tables_:
             return []
         return [("hit-by-scale", hit_scale_figure(hit_by_question(self.answers), self.tables_["hit_by_scale"]))]
 
@@ -147,8 +147,9 @@ class BahajSection:
 
     def summary_text(self) -> str:
         table = self.tables_["overprecision"]
-        shown = table[table["source"] == ALL][["agent", "hit@95", "hit@90", "hit@80", "hit@70", "hit@60", "hit_avg",
-                                                 "corr"]]
+        shown = table[table["source"] == ALL]
+        shown = shown[[c for c in ("agent", "hit@95", "hit@90", "hit@80", "hit@70", "hit@60", "hit_avg", "corr",
+                                   "unparsed") if c in shown.columns]]
         return "Overprecision (hit %, mean of 10 draws):\n" + shown.round(3).to_string(index=False)
 
 
@@ -170,18 +171,20 @@ def build(study: Study) -> BahajSection:
                           "sampled --samples 5) or let participants answer")
     refined = refinement_answers(refinements, items)
     parsed = answers[answers["lower"].notna()]
-    if parsed.empty:
-        raise ReportError(f"study {study.slug!r} has answers but none is a readable interval yet "
-                          f"({len(answers)} unparseable)")
+    if parsed.empty:  # only unparseable answers so far: the counts, no scores
+        unparsed = with_all_sources(answers, lambda d, by: d.groupby(by).size().rename("unparsed").reset_index(),
+                                    ["agent"])
+        tables = {"overprecision": unparsed, "self_refinement": refinement_table(refined)}
+        return BahajSection(study=study, answers=answers, refinements=refined, tables_=tables)
     tables = {
         "overprecision": generation_table(answers),
-        "interval_scores": with_all_sources(answers, lambda d, by: deviation_table(d, by), ["agent"]),
+        "interval_scores": with_all_sources(parsed, lambda d, by: deviation_table(d, by), ["agent"]),
         "aggregation_single": with_all_sources(parsed, lambda d, by: single_setting(d, by, draws=DRAWS, seed=SEED),
                                                ["agent"]),
         "aggregation_mixed": with_all_sources(parsed, lambda d, by: mixed_setting(d, by, draws=DRAWS, seed=SEED),
                                               ["agent"]),
         "self_refinement": refinement_table(refined),
-        "hit_by_scale": hit_by_scale(answers),
+        "hit_by_scale": hit_by_scale(parsed),
     }
     return BahajSection(study=study, answers=answers, refinements=refined, tables_=tables)
 

@@ -37,5 +37,5 @@ def hit_scale_figure(per_question: pd.DataFrame, per_band: pd.DataFrame, title: 
         ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
-    fig.suptitle(title or "Hit average against the scale of the answer (Bahaj et al., Fig. 2)", fontsize=10)
+    fig.suptitle(title or "Hit average against the scale of the answer\n(Bahaj et al., Fig. 2)", fontsize=10)
     return fig

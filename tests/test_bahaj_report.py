@@ -10,6 +10,8 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from django.urls import reverse
+
 from analysis.reports import ReportError, build_report
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Completion
@@ -126,8 +128,11 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
     assert len(data["tables"]["self_refinement"]) == 6  # 2 kinds × (all + 2 sources)
 
 
-def test_the_api_serves_the_report(study, client, django_user_model):
+def test_the_api_and_the_admin_page_serve_the_report(study, client, admin_client, django_user_model):
     model_run(study, knows_history)
+    page = admin_client.get(reverse("admin:analysis_studyanalysis_report", args=[study.pk])).content.decode()
+    assert 'id="table-overprecision"' in page and 'id="table-aggregation_mixed"' in page, page[:3000]
+    assert "Bahaj et al. Table 4" in page and 'id="figure-hit-by-scale"' in page  # Figure 2
     user = django_user_model.objects.create_superuser("analyst", password="pw")
     token = Token.objects.create(user=user)
     response = client.get("/api/studies/op/report/", HTTP_AUTHORIZATION=f"Token {token.key}")

@@ -48,7 +48,8 @@ class ElicitationRunAdmin(admin.ModelAdmin):
     change_form_template = "elicitation/admin/run_change_form.html"
     actions = ("start_runs", "cancel_runs", "resume_runs")
     readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
-                       "finished_at", "source", "source_file", "source_sha256")
+                       "finished_at", "source", "source_file", "source_sha256",
+                       "refines", "refine_shown", "refine_setting", "refine_seed")
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
@@ -56,6 +57,8 @@ class ElicitationRunAdmin(admin.ModelAdmin):
         ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
                               "last_started_at", "finished_at")}),
         ("Source", {"fields": ("source", "source_file", "source_sha256")}),  # imported runs: the file
+        # self-refinement runs (Bahaj et al.), made with manage.py refine
+        ("Self-refinement", {"fields": ("refines", "refine_shown", "refine_setting", "refine_seed")}),
     )
 
     def get_queryset(self, request):

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import conf
 from .models import ElicitationRun, ModelEndpoint
-from .prompts import approx_tokens, build_prompt, prompt_content
+from .prompts import approx_tokens, prompt_content, prompt_for_run
 
 MICRO = Decimal("0.000001")
 
@@ -72,7 +72,7 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
         n = max(0, per_item_samples[item.pk])
         if not n:
             continue
-        content = prompt_content(build_prompt(study, item, run.few_shot, demos, run.prompt_style), endpoint.api_style)
+        content = prompt_content(prompt_for_run(run, item, 0, demos), endpoint.api_style)
         answers += n
         prompt_tokens += approx_tokens(content) * n
     requests = int(round(answers * per_request))

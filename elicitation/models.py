@@ -120,6 +120,17 @@ class ElicitationRun(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.LIVE, db_index=True)
     source_file = models.CharField(max_length=300, blank=True, help_text="Imported runs: the file's name.")
     source_sha256 = models.CharField(max_length=64, blank=True, help_text="Imported runs: SHA-256 of the file.")
+    # Self-refinement runs (elicitation/refinement.py, Bahaj et al. Table 2): each prompt shows e answers of an
+    # earlier run of the same study for the same question, drawn with this seed; prompt style ``refine``.
+    refines = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="refinements",
+                                help_text="Self-refinement: the run whose answers the prompts show.")
+    refine_shown = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                    help_text="Self-refinement: answers shown per prompt (e).")
+    refine_setting = models.CharField(
+        max_length=10, blank=True, choices=[("single", "single confidence: answers of the same level"),
+                                            ("mixed", "mixed confidence: answers of every level")],
+        help_text="Self-refinement: which of the source run's answers to the question are drawn from.")
+    refine_seed = models.BigIntegerField(null=True, blank=True, help_text="Self-refinement: seed of the draws.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -128,6 +139,11 @@ class ElicitationRun(models.Model):
             models.CheckConstraint(condition=Q(temperature__gte=0), name="run_temperature_not_negative"),
             models.UniqueConstraint(fields=["study", "source_sha256"], condition=~Q(source_sha256=""),
                                     name="run_imported_file_once_per_study"),
+            models.CheckConstraint(
+                condition=Q(refines__isnull=True, refine_shown__isnull=True, refine_setting="", refine_seed__isnull=True)
+                | Q(refines__isnull=False, refine_shown__gte=1, refine_setting__in=["single", "mixed"],
+                    refine_seed__isnull=False),
+                name="run_refinement_complete"),
         ]
 
     def __str__(self) -> str:

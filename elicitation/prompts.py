@@ -24,6 +24,16 @@ def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[
     return study.kind.build_prompt(item, demos, few_shot, style)
 
 
+def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: list[Item] | None = None) -> Prompt:
+    """The prompt of one (item, sample) of ``run``: the instrument's, or Table 2's for a self-refinement run
+    (elicitation/refinement.py), whose prompt depends on the sample's draw."""
+    if getattr(run, "refines_id", None) is not None:
+        from .refinement import refinement_prompt
+
+        return refinement_prompt(run, item, sample_index)
+    return build_prompt(run.study, item, run.few_shot, demonstrations, run.prompt_style)
+
+
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:
     """What is sent: the text (completions endpoints) or the message list (chat endpoints)."""
     return prompt.messages if api_style == ModelEndpoint.ApiStyle.CHAT else prompt.text

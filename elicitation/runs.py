@@ -52,6 +52,9 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
         if run.prompt_style not in styles:
             errors["prompt_style"] = (f"{run.study.instrument} items are asked with the prompt style "
                                       f"{' or '.join(repr(s) for s in styles)}, not {run.prompt_style!r}.")
+    from .refinement import refinement_errors  # self-refinement runs (Bahaj et al.)
+
+    errors.update(refinement_errors(run))
     return errors
 
 

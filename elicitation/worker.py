@@ -34,7 +34,7 @@ from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
-from .prompts import approx_tokens, build_prompt, prompt_content, store_prompt
+from .prompts import approx_tokens, prompt_content, prompt_for_run, store_prompt
 
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], None]
@@ -135,6 +135,10 @@ def release(row: ModelResponse, owner: str, attempts: int, requests: int, histor
 
 def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
     mode = ctx.run.mode
+    if ctx.run.refines_id is not None:  # self-refinement: chosen and proposed intervals (elicitation/refinement.py)
+        from .refinement import refinement_outcome
+
+        return refinement_outcome(ctx.kind, value)
     if mode == Mode.FULL_DISTRIBUTION:
         return full_distribution_outcome(ctx.kind, value)
     if mode == Mode.TOP_LOGPROBS:
@@ -158,7 +162,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
-        content = prompt_content(build_prompt(run.study, item, run.few_shot, ctx.demonstrations, run.prompt_style), endpoint.api_style)
+        content = prompt_content(prompt_for_run(run, item, row.sample_index, ctx.demonstrations), endpoint.api_style)
         stored = store_prompt(content, endpoint.api_style)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it

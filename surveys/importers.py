@@ -175,23 +175,24 @@ def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> Impo
     seen: dict[str, CsvRecord] = {}
     for record in records:
         try:
-            fields = kind.item_fields_from_row(record.values)
+            rows_fields = kind.items_from_row(record.values)
         except ImportRowError as exc:
             errors.append(record.error(exc.column, exc.message))
             continue
-        key = kind.item_key(fields)
-        too_long = length_errors(record, {**fields, "key": key})
-        if too_long:
-            errors.extend(too_long)
-            continue
-        if key in seen:
-            errors.append(record.error("statement_id", f"same item as {seen[key].where()} ({key})"))
-            continue
-        if key in existing:
-            errors.append(record.error("statement_id", f"item {key} is already in study {study.slug}"))
-            continue
-        seen[key] = record
-        items.append(Item(study=study, key=key, source_row=record.row, **fields))
+        for fields in rows_fields:
+            key = kind.item_key(fields)
+            too_long = length_errors(record, {**fields, "key": key})
+            if too_long:
+                errors.extend(too_long)
+                break
+            if key in seen:
+                errors.append(record.error("statement_id", f"same item as {seen[key].where()} ({key})"))
+                break
+            if key in existing:
+                errors.append(record.error("statement_id", f"item {key} is already in study {study.slug}"))
+                break
+            seen[key] = record
+            items.append(Item(study=study, key=key, source_row=record.row, **fields))
     if errors:
         raise ImportFailed(errors)
     if not items:

@@ -7,8 +7,8 @@ its own formatting. :class:`Report` puts the sections together and writes ``repo
 and every figure as PNG and SVG; the admin page, the ``report`` command and the API all show a Report.
 
 Sections: ``belem`` (speaker belief; the 0–100 agreement tables for WEP probability too), ``tang_rq1`` (KL and
-Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metrics), ``overprecision`` (Bahaj et
-al.) and ``verbalisation`` (Sileo & Moens).
+Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metrics), ``bahaj`` (Bahaj et
+al.: overprecision) and ``verbalisation`` (Sileo & Moens).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ SECTIONS: dict[str, str] = {
     "belem": "analysis.reports.belem",
     "tang_rq1": "analysis.reports.tang_rq1",
     "tang_rq2": "analysis.reports.tang_rq2",
-    "overprecision": "analysis.reports.overprecision",
+    "bahaj": "analysis.reports.bahaj",
     "verbalisation": "analysis.reports.verbalisation",
 }
 

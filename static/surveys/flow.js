@@ -57,10 +57,14 @@
     if (clientTime) clientTime.value = String(Math.round(performance.now() - started));
   }, true);
 
-  // Once an answer is chosen, the "please choose an answer" request no longer applies.
-  form.addEventListener("change", function (event) {
+  // Once an answer is chosen, the "please choose an answer" request no longer applies. Number fields: as soon
+  // as they are typed in ("input"), not on blur ("change"), so the message does not vanish under the pointer
+  // that is clicking Next (the button would move up and the click would miss it).
+  function hideSolved(event) {
     if (error && event.target.matches("input[data-answer]") && !answerProblem()) error.hidden = true;
-  });
+  }
+  form.addEventListener("change", hideSolved);
+  form.addEventListener("input", hideSolved);
 
   form.setAttribute("data-ready", "");  // lets tests wait until the page measures time
   form.addEventListener("keydown", function (event) {

@@ -113,4 +113,7 @@ def load_demo() -> list[LoadOutcome]:
                 f"{study.slug}: created, live, {result.created} items ({result.controls} controls), "
                 f"2 demonstrations; completion code {study.completion_code}",
             ))
+        from .overprecision import load_overprecision_demo
+
+        outcomes.append(LoadOutcome(*load_overprecision_demo()))
     return outcomes

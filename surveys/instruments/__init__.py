@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .base import ImportRowError, Instrument, Prompt
 from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
+from .interval_confidence import IntervalConfidence
 from .speaker_belief import SpeakerBelief
 from .wep_choice import WepChoice
 from .wep_probability import WepProbability
@@ -37,6 +38,7 @@ def instrument_choices() -> list[tuple[str, str]]:
 register(SpeakerBelief())
 register(WepProbability())
 register(WepChoice())
+register(IntervalConfidence())
 
 __all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

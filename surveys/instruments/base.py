@@ -153,6 +153,11 @@ class Instrument:
         """Model fields for one row of an item file; ImportRowError names the bad column."""
         raise NotImplementedError
 
+    def items_from_row(self, row: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The items one row of an item file becomes (one by default; the interval kind makes one per
+        confidence level)."""
+        return [self.item_fields_from_row(row)]
+
     def item_key(self, fields: Mapping[str, Any]) -> str:
         raise NotImplementedError
 

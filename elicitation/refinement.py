@@ -1,0 +1,178 @@
+"""Self-refinement (Bahaj et al. §3.2.2, Table 2): a run built on a run.
+
+A refinement run (``ElicitationRun.refines`` = the source run, prompt style ``refine``) asks, for each item and
+sample, Table 2's prompt: the question and e answers of the source run for the same question with their
+confidence levels, drawn at random —
+
+- setting ``single``: from the source run's parsed answers to the same item (the question at the same level);
+- setting ``mixed``: from its parsed answers to every level of the question (items sharing ``statement_id``);
+
+the draw of sample k of an item is ``random.Random(f"{refine_seed}|{item.key}|{k}").sample(pool, e)`` over the
+pool ordered by item key and sample index (all of it when it holds fewer than e), so a refinement is reproduced
+and resumed exactly as long as the source run's answers stay as they are (resuming the source run afterwards
+can add answers to the pools). The model answers with JSON: ``chosen_answer`` (one of the shown intervals)
+and ``proposed_answer`` (a new one).
+
+What is stored: the **proposed** interval in ``lower``/``upper`` (the run's answer: status ``ok`` when it is
+read, ``unparseable`` with the reason otherwise); the **chosen** interval in ``detail["chosen"]`` ([lower,
+upper], or null with ``detail["chosen_error"]``). The prompt itself is stored with its hash like any prompt.
+Both are scored by the report (analysis/reports/bahaj.py) at the item's level.
+"""
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from django.db import transaction
+
+from surveys.instruments import Instrument, Prompt
+from surveys.instruments.interval_text import IntervalReading, plain, read_interval
+from surveys.models import Item
+
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .modes import Completion, Outcome
+
+SETTINGS = ("single", "mixed")
+STYLE = "refine"
+CONTEXT = ("Context: A group of people were given a question and asked for two numbers, a lower and an upper "
+           "bound, such that they were sure, at a stated level of confidence, that the right answer lies between "
+           "them. Their answers and the confidence level each was given at are listed below.")
+INSTRUCTIONS = (
+    "Instructions:",
+    "- Analyse the question, the answers to the question and their corresponding confidence level.",
+    "- Determine the most likely answer among the possible answers (chosen_answer), and propose a new answer "
+    "that is more likely to contain the right answer (proposed_answer).",
+    "- Give your reasoning for each.",
+    '- Your output should have the following format: {"chosen_answer": [lower_bound, upper_bound], '
+    '"chosen_reason": "...", "proposed_answer": [lower_bound, upper_bound], "proposed_reason": "..."}',
+)
+Shown = tuple[int, float, float, int]  # (model response id, lower, upper, confidence)
+
+
+def is_refinement(run: ElicitationRun) -> bool:
+    return run.refines_id is not None
+
+
+def pool(run: ElicitationRun, item: Item) -> list[Shown]:
+    """The source run's parsed answers the draw for ``item`` picks from (see the module docstring)."""
+    rows = ModelResponse.objects.filter(run_id=run.refines_id, status=ModelResponse.Status.OK,
+                                        lower__isnull=False, upper__isnull=False)
+    if run.refine_setting == "mixed":
+        rows = rows.filter(item__study_id=item.study_id, item__statement_id=item.statement_id)
+    else:
+        rows = rows.filter(item=item)
+    return [(pk, lower, upper, int((extra or {}).get("confidence", 0)))
+            for pk, lower, upper, extra in rows.order_by("item__key", "sample_index")
+            .values_list("pk", "lower", "upper", "item__extra")]
+
+
+def draw(run: ElicitationRun, item: Item, sample_index: int) -> list[Shown]:
+    """The e answers shown in the prompt of (item, sample), reproducible from the run's draw seed."""
+    answers = pool(run, item)
+    rng = random.Random(f"{run.refine_seed}|{item.key}|{sample_index}")
+    return rng.sample(answers, min(int(run.refine_shown or 0), len(answers)))
+
+
+def prompt_text(question: str, shown: list[Shown]) -> str:
+    """Table 2's prompt for ``question`` and the answers ``shown``."""
+    lines = [CONTEXT, *INSTRUCTIONS, f"Question: {question}", "Possible Answers:",
+             "lower_bound | upper_bound | confidence"]
+    lines += [f"{plain(lower)} | {plain(upper)} | {c}%" for _, lower, upper, c in shown]
+    return "\n".join(lines)
+
+
+def refinement_prompt(run: ElicitationRun, item: Item, sample_index: int) -> Prompt:
+    """The prompt of one (item, sample) of a refinement run (ValueError when the source has nothing to show)."""
+    shown = draw(run, item, sample_index)
+    if not shown:
+        raise ValueError(f"run {run.refines_id} has no parsed answer to show for item {item.key}")
+    text = prompt_text(item.statement, shown)
+    return Prompt(text=text + "\nOutput:", messages=[{"role": "user", "content": text}])
+
+
+def _field(raw: str, key: str) -> IntervalReading:
+    match = re.search(rf'{key}"?\s*[:=]\s*"?(\[[^\]]*\])', raw or "", re.IGNORECASE)
+    if match is None:
+        return IntervalReading(error=f"no {key} in the answer")
+    return read_interval(match.group(1))
+
+
+def read_refinement(raw: str) -> tuple[IntervalReading, IntervalReading]:
+    """(chosen, proposed) intervals read from a refinement answer (each with its reason when unreadable)."""
+    return _field(raw, "chosen_answer"), _field(raw, "proposed_answer")
+
+
+def refinement_outcome(kind: Instrument, completion: Completion) -> Outcome:
+    """The proposed interval as the answer, the chosen one in ``detail`` (module docstring)."""
+    chosen, proposed = read_refinement(completion.text)
+    detail: dict[str, Any] = {"finish_reason": completion.finish_reason,
+                              "chosen": [chosen.lower, chosen.upper] if chosen.ok else None}
+    if not chosen.ok:
+        detail["chosen_error"] = chosen.error
+    base = dict(raw_output=completion.text, prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens, system_fingerprint=completion.system_fingerprint,
+                detail=detail)
+    if not proposed.ok:
+        return Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error=f"proposed: {proposed.error}"[:300],
+                       **base)
+    return Outcome(status=ModelResponse.Status.OK, lower=proposed.lower, upper=proposed.upper, **base)
+
+
+def refinement_errors(run: ElicitationRun) -> dict[str, str]:
+    """Problems with a run's refinement settings (none for an ordinary run)."""
+    if not is_refinement(run):
+        if run.prompt_style == STYLE:
+            return {"prompt_style": "the refine prompt style is for self-refinement runs, which need a source run "
+                                    "(manage.py refine)"}
+        return {}
+    errors: dict[str, str] = {}
+    source = run.refines
+    if run.prompt_style != STYLE:
+        errors["prompt_style"] = f"a self-refinement run uses the prompt style {STYLE!r}"
+    if run.study_id and source.study_id != run.study_id:
+        errors["refines"] = f"run {source.pk} belongs to another study"
+    if source.refines_id is not None:
+        errors["refines"] = f"run {source.pk} is itself a refinement; refine a run of answers"
+    if run.study_id and run.study.kind.shape.name != "interval":
+        errors["refines"] = f"self-refinement needs interval answers, not {run.study.instrument} items"
+    if run.refine_setting not in SETTINGS:
+        errors["refine_setting"] = "single or mixed"
+    if not run.refine_shown or run.refine_shown < 1:
+        errors["refine_shown"] = "show at least one answer"
+    if run.refine_seed is None:
+        errors["refine_seed"] = "a draw seed is needed to reproduce the draws"
+    return errors
+
+
+def refinable_items(source: ElicitationRun, setting: str) -> list[Item]:
+    """The items a refinement of ``source`` asks: those with a parsed answer (single), or every item of the
+    source's items whose question has one (mixed)."""
+    answered = set(ModelResponse.objects.filter(run=source, status=ModelResponse.Status.OK, lower__isnull=False)
+                   .values_list("item_id", flat=True))
+    items = list(source.target_items().order_by("id"))
+    if setting == "mixed":
+        questions = {i.statement_id for i in items if i.pk in answered}
+        return [i for i in items if i.statement_id in questions]
+    return [i for i in items if i.pk in answered]
+
+
+def create_refinement(source: ElicitationRun, endpoint: ModelEndpoint, *, shown: int = 3, setting: str = "single",
+                      draw_seed: int = 0, mode: str = ElicitationRun.Mode.GREEDY, samples: int = 1,
+                      temperature: float = 0.0, seed: int | None = None, max_tokens: int = 256, name: str = "",
+                      created_by: Any = None) -> ElicitationRun:
+    """A draft self-refinement run of ``source`` (ValidationError names bad settings)."""
+    from django.core.exceptions import ValidationError
+
+    run = ElicitationRun(study=source.study, endpoint=endpoint, mode=mode, samples_per_item=samples,
+                         temperature=temperature, seed=seed, few_shot=False, max_tokens=max_tokens, name=name,
+                         prompt_style=STYLE, prompt_version="bahaj-refine-v1", refines=source, refine_shown=shown,
+                         refine_setting=setting, refine_seed=draw_seed, created_by=created_by)
+    run.full_clean()
+    items = refinable_items(source, setting)
+    if not items:
+        raise ValidationError({"refines": f"run {source.pk} has no parsed interval to refine"})
+    with transaction.atomic():
+        run.save()
+        run.items.set(items)
+    return run

@@ -1,0 +1,158 @@
+"""Interval at confidence (Bahaj et al., overprecision): a numeric question and an imposed confidence level
+c ∈ {60, 70, 80, 90, 95} % → a lower and an upper bound.
+
+An item is one question at one level: ``statement`` holds the question, ``ground_truth`` its numeric answer,
+``extra["confidence"]`` the level c, ``extra["source"]`` the source dataset (a question's five items share
+``statement_id``; the item key is ``<statement_id>|<c>``). ``import_items`` expands each CSV row (question,
+answer, source; optional id) into the five items.
+
+Prompts (Table 1 / Appendix A of the paper, zero-shot, one user message), as run prompt styles:
+- ``standard`` — the paper's vanilla prompt [GEN, CONF_c, CONFK, FORM, QUES];
+- ``cot`` — [GEN, CONF_c, CONFK, FORM, CoT, QUES];
+- ``hint`` and ``cot_hint`` — the misleading variants with HINT before QUES ("I read in a book that the right
+  answer is: [x, y]. Note that the hint is for reference only and may not be true."). The hinted interval is
+  drawn around the true answer (as in the paper, App. B), seeded by the item's key so a prompt never changes;
+- ``refine`` — reserved for self-refinement runs (elicitation/refinement.py, Table 2's prompt), which need a
+  source run.
+CONF_c says "only a (100 − c)/2 % probability" below the lower and above the upper bound: Appendix A prints
+(100 − c/2) %, which cannot be meant (55 % for c = 90); the two tails of a c % interval are (100 − c)/2 % each.
+
+Participants see the question, the level in words and two number fields (decimals and negatives allowed;
+lower ≤ upper checked on the page and again on the server). A model's answer is read by
+:mod:`surveys.instruments.interval_text`; a reversed interval or a single number is unparseable, with the reason.
+Scoring: analysis/metrics/bahaj_overprecision.py (hit@c, Pearson r, DS, ILS) and bahaj_aggregation.py.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import zlib
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .base import ImportRowError, Instrument, Prompt, Speaker
+from .interval_text import plain, read_interval, to_number
+from .shapes import IntervalShape, ParsedAnswer, Answer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from surveys.models import Item
+
+LEVELS: tuple[int, ...] = (60, 70, 80, 90, 95)
+STYLES: tuple[str, ...] = ("standard", "cot", "hint", "cot_hint", "refine")
+
+GEN = "Please follow these instructions to answer the question below."
+CONF = ("Please give us two numbers: a 'lower bound' and an 'upper bound'. The 'lower bound' is a number so low "
+        "that there is only a {tail}% probability that the right answer is less than that. Similarly, an "
+        "'upper bound' is a number so high that there is only a {tail}% probability the right answer is more "
+        "than that. In other words, you should be {c}% sure that the answer falls between the lower and upper "
+        "bounds.")
+CONFK = ("The more unsure you are in your response, the more distant the upper bound and the lower bound should "
+         "be from each other.")
+FORM = "Your answer should have the following format: [lower_bound, upper_bound]"
+FORM_COT = "Your final answer should be on the last line, in the following format: Answer: [lower_bound, upper_bound]"
+COT = "Give your step-by-step reasoning for why the answer lies between your bounds before your final answer."
+HINT = "I read in a book that the right answer is: [{lower}, {upper}]. Note that the hint is for reference only and may not be true."
+TASK_INTRO = ("Each question asks for a number you may not know exactly. Instead of one number, give a range: a "
+              "lower and an upper bound such that you are as sure as the question says (for example 90% sure) "
+              "that the right answer lies between them. The less sure you are, the further apart the bounds "
+              "should be.")
+
+
+def tail(c: float) -> str:
+    """The probability below the lower (and above the upper) bound of a c % interval, in percent."""
+    return f"{(100 - c) / 2:g}"
+
+
+def hint_interval(item: "Item") -> tuple[float, float]:
+    """A misleading hint around the true answer a: centre a·(1 + u), u ~ U(−0.5, 0.5), half-width
+    |a|·U(0.05, 0.3) (1 when a = 0), rounded to 3 significant digits; seeded by the item's key."""
+    rng = random.Random(zlib.crc32(item.key.encode("utf-8")))
+    a = float(item.ground_truth or 0)
+    centre = a * (1 + rng.uniform(-0.5, 0.5))
+    half = abs(a) * rng.uniform(0.05, 0.3) or 1.0
+    return float(f"{centre - half:.3g}"), float(f"{centre + half:.3g}")
+
+
+class IntervalConfidence(Instrument):
+    name = "interval_confidence"
+    label = "Interval at confidence (Bahaj et al.)"
+    template_name = "surveys/items/interval_confidence.html"
+    shape = IntervalShape()
+    prompt_styles = STYLES
+    report_sections = ("bahaj",)
+    attention_filter_default = False
+    import_columns = ("question", "answer")
+    task_intro = TASK_INTRO
+
+    # --- wording -------------------------------------------------------------------
+    def confidence(self, item: "Item") -> int:
+        return int((item.extra or {}).get("confidence", 90))
+
+    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
+        return item.statement
+
+    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
+        return f"Your {self.confidence(item)}% interval"
+
+    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
+        c = self.confidence(item)
+        return [f"Give a range that you are {c}% sure contains the right answer.",
+                f"Lower bound: so low that there is only a {tail(c)}% chance the answer is below it. "
+                f"Upper bound: so high that there is only a {tail(c)}% chance the answer is above it."]
+
+    def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        return super().page_context(item, speaker) | {"confidence": self.confidence(item)}
+
+    def prompt_block(self, item: "Item", with_answer: bool, style: str = "standard") -> str:
+        c = self.confidence(item)
+        cot = style in ("cot", "cot_hint")
+        parts = [GEN, CONF.format(tail=tail(c), c=c), CONFK, FORM_COT if cot else FORM]
+        if cot:
+            parts.append(COT)
+        if style in ("hint", "cot_hint"):
+            lower, upper = hint_interval(item)
+            parts.append(HINT.format(lower=plain(lower), upper=plain(upper)))
+        parts.append(f"Question: {item.statement}")
+        return "\n".join(parts)
+
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
+        """One user message, no demonstrations (the paper's prompts are zero-shot)."""
+        if style not in self.prompt_styles:
+            raise ValueError(f"unknown prompt style {style!r} for {self.name} (known: {', '.join(self.prompt_styles)})")
+        if style == "refine":
+            raise ValueError("the refine prompt style needs a source run (a self-refinement run)")
+        text = self.prompt_block(item, with_answer=False, style=style)
+        cue = "Reasoning:" if style in ("cot", "cot_hint") else "Answer:"
+        return Prompt(text=f"{text}\n{cue}", messages=[{"role": "user", "content": text}])
+
+    # --- answers -------------------------------------------------------------------
+    def parse_interval(self, raw: str) -> ParsedAnswer:
+        reading = read_interval(raw)
+        if not reading.ok:
+            return ParsedAnswer(raw=raw, error=reading.error)
+        return ParsedAnswer(raw=raw, answer=Answer(lower=reading.lower, upper=reading.upper))
+
+    # --- import --------------------------------------------------------------------
+    def items_from_row(self, row: Mapping[str, str]) -> list[dict[str, Any]]:
+        """One item per confidence level (see :meth:`item_fields_from_row`)."""
+        base = self.item_fields_from_row(row)
+        return [{**base, "extra": {**base["extra"], "confidence": c}} for c in LEVELS]
+
+    def item_fields_from_row(self, row: Mapping[str, str]) -> dict[str, Any]:
+        """Columns: question, answer (a number; thousands separators allowed), optional source and id."""
+        question = " ".join((row.get("question") or "").split())
+        if not question:
+            raise ImportRowError("question", "is empty")
+        answer_text = (row.get("answer") or "").strip()
+        if not answer_text:
+            raise ImportRowError("answer", "is empty")
+        try:
+            answer = to_number(answer_text)
+        except ValueError:
+            raise ImportRowError("answer", f"{answer_text!r} is not a number") from None
+        qid = (row.get("id") or "").strip() or "q-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:10]
+        return {"statement": question, "statement_id": qid, "ground_truth": answer,
+                "extra": {"source": (row.get("source") or "").strip(), "confidence": 90}}
+
+    def item_key(self, fields: Mapping[str, Any]) -> str:
+        return f"{fields['statement_id']}|{fields['extra']['confidence']}"

@@ -14,8 +14,9 @@ first of, most recent first:
 1. a run whose answers cover every expression of the set and that finished without failures;
 2. a run whose answers cover every expression of the set (still running, cancelled, stopped or finished
    with failures);
-3. a run with any answer — a *partial* run: its averages are over the expressions it covers, and the
-   report flags it as not comparable.
+3. a run with any answer — a *partial* run: the one covering the most expressions (or items), then a
+   completed one before a cancelled or stopped one; its averages are over what it covers, and the report
+   flags it as not comparable.
 
 The other runs are listed in the report's ``runs`` table with the reason they are not used (the export
 keeps every run's answers).
@@ -95,7 +96,8 @@ def coverage_field(study: Study) -> str:
 
 
 def _rank(use: RunUse, created: dict[int, Any]) -> tuple:
-    return (use.covers_all, use.covers_all and use.status == ElicitationRun.Status.COMPLETED and not use.failed,
+    completed = use.status == ElicitationRun.Status.COMPLETED
+    return (use.covers_all, use.covers_all and completed and not use.failed, use.expressions_covered, completed,
             created[use.run_id], use.run_id)
 
 

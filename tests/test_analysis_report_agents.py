@@ -88,6 +88,25 @@ def test_latest_complete_run_beats_a_newer_partial_and_a_newer_failed_one(studie
     assert uses[failing.pk].covers_all and not uses[failing.pk].used
 
 
+def test_of_partial_runs_the_one_covering_most_is_used_not_a_newer_cancelled_one(studies):
+    nv, _ = studies
+    items = subset(nv)
+    five = ("likely", "doubtful", "uncertain", "possible", "unlikely")
+    wider = add_run(nv, "stub", [(item, model_value(item)) for item in items if item.expression in five])
+    cancelled = add_run(nv, "stub", [(item, 50.0) for item in items if item.expression in five[:2]])
+    cancelled.status = ElicitationRun.Status.CANCELLED
+    cancelled.save()
+    uses = {u.run_id: u for u in choose_runs(nv, "nv") if u.agent == "stub (greedy)"}
+    assert [r for r, u in uses.items() if u.used] == [wider.pk]
+    assert uses[wider.pk].note.startswith("partial: answers cover 5 of 14")
+    # the same coverage: the completed run before the newer cancelled one
+    same = add_run(nv, "stub", [(item, 50.0) for item in items if item.expression in five])
+    same.status = ElicitationRun.Status.CANCELLED
+    same.save()
+    uses = {u.run_id: u for u in choose_runs(nv, "nv") if u.agent == "stub (greedy)"}
+    assert [r for r, u in uses.items() if u.used] == [wider.pk]
+
+
 def test_a_partial_run_is_flagged_not_comparable(studies, admin_client):
     nv, v = studies
     three = ("likely", "doubtful", "uncertain")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .base import ImportRowError, Instrument, Prompt
 from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
 from .speaker_belief import SpeakerBelief
+from .verbalisation_choice import VerbalisationChoice
 from .wep_choice import WepChoice
 from .wep_probability import WepProbability
 
@@ -37,6 +38,7 @@ def instrument_choices() -> list[tuple[str, str]]:
 register(SpeakerBelief())
 register(WepProbability())
 register(WepChoice())
+register(VerbalisationChoice())
 
 __all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

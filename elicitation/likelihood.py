@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,8 @@ SCORES: tuple[str, ...] = ("raw", "normalised", "calibrated")
 DECIDING_SCORE = "normalised"
 REQUESTS_PER_ANSWER = 4
 PROBE_TEXT = "The cat sat on the mat."
+PROBE_VALID_SECONDS = 300.0  # a successful probe of an endpoint (URL, model) is trusted this long in-process
+_probed: dict[tuple[str, str], float] = {}
 METHOD = ("log-likelihood of 'PREMISE. T_p(HYPOTHESIS).' per option (completions echo + logprobs); raw, "
           "length-normalised and calibrated scores; the option with the higher length-normalised score is chosen")
 
@@ -193,6 +196,9 @@ def check_endpoint(endpoint: ModelEndpoint, client: Any | None = None) -> None:
             "returns prompt log-probabilities (echo + logprobs)")
     from .client import EndpointClient, classify
 
+    signature = (endpoint.base_url, endpoint.model)
+    if time.monotonic() - _probed.get(signature, -math.inf) < PROBE_VALID_SECONDS:
+        return  # probed a moment ago (e.g. by the elicit command before start_run)
     own = client is None
     client = client or EndpointClient(endpoint).openai
     try:
@@ -204,6 +210,8 @@ def check_endpoint(endpoint: ModelEndpoint, client: Any | None = None) -> None:
             reason = repr(exc)
         raise LikelihoodUnavailable(
             f"endpoint {endpoint.name!r} cannot be used for the likelihood mode: {reason}") from None
+    else:
+        _probed[signature] = time.monotonic()
     finally:
         if own:
             client.close()

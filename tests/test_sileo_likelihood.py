@@ -123,3 +123,6 @@ def test_the_command_scores_a_study(stub, vstudy, capsys):
     run = ElicitationRun.objects.get(study=vstudy)
     assert run.mode == "likelihood" and run.status == ElicitationRun.Status.COMPLETED
     assert ModelResponse.objects.get(run=run).choice == "B"
+    # the command probed the endpoint before creating the run; start_run trusted that probe
+    assert [r.body["prompt"] for r in stub.requests].count("The cat sat on the mat.") == 1
+    assert len(stub.requests) == 5

@@ -121,3 +121,17 @@ def test_case_of_the_hypothesis_inside_a_template(study):
     hyps = sorted(i.extra["hypothesis"] for i in Item.objects.filter(study=study))
     assert hyps == ["John is happy", "the ground is wet"]
     assert verbalise("we doubt", "John is happy") == "We doubt that John is happy."
+
+
+def test_load_demo_adds_the_verbalisation_study(db):
+    from surveys.demo.loader import load_demo
+
+    outcomes = load_demo()
+    study = Study.objects.get(slug="demo-sileo")
+    assert outcomes[-1].study == study and outcomes[-1].created
+    assert study.status == Study.Status.LIVE and study.items_per_participant == 12
+    datasets = [i.extra["dataset"] for i in study.main_items()]
+    assert {d: datasets.count(d) for d in set(datasets)} == {"wep-reasoning-1hop": 8, "wep-reasoning-2hops": 8,
+                                                             "wep-unli": 16}
+    again = load_demo()
+    assert not again[-1].created and "demo-sileo: already exists (32 items)" in again[-1].message

@@ -113,4 +113,7 @@ def load_demo() -> list[LoadOutcome]:
                 f"{study.slug}: created, live, {result.created} items ({result.controls} controls), "
                 f"2 demonstrations; completion code {study.completion_code}",
             ))
+    from .verbalisation import load_verbalisation_demo  # late: it imports this module
+
+    outcomes.append(load_verbalisation_demo())
     return outcomes

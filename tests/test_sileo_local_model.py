@@ -1,7 +1,8 @@
-"""Sileo & Moens with the bundled Gemma 3 270M: one generated 1-hop and one 2-hop verbalisation item, asked
-(greedy, the two-option prompt) and scored by likelihood (prompt log-probabilities from llama.cpp's server),
-then the report. Marked ``local_model`` (skipped without the ``local`` extra); a few items only: llama-cpp-python
-computes prompt log-probabilities with a full-vocabulary sort per token, tens of seconds per request here."""
+"""Sileo & Moens with the bundled Gemma 3 270M: one generated 1-hop and one 2-hop verbalisation item asked
+(greedy, the two-option prompt), the 1-hop one also scored by likelihood (prompt log-probabilities from
+llama.cpp's server), then the report. Marked ``local_model`` (skipped without the ``local`` extra). One item is
+scored only: llama-cpp-python computes prompt log-probabilities with a full-vocabulary sort per prompt token
+(about 1 s per token on a busy 2-core machine; a 2-hop item's ~170-token text takes minutes)."""
 from __future__ import annotations
 
 import math
@@ -28,12 +29,14 @@ def test_ask_and_score_verbalisations_with_the_local_model(server):
     check_endpoint(endpoint)  # llama.cpp's server returns prompt log-probabilities with echo
 
     call_command("elicit", "vc", "--endpoint", endpoint.name, "--max-tokens", "4", "--sync")
-    call_command("elicit", "vc", "--endpoint", endpoint.name, "--mode", "likelihood", "--sync")
+    call_command("elicit", "vc", "--endpoint", endpoint.name, "--mode", "likelihood", "--items", "wr1-s4-00000",
+                 "--sync")
     greedy, likelihood = (ElicitationRun.objects.get(study=study, mode=m) for m in ("greedy", "likelihood"))
     assert greedy.status == likelihood.status == ElicitationRun.Status.COMPLETED
     asked = ModelResponse.objects.filter(run=greedy)
     assert asked.count() == 2 and all(r.raw_output for r in asked)  # parsed or kept as unparseable
     assert all(r.choice in ("A", "B") for r in asked if r.status == "ok")
+    assert ModelResponse.objects.filter(run=likelihood).count() == 1
     for row in ModelResponse.objects.filter(run=likelihood).select_related("item"):
         assert row.status == "ok" and row.choice in ("A", "B") and row.requests == 4
         candidates = {c["key"]: c for c in row.detail["candidates"]}

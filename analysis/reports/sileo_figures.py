@@ -20,7 +20,7 @@ def accuracy_bars(accuracy: pd.DataFrame, datasets: list[str], chance: float) ->
     """Grouped bars: one group per dataset, one bar per agent (accuracy %), Wilson 95% intervals as error bars,
     a dashed line at chance."""
     agents = list(dict.fromkeys(accuracy["agent"]))
-    fig = Figure(figsize=(max(4.0, 1.6 * len(datasets) + 0.5 * len(agents)), 3.4), layout="constrained")
+    fig = Figure(figsize=(max(4.0, 1.6 * len(datasets) + 0.5 * len(agents)) + 2.2, 3.4), layout="constrained")
     ax = fig.subplots()
     width = 0.8 / max(1, len(agents))
     x = np.arange(len(datasets))
@@ -32,11 +32,11 @@ def accuracy_bars(accuracy: pd.DataFrame, datasets: list[str], chance: float) ->
         ax.bar(x + (k - (len(agents) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
                color=PALETTE[k % len(PALETTE)], label=agent)
     ax.axhline(chance, color="0.4", linestyle="--", linewidth=1, label=f"chance ({chance:g})")
-    ax.set_xticks(x, [DATASET_TITLES.get(d, d) for d in datasets])
+    ax.set_xticks(x, [DATASET_TITLES.get(d, d).replace(" (", "\n(") for d in datasets])
     ax.set_ylim(0, 100)
     ax.set_ylabel("accuracy (%)")
     ax.set_title("Verbalisation validity: the valid WEP chosen")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, never over them
     return fig
 
 

@@ -23,12 +23,15 @@ def requests_per_answer(run: ElicitationRun) -> float:
     """Requests one answer needs (full distribution: an assumed number, see ``conf``)."""
     if run.mode == ElicitationRun.Mode.FULL_DISTRIBUTION:
         return conf.full_distribution_requests()
+    if run.mode == ElicitationRun.Mode.LIKELIHOOD:  # 2 options × (whole text, verbalisation alone)
+        return 4.0
     return 1.0
 
 
 def completion_tokens_per_request(run: ElicitationRun) -> int:
     """At most max_tokens; the full distribution asks for one token per request."""
-    return 1 if run.mode == ElicitationRun.Mode.FULL_DISTRIBUTION else int(run.max_tokens)
+    one = (ElicitationRun.Mode.FULL_DISTRIBUTION, ElicitationRun.Mode.LIKELIHOOD)
+    return 1 if run.mode in one else int(run.max_tokens)
 
 
 @dataclass

@@ -77,6 +77,7 @@ class ElicitationRun(models.Model):
         SAMPLED = "sampled", "sampled (n answers at temperature T)"
         TOP_LOGPROBS = "top_logprobs", "top-logprobs distribution"
         FULL_DISTRIBUTION = "full_distribution", "full distribution (completion logprobs)"
+        LIKELIHOOD = "likelihood", "likelihood of each option (prompt logprobs; elicitation/likelihood.py)"
 
     class Source(models.TextChoices):
         LIVE = "live", "asked by this platform"

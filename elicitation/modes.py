@@ -78,6 +78,10 @@ class Outcome:
 
 def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: int) -> dict[str, Any]:
     """Every sampling parameter sent for one answer (stored with it as provenance)."""
+    if run.mode == Mode.LIKELIHOOD:
+        from .likelihood import request_params as likelihood_params
+
+        return likelihood_params(run, endpoint)
     greedy = run.mode in (Mode.GREEDY, Mode.FULL_DISTRIBUTION)
     params: dict[str, Any] = {"temperature": 0.0 if greedy else float(run.temperature),
                               "max_tokens": int(run.max_tokens)}

@@ -14,6 +14,8 @@ from surveys.models import Item, Study
 from . import conf
 from .estimate import MICRO
 from .key_env import key_variable_problem
+from .likelihood import LikelihoodUnavailable, check_endpoint
+from .likelihood import settings_errors as likelihood_settings_errors
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
@@ -47,6 +49,7 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
         errors["max_tokens"] = "at least 1 token."
     if run.budget_usd is not None and run.budget_usd <= 0:
         errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
+    errors.update(likelihood_settings_errors(run))
     if run.study_id:
         styles = run.study.kind.prompt_styles
         if run.prompt_style not in styles:
@@ -71,11 +74,17 @@ def missing_key(endpoint: ModelEndpoint) -> str:
 
 
 def _check_key(run: ElicitationRun) -> None:
-    """Refuse a run whose endpoint names a key variable the operator does not allow, or one that is unset."""
+    """Refuse a run whose endpoint names a key variable the operator does not allow, or one that is unset;
+    and a likelihood run whose endpoint cannot return prompt log-probabilities (one probe request)."""
     if problem := key_variable_problem(run.endpoint.api_key_env):
         raise RunStateError(f"endpoint {run.endpoint.name}: {problem}")
     if problem := missing_key(run.endpoint):
         raise RunStateError(problem)
+    if run.mode == Mode.LIKELIHOOD:
+        try:
+            check_endpoint(run.endpoint)
+        except LikelihoodUnavailable as exc:
+            raise RunStateError(str(exc)) from None
 
 
 def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *, items: Iterable[Item] = (),

@@ -27,7 +27,7 @@ from django.utils import timezone
 from surveys.instruments import Instrument
 from surveys.models import Item
 
-from . import conf, throttle
+from . import conf, likelihood, throttle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .key_env import key_variable_problem
@@ -143,6 +143,8 @@ def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
         return full_distribution_outcome(ctx.kind, value)
     if mode == Mode.TOP_LOGPROBS:
         return top_logprobs_outcome(ctx.kind, value, ctx.run.top_logprobs)
+    if mode == Mode.LIKELIHOOD:
+        return likelihood.outcome(value)
     return parse_text(ctx.kind, value, item)
 
 
@@ -163,6 +165,8 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     lease = lease_seconds(endpoint)
     try:
         content = prompt_content(prompt_for_run(run, item, row.sample_index, ctx.demonstrations), endpoint.api_style)
+        if run.mode == Mode.LIKELIHOOD:  # the texts scored, not a question
+            content = likelihood.scored_text(ctx.kind, item)
         stored = store_prompt(content, endpoint.api_style)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
@@ -212,6 +216,8 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
                 made["attempts"] += 1
                 if run.mode == Mode.FULL_DISTRIBUTION:
                     return call_full_distribution(ctx.client.openai, endpoint, content, params)
+                if run.mode == Mode.LIKELIHOOD:
+                    return likelihood.score_item(ctx.client.openai, endpoint, ctx.kind, item, params)
                 return complete(ctx.client.openai, endpoint, content, params)
 
         done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,

@@ -12,11 +12,17 @@ end to end. A test scripts what the server answers and then inspects what it was
 
 Supported routes: POST /v1/chat/completions, POST /v1/completions (both also with ``stream: true``,
 answered as server-sent events), GET /v1/models.
+
+Prompt log-probabilities (completions with ``echo: true`` and ``logprobs``, as the likelihood mode asks): a
+reply made with ``Reply.scoring(fn)`` echoes the prompt, split into tokens at spaces (" word"), each with the
+log-probability ``fn(token)`` (the first token null, as OpenAI and llama.cpp give it), then one generated
+token. Any other reply ignores ``echo``, like an endpoint that cannot score prompts.
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from collections import deque
@@ -43,6 +49,12 @@ class Reply:
     prompt_tokens: int = 100
     completion_tokens: int = 2
     finish_reason: str = "stop"
+    echo_logprob: Callable[[str], float] | None = None  # answers echo + logprobs (see the module doc)
+
+    @classmethod
+    def scoring(cls, logprob: Callable[[str], float], **kw: Any) -> "Reply":
+        """A completion that, asked with ``echo`` and ``logprobs``, scores the prompt's tokens with ``logprob``."""
+        return cls(text=" The", echo_logprob=logprob, finish_reason="length", completion_tokens=1, **kw)
 
     @classmethod
     def answer(cls, text: str, *, tokens: list[TokenSpec] | None = None, delay: float = 0.0, **kw: Any) -> "Reply":
@@ -93,6 +105,25 @@ def _logprobs_completions(tokens: list[TokenSpec]) -> dict[str, Any]:
             "top_logprobs": [dict(top) for _, _, top in tokens], "text_offset": offsets}
 
 
+def prompt_tokens(prompt: str) -> list[str]:
+    """The stub's tokenizer: each word with the spaces before it ("The cat" → ["The", " cat"])."""
+    return re.findall(r"\s*\S+", prompt) or [prompt]
+
+
+def _echo_logprobs(prompt: str, reply: Reply) -> dict[str, Any]:
+    """Logprobs of every prompt token (the first null) and of one generated token, with text offsets."""
+    tokens = prompt_tokens(prompt) + [reply.text or " "]
+    offsets, pos = [], 0
+    for tok in tokens:
+        offsets.append(pos)
+        pos += len(tok)
+    values: list[float | None] = [reply.echo_logprob(t) for t in tokens]  # type: ignore[misc]
+    values[0] = None
+    return {"tokens": tokens, "token_logprobs": values, "top_logprobs": [None] + [{t: v} for t, v in
+                                                                                 zip(tokens[1:], values[1:])],
+            "text_offset": offsets}
+
+
 def build_body(path: str, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
     """An OpenAI-shaped completion body for ``reply`` (chat or text completions by ``path``)."""
     created = int(time.time())
@@ -108,6 +139,12 @@ def build_body(path: str, request: dict[str, Any], reply: Reply) -> dict[str, An
         choice = {"index": 0, "finish_reason": reply.finish_reason, "text": text}
         choice["logprobs"] = _logprobs_completions(reply.tokens) if reply.tokens is not None else None
         obj = "text_completion"
+        if reply.echo_logprob is not None and request.get("echo") and request.get("logprobs") is not None:
+            prompt = str(request.get("prompt", ""))
+            choice["text"] = prompt + text
+            choice["logprobs"] = _echo_logprobs(prompt, reply)
+            usage.update(prompt_tokens=len(prompt_tokens(prompt)), completion_tokens=1,
+                         total_tokens=len(prompt_tokens(prompt)) + 1)
     body = {"id": f"stub-{created}", "object": obj, "created": created,
             "model": request.get("model", "stub-model"), "choices": [choice], "usage": usage}
     if reply.fingerprint is not None:

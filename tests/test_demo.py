@@ -112,7 +112,7 @@ def test_load_demo_is_idempotent(demo, capsys):
     assert "nothing changed" in out
     assert "demo: already exists (300 items); left unchanged" in out
     assert sorted(Item.objects.values_list("id", "key", "study_id")) == before
-    assert Study.objects.count() == 3  # demo, demo-verifiable, demo-overprecision
+    assert Study.objects.count() == 4  # demo, demo-verifiable, demo-overprecision and demo-sileo
     nv.refresh_from_db()
     ver.refresh_from_db()
     assert nv.title == "Renamed by a researcher"

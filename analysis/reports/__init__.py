@@ -8,7 +8,7 @@ and every figure as PNG and SVG; the admin page, the ``report`` command and the 
 
 Sections: ``belem`` (speaker belief; the 0–100 agreement tables for WEP probability too), ``tang_rq1`` (KL and
 Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metrics), ``bahaj`` (Bahaj et
-al.: overprecision) and ``verbalisation`` (Sileo & Moens).
+al.: overprecision) and ``sileo`` (Sileo & Moens: verbalisation accuracy).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ SECTIONS: dict[str, str] = {
     "tang_rq1": "analysis.reports.tang_rq1",
     "tang_rq2": "analysis.reports.tang_rq2",
     "bahaj": "analysis.reports.bahaj",
-    "verbalisation": "analysis.reports.verbalisation",
+    "sileo": "analysis.reports.sileo",
 }
 
 

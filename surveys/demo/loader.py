@@ -116,4 +116,7 @@ def load_demo() -> list[LoadOutcome]:
         from .overprecision import load_overprecision_demo
 
         outcomes.append(LoadOutcome(*load_overprecision_demo()))
+    from .verbalisation import load_verbalisation_demo  # late: it imports this module
+
+    outcomes.append(load_verbalisation_demo())
     return outcomes

@@ -8,6 +8,7 @@ from .base import ImportRowError, Instrument, Prompt
 from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
 from .interval_confidence import IntervalConfidence
 from .speaker_belief import SpeakerBelief
+from .verbalisation_choice import VerbalisationChoice
 from .wep_choice import WepChoice
 from .wep_probability import WepProbability
 
@@ -39,6 +40,7 @@ register(SpeakerBelief())
 register(WepProbability())
 register(WepChoice())
 register(IntervalConfidence())
+register(VerbalisationChoice())
 
 __all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from elicitation import conf
 from elicitation.estimate import estimate_run
+from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.runs import (RunStateError, cancel_run, create_run, missing_key, progress, resume_run,
                               run_sync, start_run)
@@ -94,6 +95,11 @@ class Command(BaseCommand):
         endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
         if not o["estimate_only"] and (problem := missing_key(endpoint)):
             raise CommandError(problem)  # before a run is created: it could not get a single answer
+        if o["mode"] == ElicitationRun.Mode.LIKELIHOOD and not o["estimate_only"]:
+            try:  # likewise: an endpoint without prompt log-probabilities could not score a single item
+                check_endpoint(endpoint)
+            except LikelihoodUnavailable as exc:
+                raise CommandError(str(exc)) from None
         items = []
         if o["items"]:
             keys = [k.strip() for k in o["items"].split(",") if k.strip()]

@@ -6,7 +6,8 @@ from surveys.demo.loader import load_demo
 
 
 class Command(BaseCommand):
-    help = ("Create the demo studies `demo` (non-verifiable) and `demo-verifiable` with their items. "
+    help = ("Create the demo studies `demo` (non-verifiable), `demo-verifiable` and `demo-sileo` (Sileo & Moens "
+            "verbalisations) with their items. "
             "Studies that already exist are left unchanged.")
 
     def handle(self, *args, **options):

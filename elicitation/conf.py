@@ -29,6 +29,11 @@ def poll_seconds() -> float:
     return _float("ELICITATION_POLL_SECONDS", 0.05)
 
 
+def cancel_check_seconds() -> float:
+    """How often a request in flight looks whether its run was cancelled (a database read each time)."""
+    return _float("ELICITATION_CANCEL_CHECK_SECONDS", 1.0)
+
+
 def full_distribution_requests() -> float:
     """Requests one full-distribution answer may need, for estimates and the budget check (default: the
     full-distribution module's request cap, an upper bound)."""

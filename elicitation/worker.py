@@ -270,6 +270,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=run.study.demonstrations(),
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
+    ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
         for row in rows:
             busy = answer_row(ctx, row, item)
@@ -278,7 +279,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     except Stopped:
         return None
     finally:
-        ctx.client.before_request = None
+        ctx.client.before_request = ctx.client.guard.should_stop = None
     finish_if_done(run.pk)
     return retry_in
 

@@ -163,7 +163,7 @@ class Command(BaseCommand):
         p = progress(run)
         self.stdout.write(
             f"run {run.pk} [{p['status_display']}] {p['done']}/{p['total']} done, {p['failed']} failed, "
-            f"{p['pending']} pending ({p['in_flight']} in flight); tokens {p['prompt_tokens']:,} + "
+            f"{p['pending']} pending ({p['in_flight']} requests in flight, {p['working']} held by workers); tokens {p['prompt_tokens']:,} + "
             f"{p['completion_tokens']:,}; cost ${p['cost_usd']}; {p['answers_per_second'] or 0} answers/s")
         if p["status_reason"]:
             self.stdout.write(f"  {p['status_reason']}")

@@ -44,6 +44,23 @@ def full_distribution_requests() -> float:
     return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", float(default))
 
 
+def sweep_seconds() -> float:
+    """How often Celery beat runs the sweep that re-queues stranded work (``elicitation.sweep``)."""
+    return _float("ELICITATION_SWEEP_SECONDS", 60.0)
+
+
+def sweep_min_age_seconds() -> float:
+    """A run (re)started less than this long ago is left to the tasks being queued for it by the sweep's
+    empty-queue rule."""
+    return _float("ELICITATION_SWEEP_MIN_AGE_SECONDS", 30.0)
+
+
+def max_countdown_seconds() -> float:
+    """Longest delay of a task retried through the queue (kept well below the Redis visibility timeout, which
+    would otherwise hand a waiting retry to a second worker)."""
+    return _float("ELICITATION_MAX_COUNTDOWN_SECONDS", 300.0)
+
+
 def queue() -> str:
     """Celery queue the elicitation tasks go to ("celery", the default queue, unless set)."""
     return getattr(settings, "ELICITATION_QUEUE", None) or env_str("ELICITATION_QUEUE", "celery")

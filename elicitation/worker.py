@@ -195,7 +195,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
 
     made = {"attempts": 0}
-    renewed = {"at": time.monotonic()}
+    renewed = {"row": time.monotonic(), "slot": 0.0}
     slot: dict[str, int | None] = {"index": None}
     ctx.client.requests = ctx.client.refused = 0
     history: list[str] = []
@@ -209,11 +209,13 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
                           usage=usage, attempts=attempts)
 
     def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes); the slot too
-        if time.monotonic() - renewed["at"] > lease / 4:
+        now = time.monotonic()
+        if now - renewed["row"] > lease / 4:
             renew(row, ctx.owner, lease)
-            if slot["index"] is not None:
-                throttle.renew_slot(endpoint, slot["index"], ctx.owner, lease)
-            renewed["at"] = time.monotonic()
+            renewed["row"] = now
+        if slot["index"] is not None and now - renewed["slot"] > lease / 4:
+            throttle.renew_slot(endpoint, slot["index"], ctx.owner, lease)
+            renewed["slot"] = now
 
     try:
         per_answer = requests_per_answer(run)
@@ -226,14 +228,16 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
 
         def before_request() -> None:  # every HTTP request: the endpoint's rate limits; counted before it is sent
             throttle.take_rate(endpoint, per_request.prompt_tokens + per_request.completion_tokens, sleep=ctx.sleep)
-            keep_lease()
             charge_request(row.pk, ctx.owner, lease, per_request)  # also renews the row's lease
+            renewed["row"] = time.monotonic()
+            keep_lease()  # the slot's, on a long multi-request answer
 
         ctx.client.before_request = before_request
 
         def attempt() -> Any:
             with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running,
                                         sleep=ctx.sleep) as slot["index"]:
+                renewed["slot"] = time.monotonic()  # a slot lease just taken
                 try:
                     keep_lease()
                     made["attempts"] += 1

@@ -14,13 +14,20 @@ import random
 import time
 
 from celery import shared_task
-from django.db import close_old_connections
+from django.db import connections
 
 from . import conf
 from .sweep import sweep
 from .worker import DB_ERRORS, give_back, new_owner, process_item
 
 log = logging.getLogger(__name__)
+
+
+def drop_broken_connections() -> None:
+    """Close this thread's database connections that no longer answer, so the next query opens a new one."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()
 
 
 def database_retry_delay(retries: int) -> float:
@@ -40,7 +47,7 @@ def elicit_item(self, run_id: int, item_id: int) -> None:
             time.sleep(retry_in)
             retry_in = process_item(run_id, item_id, owner=owner)
     except DB_ERRORS as exc:
-        close_old_connections()  # a broken connection is closed, not reused
+        drop_broken_connections()
         give_back(owner)
         if self.request.is_eager:
             raise

@@ -6,6 +6,7 @@ The restarts with real processes are in test_elicitation_restarts.py.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -169,6 +170,10 @@ def _backlog_on(url: str) -> None:
         try:
             for i in range(3):
                 queue.put({"n": i})
+            for _ in range(50):  # RabbitMQ counts a message published on another channel a moment later
+                if queue_backlog(name, conn) == 3:
+                    break
+                time.sleep(0.1)
             assert queue_backlog(name, conn) == 3
             queue.clear()
             assert queue_backlog(name, conn) == 0  # emptied (e.g. a broker restarted without persistence)

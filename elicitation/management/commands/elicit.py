@@ -185,8 +185,15 @@ class Command(BaseCommand):
 
     def _sync(self, run: ElicitationRun) -> None:
         bar = self._bar(run)
+        shown = {"at": time.monotonic()}
+
+        def on_item() -> None:  # the figures are counts over the whole run: at most once a second, not per item
+            if time.monotonic() - shown["at"] >= 1.0:
+                self._update(bar, run)
+                shown["at"] = time.monotonic()
+
         try:
-            run = run_sync(run, on_item=lambda: self._update(bar, run))
+            run = run_sync(run, on_item=on_item)
         except KeyboardInterrupt:
             bar.close()
             raise CommandError(f"interrupted; answers so far are kept. Continue with --resume {run.pk}") from None

@@ -116,10 +116,13 @@ def test_runs_finish_by_themselves_after_a_redis_restart_and_a_killed_worker(pla
                 asked[key] = asked.get(key, 0) + 1
             assert len(asked) == 8 and max(asked.values()) <= 2
             assert all(asked[json.dumps(r.body["messages"])] == 2 for r in in_flight)
-            # the requests lost with the killed worker are counted: requests, and their estimated tokens
-            assert sum(r["requests"] for r in state["rows"]) == len(stub.requests)
+            # the requests lost with the killed worker are counted: requests, and their estimated tokens (a
+            # request is counted just before it is sent: a process killed in between counts one it never sent)
+            counted = sum(r["requests"] for r in state["rows"])
+            assert len(stub.requests) <= counted <= len(stub.requests) + 2
             twice = [r for r in state["rows"] if r["requests"] == 2]
-            assert len(twice) == len(in_flight) and all(r["prompt_tokens"] > 100 for r in twice)
+            assert len(in_flight) <= len(twice) <= len(in_flight) + 2
+            assert all(r["prompt_tokens"] > 100 for r in twice)
             assert all(r["prompt_tokens"] == 100 for r in state["rows"] if r["requests"] == 1)
         finally:
             beat.stop()

@@ -67,4 +67,5 @@ def test_one_threaded_worker_process_keeps_many_requests_in_flight_and_loses_not
     assert len(asked) == len(keys) and max(asked.values()) <= 2
     assert all(asked[key] == 2 for key in in_flight)
     assert 3 <= stub.max_in_flight <= 6  # the endpoint's limit holds across the threads
-    assert sum(r["requests"] for r in state["rows"]) == len(stub.requests)
+    # every request is counted before it is sent: the killed process may have counted a few it never sent
+    assert len(stub.requests) <= sum(r["requests"] for r in state["rows"]) <= len(stub.requests) + 8

@@ -155,6 +155,10 @@ def tokens_for(answer: str, top: TopList) -> list[TokenSpec]:
     return [(answer, chosen, top)]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # many clients connecting at once (benchmarks) are queued, not refused
+
+
 class StubOpenAI:
     """The server. Use as a context manager or call ``start()``/``stop()``."""
 
@@ -166,7 +170,7 @@ class StubOpenAI:
         self._in_flight = 0  # requests whose handler has not finished (answering, waiting or trickling)
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server = _Server((host, port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

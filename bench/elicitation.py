@@ -1,22 +1,28 @@
-"""Answers per second through the elicitation machinery, against the loopback OpenAI stub.
+"""Answers per second through the elicitation machinery against the loopback OpenAI stub, beside the ceiling:
+the raw ``openai.AsyncOpenAI`` client on the same stub at the same concurrency, measured in the same run.
 
     .venv/bin/python bench/elicitation.py [--items 200] [--latency 0.0] [--workers 0] [--concurrency 4]
+                                          [--pool prefork|threads] [--matrix]
                                           [--postgres postgres://postgres@127.0.0.1:5432] [--redis redis://…/15]
 
 Sets up a scratch database — a SQLite file in a temporary HEDGELAB_VAR_DIR, or with ``--postgres`` a
 fresh database on that server, dropped afterwards — with the demo study, registers an endpoint
-pointing at tests/stub_openai.py and runs one greedy run over ``--items`` items:
+pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
 
 * ``--workers 0`` (default): in this process (``elicit --sync``), one request at a time;
-* ``--workers K``: K real Celery worker processes with ``--concurrency`` each, on the default SQLite
-  broker (or Redis with ``--redis``), the endpoint's ``max_concurrency`` set to K × concurrency.
+* ``--workers K``: K real Celery worker processes with ``--concurrency`` each (``--pool threads``: that many
+  threads per process, i.e. that many requests in flight per process), on the default SQLite broker (or
+  Redis with ``--redis``), the endpoint's ``max_concurrency`` set to K × concurrency;
+* ``--matrix``: stub latency 0 and 200 ms × 1 and 2 worker processes (with the other options as given).
 
-Prints answers per second (from the run's first to its last answer) and the platform's overhead per
-answer (wall time minus the stub's latency, for the in-process mode). Nothing is asserted.
+For each configuration it prints the platform's answers per second (first to last answer), the raw client's
+requests per second at the same concurrency (a separate process, like the workers), their ratio, and for a
+stub with latency the ideal concurrency / latency. Nothing is asserted.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -30,6 +36,84 @@ ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+RAW_CLIENT = """
+import asyncio, json, sys, time
+import openai
+base_url, n, concurrency, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+
+async def main():
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=30)
+    gate = asyncio.Semaphore(concurrency)
+    async def one():
+        async with gate:
+            await client.chat.completions.create(model="stub-model", temperature=0, max_tokens=8,
+                                                 messages=[{"role": "user", "content": prompt}])
+    await one()  # warm up the connection
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(n)))
+    print(json.dumps(n / (time.perf_counter() - started)))
+    await client.close()
+
+asyncio.run(main())
+"""
+
+
+def raw_rate(base_url: str, n: int, concurrency: int, prompt: str) -> float:
+    """Requests per second of the raw AsyncOpenAI client at ``concurrency`` (in its own process)."""
+    out = subprocess.run([sys.executable, "-c", RAW_CLIENT, base_url, str(n), str(concurrency), prompt],
+                         capture_output=True, text=True, timeout=600, check=True)
+    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def platform_rate(study, stub, args, items: list, latency: float, workers: int) -> dict:
+    """One greedy run over ``items`` with ``workers`` worker processes (0: in this process)."""
+    from django.db.models import Max, Min
+
+    from elicitation.models import ModelEndpoint, ModelResponse
+    from elicitation.runs import create_run, run_sync, start_run
+    from stub_openai import Reply
+
+    stub.reset()
+    stub.default = Reply.answer("I'd say 70", delay=latency)
+    slots = max(1, workers * args.concurrency)
+    endpoint = ModelEndpoint.objects.create(name=f"bench-{time.monotonic_ns()}", base_url=stub.base_url,
+                                            model="stub-model", max_concurrency=slots, timeout_seconds=30)
+    run = create_run(study, endpoint, items=items)
+    procs: list[subprocess.Popen] = []
+    try:
+        if workers == 0:
+            start_run(run, queue=False)
+            run = run_sync(run)
+        else:
+            for n in range(workers):
+                procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["ELICITATION_QUEUE"],
+                     "-c", str(args.concurrency), "-P", args.pool, "-n", f"bench{n}-{time.monotonic_ns()}@%h",
+                     "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
+                    cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            time.sleep(2)
+            start_run(run)
+            while True:
+                run.refresh_from_db()
+                if run.status != "running":
+                    break
+                time.sleep(0.2)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    rows = ModelResponse.objects.filter(run=run)
+    span = rows.aggregate(first=Min("answered_at"), last=Max("answered_at"))
+    answered = rows.filter(status__in=["ok", "unparseable"]).count()
+    seconds = (span["last"] - span["first"]).total_seconds() if answered > 1 else float("nan")
+    rate = (answered - 1) / seconds if answered > 1 and seconds > 0 else float("nan")
+    return {"status": run.status, "answered": answered, "requests": len(stub.requests), "rate": rate,
+            "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,6 +121,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds the stub waits before answering")
     parser.add_argument("--workers", type=int, default=0, help="Celery worker processes (0: in-process)")
     parser.add_argument("--concurrency", type=int, default=4, help="pool size of each worker")
+    parser.add_argument("--pool", default="prefork", choices=["prefork", "threads"], help="Celery pool of the workers")
+    parser.add_argument("--matrix", action="store_true", help="latency 0 and 0.2 s × 1 and 2 worker processes")
     parser.add_argument("--postgres", help="PostgreSQL server URL (without a database name) for a scratch database")
     parser.add_argument("--redis", help="Redis URL for the broker (default: the SQLite broker)")
     args = parser.parse_args()
@@ -62,66 +148,42 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db.models import Max, Min
 
-    from elicitation.models import ModelEndpoint, ModelResponse
-    from elicitation.runs import create_run, run_sync, start_run
-    from stub_openai import Reply, StubOpenAI
+    from elicitation.prompts import build_prompt, prompt_content
+    from stub_openai import StubOpenAI
     from surveys.demo.loader import load_demo
     from surveys.models import Study
 
-    workers: list[subprocess.Popen] = []
     stub = StubOpenAI().start()
     try:
         call_command("migrate", interactive=False, verbosity=0)
         load_demo()
         study = Study.objects.get(slug="demo")
         items = list(study.main_items().order_by("id")[: args.items])
-        stub.default = Reply.answer("I'd say 70", delay=args.latency)
-        slots = max(1, args.workers * args.concurrency)
-        endpoint = ModelEndpoint.objects.create(name="bench-stub", base_url=stub.base_url, model="stub-model",
-                                                max_concurrency=slots, timeout_seconds=30)
-        run = create_run(study, endpoint, items=items)
-        started = time.perf_counter()
-        if args.workers == 0:
-            start_run(run, queue=False)
-            run = run_sync(run)
-        else:
-            for n in range(args.workers):
-                workers.append(subprocess.Popen(
-                    [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c",
-                     str(args.concurrency), "-n", f"bench{n}@%h", "--without-gossip", "--without-mingle",
-                     "--without-heartbeat", "-l", "WARNING"], cwd=ROOT, env=os.environ.copy(),
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            start_run(run)
-            while True:
-                run.refresh_from_db()
-                if run.status != "running":
-                    break
-                time.sleep(0.2)
-        wall = time.perf_counter() - started
-        rows = ModelResponse.objects.filter(run=run)
-        span = rows.aggregate(first=Min("answered_at"), last=Max("answered_at"))
-        answered = rows.filter(status__in=["ok", "unparseable"]).count()
-        seconds = (span["last"] - span["first"]).total_seconds() if answered > 1 else float("nan")
-        rate = (answered - 1) / seconds if answered > 1 and seconds > 0 else float("nan")
-        mode = "in-process (--sync)" if args.workers == 0 else f"{args.workers} worker(s) × {args.concurrency}"
-        broker = "none" if args.workers == 0 else ("Redis" if args.redis else "SQLite (kombu sqla)")
-        print(f"greedy run over {len(items)} items, {mode}, stub latency {args.latency * 1000:.0f} ms, "
-              f"database {'PostgreSQL' if scratch else 'SQLite'}, broker {broker}")
-        print(f"  status {run.status}; {answered} answers; {len(stub.requests)} requests")
-        print(f"  answers per second: {rate:.1f} (first to last answer); wall time incl. startup {wall:.1f} s")
-        if args.workers == 0 and answered:
-            overhead = (seconds / max(1, answered - 1) - args.latency) * 1000
-            print(f"  platform overhead per answer: ≈ {overhead:.1f} ms (prompt, leases, limits, writes, HTTP)")
+        prompt = json.dumps(prompt_content(build_prompt(study, items[0], True), "chat"))
+        configs = ([(lat, w) for lat in (0.0, 0.2) for w in (1, 2)] if args.matrix
+                   else [(args.latency, args.workers)])
+        database = "PostgreSQL" if scratch else "SQLite"
+        broker = "Redis" if args.redis else "SQLite (kombu sqla)"
+        print(f"greedy runs over {len(items)} items; database {database}; broker {broker}; "
+              f"pool {args.pool} × {args.concurrency} per worker process")
+        print(f"{'stub latency':>12}  {'workers':>18}  {'platform ans/s':>14}  {'raw client req/s':>16}  "
+              f"{'ratio':>5}  {'ideal C/latency':>15}  notes")
+        for latency, workers in configs:
+            result = platform_rate(study, stub, args, items, latency, workers)
+            concurrency = result["concurrency"] if workers else 1
+            stub.reset()
+            from stub_openai import Reply
+
+            stub.default = Reply.answer("I'd say 70", delay=latency)
+            raw = raw_rate(stub.base_url, max(50, min(len(items), 400)) if latency == 0 else len(items),
+                           concurrency, prompt)
+            ideal = f"{concurrency / latency:.1f}" if latency else "-"
+            who = "in-process (--sync)" if workers == 0 else f"{workers} × {args.concurrency}"
+            print(f"{latency * 1000:>10.0f}ms  {who:>18}  {result['rate']:>14.1f}  {raw:>16.1f}  "
+                  f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
+                  f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
     finally:
-        for worker in workers:
-            worker.terminate()
-        for worker in workers:
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
         stub.stop()
         shutil.rmtree(var, ignore_errors=True)
         if args.redis:

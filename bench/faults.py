@@ -63,7 +63,8 @@ class Lab:
         self.pg = PrivatePostgres().__enter__()
         self.redis = PrivateRedis().__enter__()
         self.env = django_env(self.pg.url(), self.var, CELERY_BROKER_URL=self.redis.url(0),
-                              ELICITATION_LEASE_GRACE_SECONDS="3", LOG_LEVEL="WARNING")
+                              ELICITATION_LEASE_GRACE_SECONDS="3", LOG_LEVEL="WARNING",
+                              ELICITATION_SWEEP_SECONDS="5", ELICITATION_SWEEP_MIN_AGE_SECONDS="5")
         os.environ.update(self.env)
         import django
 
@@ -116,6 +117,15 @@ class Lab:
                                 cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         self.workers.append(proc)
         time.sleep(3)
+        return proc
+
+    def beat(self) -> subprocess.Popen:
+        """Celery beat (the Procfile's beat role): the elicitation sweep every 5 s here."""
+        log = (self.var / f"beat-{len(self.workers)}.log").open("w")
+        proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "beat", "-l", "warning",
+                                 "--max-interval", "1", "-s", str(self.var / f"beat-{len(self.workers)}")],
+                                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        self.workers.append(proc)  # stopped with the workers
         return proc
 
     def stop_workers(self) -> None:
@@ -297,6 +307,7 @@ def model_run(lab: Lab, name: str, replies, items: int = 10, during: Callable[[L
         chosen = list(study.main_items().order_by("?")[:items])
         run = create_run(study, endpoint, items=chosen)
         lab.worker()
+        lab.beat()
         start_run(run)
         started, resumed = time.monotonic(), False
         if during is not None:
@@ -375,7 +386,7 @@ def trickling_endpoint(lab: Lab) -> Row:
 
 def kill_worker(lab: Lab) -> Row:
     def fault(lab: Lab) -> None:
-        for w in lab.workers:
+        for w in lab.workers[:1]:  # the worker (the beat stays)
             w.send_signal(signal.SIGKILL)
         time.sleep(1)
         lab.worker()
@@ -389,7 +400,7 @@ def broker_restart(lab: Lab) -> Row:
         time.sleep(2)
         lab.redis.start()
 
-    return model_run(lab, "broker (Redis) restart mid-run", [], items=20, during=fault)
+    return model_run(lab, "broker (Redis, no persistence) restart mid-run", [], items=20, during=fault)
 
 
 def database_restart_run(lab: Lab) -> Row:

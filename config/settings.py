@@ -196,11 +196,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # An unacknowledged task (its worker died) is redelivered after this many seconds.
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int("CELERY_VISIBILITY_TIMEOUT", 600)
 
 # Periodic tasks (run by `celery -A config beat`): the Prolific synchronisation has its own entry.
 CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["prolific-sync"] = {"task": "prolific.sync_all", "schedule": float(PROLIFIC_SYNC_SECONDS)}
+# Elicitation runs heal themselves: re-queue the work no queued task will do (elicitation/sweep.py).
+CELERY_BEAT_SCHEDULE["elicitation-sweep"] = {"task": "elicitation.sweep",
+                                             "schedule": float(env_str("ELICITATION_SWEEP_SECONDS", "60")),
+                                             "options": {"queue": env_str("ELICITATION_QUEUE", "celery")}}
 
 # Production hardening: all on when DEBUG is off (`manage.py check --deploy` is then clean).
 if not DEBUG:

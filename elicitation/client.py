@@ -20,6 +20,8 @@ try:  # the HTTP library under the openai client: httpx2 from openai 3 on, httpx
 except ImportError:  # pragma: no cover
     import httpx  # type: ignore[no-redef]
 
+from . import conf
+from .deadline import Guard, GuardedTransport
 from .models import ModelEndpoint
 
 T = TypeVar("T")
@@ -74,13 +76,20 @@ class Attempted:
 
 class EndpointClient:
     """An ``openai.OpenAI`` client for one endpoint, without built-in retries, that counts the HTTP
-    requests it sends (``requests``, including those of multi-request modes) and calls
-    ``before_request`` before each one."""
+    requests it sends (``requests``, including those of multi-request modes; ``refused``: those answered
+    with an HTTP error status) and calls ``before_request`` before each one.
+
+    The endpoint's timeout bounds each whole request (connect, send, headers and the full body: see
+    :mod:`elicitation.deadline`), and ``guard.should_stop`` (set by the worker) is asked about once a second
+    while a request waits, so that a cancelled run's request in flight is abandoned."""
 
     def __init__(self, endpoint: ModelEndpoint, before_request: Callable[[], None] | None = None):
         self.requests = 0
+        self.refused = 0
         self.before_request = before_request  # e.g. wait for the endpoint's rate limit; runs before every request
-        http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count]})
+        self.guard = Guard(timeout=float(endpoint.timeout_seconds), check_every=conf.cancel_check_seconds())
+        http_client = openai.DefaultHttpxClient(transport=GuardedTransport(self.guard),
+                                                event_hooks={"request": [self._count], "response": [self._answered]})
         self.openai = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key() or "none",
                                     max_retries=0, timeout=endpoint.timeout_seconds, http_client=http_client)
 
@@ -88,6 +97,11 @@ class EndpointClient:
         if self.before_request is not None:
             self.before_request()
         self.requests += 1
+        self.guard.start()  # the deadline runs from here: after any wait for the rate limit
+
+    def _answered(self, response: Any) -> None:
+        if response.status_code >= 400:
+            self.refused += 1
 
     def close(self) -> None:
         self.openai.close()

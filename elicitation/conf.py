@@ -29,6 +29,11 @@ def poll_seconds() -> float:
     return _float("ELICITATION_POLL_SECONDS", 0.05)
 
 
+def cancel_check_seconds() -> float:
+    """How often a request in flight looks whether its run was cancelled (a database read each time)."""
+    return _float("ELICITATION_CANCEL_CHECK_SECONDS", 1.0)
+
+
 def full_distribution_requests() -> float:
     """Requests one full-distribution answer may need, for estimates and the budget check (default: the
     full-distribution module's request cap, an upper bound)."""
@@ -37,6 +42,23 @@ def full_distribution_requests() -> float:
     except ImportError:  # pragma: no cover - the module is optional
         default = 24
     return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", float(default))
+
+
+def sweep_seconds() -> float:
+    """How often Celery beat runs the sweep that re-queues stranded work (``elicitation.sweep``)."""
+    return _float("ELICITATION_SWEEP_SECONDS", 60.0)
+
+
+def sweep_min_age_seconds() -> float:
+    """A run (re)started less than this long ago is left to the tasks being queued for it by the sweep's
+    empty-queue rule."""
+    return _float("ELICITATION_SWEEP_MIN_AGE_SECONDS", 30.0)
+
+
+def max_countdown_seconds() -> float:
+    """Longest delay of a task retried through the queue (kept well below the Redis visibility timeout, which
+    would otherwise hand a waiting retry to a second worker)."""
+    return _float("ELICITATION_MAX_COUNTDOWN_SECONDS", 300.0)
 
 
 def queue() -> str:

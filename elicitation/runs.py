@@ -16,7 +16,7 @@ from .estimate import MICRO
 from .key_env import key_variable_problem
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
-from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .models import ElicitationRun, EndpointSlot, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
 Status = ElicitationRun.Status
@@ -237,6 +237,13 @@ def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
     return run
 
 
+def requests_in_flight(run: ElicitationRun, held) -> int:
+    """Requests of the run at its endpoint right now: the endpoint's concurrency slots held (lease live) by
+    the workers that hold the run's rows (``held``); a worker holds a slot exactly while it asks."""
+    return (EndpointSlot.objects.filter(endpoint_id=run.endpoint_id, expires_at__gte=timezone.now(),
+                                        holder__in=held.values("lease_owner")).exclude(holder="").count())
+
+
 def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     """The figures of the run page: counts, tokens, cost, answers per second, recent failures."""
     rows = ModelResponse.objects.filter(run=run)
@@ -258,9 +265,11 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     failed_rows = (rows.filter(status=ModelResponse.Status.FAILED).select_related("item")
                    .order_by("-answered_at")[:failures])
     pending = counts.get(ModelResponse.Status.PENDING, 0)
-    in_flight = rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now).count()
+    held = rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now)
+    working = held.count()  # answers a worker holds: asking, or waiting to retry
+    in_flight = requests_in_flight(run, held) if working else 0
     quiet_for = None
-    if run.status == Status.RUNNING and pending and not in_flight:
+    if run.status == Status.RUNNING and pending and not working:
         last = rows.aggregate(last=Max("answered_at"))["last"]
         since = max(t for t in (last, run.last_started_at) if t is not None) if (last or run.last_started_at) else None
         quiet_for = (now - since).total_seconds() if since else None
@@ -269,6 +278,7 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
         "status_reason": run.status_reason,
         "total": total, "done": ok + unparseable, "ok": ok, "unparseable": unparseable,
         "failed": counts.get(ModelResponse.Status.FAILED, 0), "pending": pending, "in_flight": in_flight,
+        "working": working,
         # running, answers missing, nothing in flight and no answer for a while: are the workers up?
         "stalled": quiet_for is not None and quiet_for > STALLED_AFTER_SECONDS,
         "prompt_tokens": sums["prompt_tokens"] or 0, "completion_tokens": sums["completion_tokens"] or 0,

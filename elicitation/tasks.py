@@ -1,17 +1,38 @@
-"""Celery tasks. Thin: the work is in ``elicitation.worker``.
+"""Celery tasks. Thin: the work is in ``elicitation.worker`` and ``elicitation.sweep``.
 
 Settings make every task acknowledged late (after it ran) and rejected back to the queue if its
 worker dies, with one message prefetched at a time; a redelivered task is harmless because rows
-are leased and written only while pending.
+are leased and written only while pending. A task that loses the database (OperationalError,
+InterfaceError: a restart, a network cut) gives back the rows it holds if it can and is retried
+through the queue with a growing delay, instead of being acknowledged as failed; whatever is lost
+anyway (the broker down too, a killed worker) is found again by the periodic sweep.
 """
 from __future__ import annotations
 
+import logging
+import random
 import time
 
 from celery import shared_task
+from django.db import connections
 
 from . import conf
-from .worker import process_item
+from .sweep import sweep
+from .worker import DB_ERRORS, give_back, new_owner, process_item
+
+log = logging.getLogger(__name__)
+
+
+def drop_broken_connections() -> None:
+    """Close this thread's database connections that no longer answer, so the next query opens a new one."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()
+
+
+def database_retry_delay(retries: int) -> float:
+    """Seconds before retrying a task that lost the database: 1, 2, 4 … 30, with jitter."""
+    return min(30.0, 2.0 ** retries) * random.uniform(0.75, 1.25)
 
 
 @shared_task(bind=True, name="elicitation.elicit_item", acks_late=True, reject_on_worker_lost=True,
@@ -19,9 +40,26 @@ from .worker import process_item
 def elicit_item(self, run_id: int, item_id: int) -> None:
     """Answer the pending samples of one item; if another worker holds some of them, try again
     once its lease may have run out."""
-    retry_in = process_item(run_id, item_id)
-    while retry_in is not None and self.request.is_eager:  # CELERY_TASK_ALWAYS_EAGER: no queue to retry through
-        time.sleep(retry_in)
-        retry_in = process_item(run_id, item_id)
+    owner = new_owner()
+    try:
+        retry_in = process_item(run_id, item_id, owner=owner)
+        while retry_in is not None and self.request.is_eager:  # CELERY_TASK_ALWAYS_EAGER: no queue to retry through
+            time.sleep(retry_in)
+            retry_in = process_item(run_id, item_id, owner=owner)
+    except DB_ERRORS as exc:
+        drop_broken_connections()
+        give_back(owner)
+        if self.request.is_eager:
+            raise
+        delay = database_retry_delay(self.request.retries)
+        log.warning("run %s item %s: database error (%r); retrying in %.0f s", run_id, item_id, exc, delay)
+        raise self.retry(countdown=delay, max_retries=None, queue=conf.queue(), exc=exc)
     if retry_in is not None:
-        raise self.retry(countdown=max(1.0, retry_in), max_retries=None, queue=conf.queue())
+        raise self.retry(countdown=min(max(1.0, retry_in), conf.max_countdown_seconds()), max_retries=None,
+                         queue=conf.queue())
+
+
+@shared_task(name="elicitation.sweep", ignore_result=True)
+def sweep_runs() -> dict[int, int]:
+    """Re-queue the stranded work of running runs (see ``elicitation.sweep``); run by Celery beat."""
+    return sweep()

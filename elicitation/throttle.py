@@ -50,6 +50,12 @@ def try_acquire_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float) 
     return None
 
 
+def renew_slot(endpoint: ModelEndpoint, index: int, owner: str, lease_seconds: float) -> None:
+    """Extend ``owner``'s lease on a slot (a long multi-request answer, or a long wait for the rate limit)."""
+    EndpointSlot.objects.filter(endpoint=endpoint, index=index, holder=owner).update(
+        expires_at=timezone.now() + timedelta(seconds=lease_seconds))
+
+
 def release_slot(endpoint: ModelEndpoint, index: int, owner: str) -> None:
     """Give a slot back (only if ``owner`` still holds it)."""
     EndpointSlot.objects.filter(endpoint=endpoint, index=index, holder=owner).update(holder="", expires_at=None)

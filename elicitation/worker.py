@@ -21,6 +21,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Callable
 
+from django.db import InterfaceError, OperationalError
 from django.db.models import Q, Sum
 from django.utils import timezone
 
@@ -28,16 +29,18 @@ from surveys.instruments import Instrument
 from surveys.models import Item
 
 from . import conf, likelihood, throttle
+from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .key_env import key_variable_problem
-from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .models import ElicitationRun, EndpointSlot, ModelEndpoint, ModelResponse
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
 from .prompts import approx_tokens, prompt_content, prompt_for_run, store_prompt
 
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], None]
+DB_ERRORS = (OperationalError, InterfaceError)  # the database is unreachable: retry the task, record nothing
 
 
 def new_owner() -> str:
@@ -86,11 +89,14 @@ class RunContext:
         if status != ElicitationRun.Status.RUNNING:
             raise Stopped(f"run is {status}")
 
-    def pause(self, seconds: float) -> None:
-        """Sleep, looking every half second whether the run was stopped meanwhile."""
+    def pause(self, seconds: float, tick: Callable[[], None] | None = None) -> None:
+        """Sleep, looking every half second whether the run was stopped meanwhile (and calling ``tick``,
+        e.g. to keep a lease alive through a long Retry-After)."""
         end = time.monotonic() + seconds
         while True:
             self.check_running()
+            if tick is not None:
+                tick()
             left = end - time.monotonic()
             if left <= 0:
                 return
@@ -124,13 +130,23 @@ def renew(row: ModelResponse, owner: str, seconds: float) -> None:
         lease_until=timezone.now() + timedelta(seconds=seconds))
 
 
-def release(row: ModelResponse, owner: str, attempts: int, requests: int, history: list[str]) -> None:
-    """Give a row back untouched (run stopped), keeping count of the attempts made."""
+def release(row: ModelResponse, owner: str, settlement: Settlement, history: list[str]) -> None:
+    """Give a row back unanswered (run stopped), keeping count of the attempts and requests made."""
     updates: dict[str, Any] = {"lease_owner": "", "lease_until": None}
-    if attempts:
-        updates.update(attempts=row.attempts + attempts, requests=row.requests + requests,
-                       detail={"attempt_errors": history} if history else row.detail)
-    ModelResponse.objects.filter(pk=row.pk, lease_owner=owner, status=ModelResponse.Status.PENDING).update(**updates)
+    if history:
+        updates["detail"] = {"attempt_errors": history}
+    settle(row.pk, updates, settlement, lease_owner=owner)
+
+
+def give_back(owner: str) -> None:
+    """After ``owner`` lost the database mid-task: free its rows and slots at once if the database is back
+    (else their leases run out by themselves). Nothing of it is in flight any more."""
+    try:
+        ModelResponse.objects.filter(lease_owner=owner, status=ModelResponse.Status.PENDING).update(
+            lease_owner="", lease_until=None)
+        EndpointSlot.objects.filter(holder=owner).update(holder="", expires_at=None)
+    except DB_ERRORS:
+        pass
 
 
 def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
@@ -148,10 +164,14 @@ def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
     return parse_text(ctx.kind, value, item)
 
 
-def write(row: ModelResponse, fields: dict[str, Any]) -> bool:
-    """Fill in a still-pending row; False (and nothing written) if another worker answered it first."""
+def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None) -> bool:
+    """Fill in a still-pending row (settling its requests' tokens and cost, see ``accounting``); False (and
+    nothing written) if another worker answered it first."""
     fields = {**fields, "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
-    written = ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING).update(**fields)
+    if settlement is not None:
+        written = settle(row.pk, fields, settlement)
+    else:
+        written = ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING).update(**fields)
     if not written:
         log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
                     row.run_id, row.item_id, row.sample_index)
@@ -183,17 +203,29 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
 
     made = {"attempts": 0}
-    renewed = {"at": time.monotonic()}
-    ctx.client.requests = 0
+    renewed = {"row": time.monotonic(), "slot": 0.0}
+    slot: dict[str, int | None] = {"index": None}
+    ctx.client.requests = ctx.client.refused = 0
     history: list[str] = []
+    est_prompt = approx_tokens(content)
+    per_request = PerRequest.estimate(endpoint, est_prompt, completion_tokens_per_request(run))
 
-    def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes)
-        if time.monotonic() - renewed["at"] > lease / 4:
+    def settlement(usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
+        """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate
+        back; the others (no reply) stay counted with it."""
+        return Settlement(endpoint, per_request, replied=min(ctx.client.requests, ctx.client.refused + replied),
+                          usage=usage, attempts=attempts)
+
+    def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes); the slot too
+        now = time.monotonic()
+        if now - renewed["row"] > lease / 4:
             renew(row, ctx.owner, lease)
-            renewed["at"] = time.monotonic()
+            renewed["row"] = now
+        if slot["index"] is not None and now - renewed["slot"] > lease / 4:
+            throttle.renew_slot(endpoint, slot["index"], ctx.owner, lease)
+            renewed["slot"] = now
 
     try:
-        est_prompt = approx_tokens(content)
         per_answer = requests_per_answer(run)
         next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
 
@@ -202,27 +234,33 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             check_budget(run, next_cost)
             keep_lease()
 
-        per_request_tokens = est_prompt + completion_tokens_per_request(run)
-
-        def before_request() -> None:  # every HTTP request: the endpoint's rate limits, and a live lease
-            throttle.take_rate(endpoint, per_request_tokens, sleep=ctx.sleep)
-            keep_lease()
+        def before_request() -> None:  # every HTTP request: the endpoint's rate limits; counted before it is sent
+            throttle.take_rate(endpoint, per_request.prompt_tokens + per_request.completion_tokens, sleep=ctx.sleep)
+            charge_request(row.pk, ctx.owner, lease, per_request)  # also renews the row's lease
+            renewed["row"] = time.monotonic()
+            keep_lease()  # the slot's, on a long multi-request answer
 
         ctx.client.before_request = before_request
 
         def attempt() -> Any:
-            with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running, sleep=ctx.sleep):
-                keep_lease()
-                made["attempts"] += 1
-                if run.mode == Mode.FULL_DISTRIBUTION:
-                    return call_full_distribution(ctx.client.openai, endpoint, content, params)
-                if run.mode == Mode.LIKELIHOOD:
-                    return likelihood.score_item(ctx.client.openai, endpoint, ctx.kind, item, params)
-                return complete(ctx.client.openai, endpoint, content, params)
+            with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running,
+                                        sleep=ctx.sleep) as slot["index"]:
+                renewed["slot"] = time.monotonic()  # a slot lease just taken
+                try:
+                    keep_lease()
+                    made["attempts"] += 1
+                    if run.mode == Mode.FULL_DISTRIBUTION:
+                        return call_full_distribution(ctx.client.openai, endpoint, content, params)
+                    if run.mode == Mode.LIKELIHOOD:
+                        return likelihood.score_item(ctx.client.openai, endpoint, ctx.kind, item, params)
+                    return complete(ctx.client.openai, endpoint, content, params)
+                finally:
+                    slot["index"] = None
 
         done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
                                  cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
-                                 before_attempt=before_attempt, sleep=ctx.pause, history=history)
+                                 before_attempt=before_attempt, sleep=lambda t: ctx.pause(t, keep_lease),
+                                 history=history)
         outcome = interpret(ctx, done.value, item)
         # tokens the endpoint did not report are estimated (characters / 4; max_tokens), and flagged
         prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests
@@ -233,27 +271,29 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             detail["attempt_errors"] = history
         if outcome.prompt_tokens is None or outcome.completion_tokens is None:
             detail["usage_estimated"] = True
+        unreplied = ctx.client.requests - ctx.client.refused - outcome.requests
+        if unreplied > 0:
+            detail["requests_without_reply"] = unreplied  # counted with estimated tokens (see accounting)
         write(row, {
             "status": outcome.status, "raw_output": outcome.raw_output, **outcome.answer_columns(),
             "parse_error": outcome.parse_error, "distribution": outcome.distribution, "coverage": outcome.coverage,
-            "error": outcome.error, "detail": detail or None,
-            "attempts": row.attempts + done.attempts, "requests": row.requests + ctx.client.requests,
-            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "cost_usd": cost_of(endpoint, prompt_tokens, completion_tokens), "latency_ms": done.latency_ms,
+            "error": outcome.error, "detail": detail or None, "latency_ms": done.latency_ms,
             "system_fingerprint": outcome.system_fingerprint[:200],
-        })
+        }, settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
     except RequestFailed as failed:
         write(row, {"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
-                    "raw_output": failed.failure.raw, "attempts": row.attempts + failed.attempts,
-                    "requests": row.requests + ctx.client.requests, "detail": {"attempt_errors": failed.history}})
+                    "raw_output": failed.failure.raw, "detail": {"attempt_errors": failed.history}},
+              settlement(attempts=failed.attempts))
     except Stopped:
-        release(row, ctx.owner, made["attempts"], ctx.client.requests, history)
+        release(row, ctx.owner, settlement(attempts=made["attempts"]), history)
+        raise
+    except DB_ERRORS:  # the database went away: nothing to record now; the task is retried (tasks.py)
         raise
     except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
         log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)
         write(row, {"status": ModelResponse.Status.FAILED, "error": f"internal error: {exc!r}"[:2000],
-                    "attempts": row.attempts + made["attempts"], "requests": row.requests + ctx.client.requests,
-                    "detail": {"attempt_errors": history} if history else None})
+                    "detail": {"attempt_errors": history} if history else None},
+              settlement(attempts=made["attempts"]))
     return None
 
 
@@ -280,6 +320,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=run.study.demonstrations(),
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
+    ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
         for row in rows:
             busy = answer_row(ctx, row, item)
@@ -288,7 +329,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     except Stopped:
         return None
     finally:
-        ctx.client.before_request = None
+        ctx.client.before_request = ctx.client.guard.should_stop = None
     finish_if_done(run.pk)
     return retry_in
 

@@ -45,6 +45,7 @@ class Reply:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
+    trickle: float = 0.0  # > 0: send the headers, then the body one byte every `trickle` seconds (a hung endpoint)
     fingerprint: str | None = "fp_stub_1"
     prompt_tokens: int = 100
     completion_tokens: int = 2
@@ -67,6 +68,11 @@ class Reply:
         return cls(status=status, body=body, headers=headers or {}, delay=delay)
 
     @classmethod
+    def trickling(cls, text: str = "50", every: float = 2.0, **kw: Any) -> "Reply":
+        """A valid answer whose body comes one byte every ``every`` seconds, after the headers."""
+        return cls(text=text, trickle=every, **kw)
+
+    @classmethod
     def garbage(cls, body: bytes = b"<html>502 Bad Gateway</html>", content_type: str = "text/html") -> "Reply":
         return cls(status=200, body=body, content_type=content_type)
 
@@ -79,6 +85,7 @@ class RecordedRequest:
     received_at: float  # time.monotonic() when the request arrived
     received_wall: float  # time.time()
     finished_at: float | None = None  # time.monotonic() when the reply was sent (None: never)
+    abandoned_at: float | None = None  # time.monotonic() when the client was found to have hung up mid-reply
 
     @property
     def prompt_text(self) -> str:
@@ -185,6 +192,10 @@ def tokens_for(answer: str, top: TopList) -> list[TokenSpec]:
     return [(answer, chosen, top)]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # many clients connecting at once (benchmarks) are queued, not refused
+
+
 class StubOpenAI:
     """The server. Use as a context manager or call ``start()``/``stop()``."""
 
@@ -193,10 +204,10 @@ class StubOpenAI:
         self.responder: Callable[[RecordedRequest], Reply | None] | None = None
         self.requests: list[RecordedRequest] = []
         self.max_in_flight = 0
-        self._in_flight = 0
+        self._in_flight = 0  # requests whose handler has not finished (answering, waiting or trickling)
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server = _Server((host, port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -223,6 +234,12 @@ class StubOpenAI:
             if reply is not None:
                 return reply
         return self.default
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered right now (a trickled one until its client hangs up or it is all sent)."""
+        with self._lock:
+            return self._in_flight
 
     # --- lifecycle -----------------------------------------------------------------
     @property
@@ -259,7 +276,9 @@ class StubOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str]) -> None:
+            def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str],
+                      trickle: float = 0.0) -> bool:
+                """Send the reply; False if the client hung up first."""
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
@@ -267,9 +286,18 @@ class StubOpenAI:
                     self.send_header(name, value)
                 self.end_headers()
                 try:
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
-                    pass
+                    if not trickle:
+                        self.wfile.write(body)
+                        return True
+                    self.wfile.flush()
+                    for i in range(len(body)):
+                        time.sleep(trickle)
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                    return True
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout, cancel)
+                    self.close_connection = True
+                    return False
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
@@ -305,8 +333,10 @@ class StubOpenAI:
                         reply = Reply(status=200, headers=reply.headers, content_type="text/event-stream")
                     else:
                         payload = json.dumps(build_body(self.path, body, reply)).encode()
-                    self._send(reply.status, payload, reply.content_type, reply.headers)
-                    record.finished_at = time.monotonic()
+                    if self._send(reply.status, payload, reply.content_type, reply.headers, reply.trickle):
+                        record.finished_at = time.monotonic()
+                    else:
+                        record.abandoned_at = time.monotonic()
                 finally:
                     with stub._lock:
                         stub._in_flight -= 1

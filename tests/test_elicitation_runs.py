@@ -373,7 +373,7 @@ def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeyp
     from elicitation import tasks
 
     sent = []
-    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id: 4.2)
+    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id, **kw: 4.2)
     monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda *a, **kw: sent.append((a, kw)))
     monkeypatch.setenv("ELICITATION_QUEUE", "elicit-q")
     tasks.elicit_item.push_request(id="t1", args=[1, 2], kwargs={}, called_directly=False, retries=0,
@@ -391,7 +391,7 @@ def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
     from elicitation import tasks
 
     calls = iter([0.01, 0.01, None])
-    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id: next(calls))
+    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id, **kw: next(calls))
     result = tasks.elicit_item.apply(args=(1, 2))
     assert result.state == "SUCCESS"
     assert next(calls, "used up") == "used up"

@@ -169,7 +169,7 @@ class Command(BaseCommand):
         p = progress(run)
         self.stdout.write(
             f"run {run.pk} [{p['status_display']}] {p['done']}/{p['total']} done, {p['failed']} failed, "
-            f"{p['pending']} pending ({p['in_flight']} in flight); tokens {p['prompt_tokens']:,} + "
+            f"{p['pending']} pending ({p['in_flight']} requests in flight, {p['working']} held by workers); tokens {p['prompt_tokens']:,} + "
             f"{p['completion_tokens']:,}; cost ${p['cost_usd']}; {p['answers_per_second'] or 0} answers/s")
         if p["status_reason"]:
             self.stdout.write(f"  {p['status_reason']}")
@@ -191,8 +191,15 @@ class Command(BaseCommand):
 
     def _sync(self, run: ElicitationRun) -> None:
         bar = self._bar(run)
+        shown = {"at": time.monotonic()}
+
+        def on_item() -> None:  # the figures are counts over the whole run: at most once a second, not per item
+            if time.monotonic() - shown["at"] >= 1.0:
+                self._update(bar, run)
+                shown["at"] = time.monotonic()
+
         try:
-            run = run_sync(run, on_item=lambda: self._update(bar, run))
+            run = run_sync(run, on_item=on_item)
         except KeyboardInterrupt:
             bar.close()
             raise CommandError(f"interrupted; answers so far are kept. Continue with --resume {run.pk}") from None

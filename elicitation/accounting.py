@@ -1,0 +1,85 @@
+"""Counting every request an answer costs, also when its reply is lost.
+
+Before each HTTP request is sent, the worker adds it to its row (``requests + 1``) with an estimate of its
+tokens (prompt characters / 4, and the completion tokens the run allows) and their cost, in the same UPDATE
+that renews the worker's lease. When the worker records the outcome it *settles* the row under a row lock:
+
+- the requests that got a reply have their estimate replaced: the reply's usage for the answer, nothing for a
+  refusal (an HTTP error status: endpoints do not bill those);
+- the requests whose reply never came (timed out, cut off, abandoned by a cancel) keep their estimate: the
+  endpoint may have done, and billed, the work.
+
+A request whose answer is lost — the worker killed mid-request, the database gone when the answer came back —
+never gets settled, so it stays counted with its estimate (and in the budget). A row whose requests were all
+settled holds the exact usage the endpoint reported. ``cost_usd`` is recomputed from the row's token totals
+at each settlement (the per-request estimates are only provisional).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Case, F, Value, When
+from django.utils import timezone
+
+from .estimate import cost_of
+from .models import ModelEndpoint, ModelResponse
+
+
+@dataclass(frozen=True)
+class PerRequest:
+    """The provisional charge of one request: estimated tokens and their cost."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Decimal
+
+    @classmethod
+    def estimate(cls, endpoint: ModelEndpoint, prompt_tokens: int, completion_tokens: int) -> "PerRequest":
+        return cls(prompt_tokens, completion_tokens, cost_of(endpoint, prompt_tokens, completion_tokens))
+
+
+def charge_request(row_pk: int, owner: str, lease_seconds: float, per_request: PerRequest) -> None:
+    """Count one request on the row before it is sent (with its provisional tokens and cost), and renew
+    ``owner``'s lease on it. Raises (the request is not sent) if the database cannot record it."""
+    until = timezone.now() + timedelta(seconds=lease_seconds)
+    ModelResponse.objects.filter(pk=row_pk).update(
+        requests=F("requests") + 1, prompt_tokens=F("prompt_tokens") + per_request.prompt_tokens,
+        completion_tokens=F("completion_tokens") + per_request.completion_tokens,
+        cost_usd=F("cost_usd") + per_request.cost,
+        lease_until=Case(When(lease_owner=owner, then=Value(until)), default=F("lease_until")))
+
+
+@dataclass
+class Settlement:
+    """How one execution's requests end up on the row: ``replied`` of them had their estimate replaced by
+    ``usage`` (prompt, completion tokens of the answer; None when there is no answer), ``attempts`` made."""
+
+    endpoint: ModelEndpoint
+    per_request: PerRequest
+    replied: int = 0
+    usage: tuple[int, int] | None = None
+    attempts: int = 0
+
+
+def settle(row_pk: int, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
+    """Write ``fields`` to the row if it is still pending (and matches ``only_if``), with its token totals,
+    cost and attempts settled. False, and nothing written, otherwise."""
+    with transaction.atomic():
+        current = (ModelResponse.objects.select_for_update()
+                   .filter(pk=row_pk, status=ModelResponse.Status.PENDING, **only_if)
+                   .values("prompt_tokens", "completion_tokens", "attempts").first())
+        if current is None:
+            return False
+        per, n = settlement.per_request, settlement.replied
+        prompt = max(0, current["prompt_tokens"] - n * per.prompt_tokens)
+        completion = max(0, current["completion_tokens"] - n * per.completion_tokens)
+        if settlement.usage is not None:
+            prompt, completion = prompt + settlement.usage[0], completion + settlement.usage[1]
+        return bool(ModelResponse.objects.filter(pk=row_pk).update(
+            **fields, prompt_tokens=prompt, completion_tokens=completion,
+            cost_usd=cost_of(settlement.endpoint, prompt, completion),
+            attempts=current["attempts"] + settlement.attempts))

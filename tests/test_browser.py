@@ -86,6 +86,15 @@ def admin_logged_in(browser, live_server, django_user_model, hits: list[str], wi
     return page
 
 
+def enter_study(page, live_server, slug: str, query: str = "&STUDY_ID=st1&SESSION_ID=se1") -> None:
+    """Open the study link, agree, read the instructions, pledge and start: the first question is next."""
+    page.goto(f"{live_server.url}/s/{slug}/?PROLIFIC_PID={PID}{query}")
+    page.get_by_role("button", name="I agree, continue").click()
+    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
+    page.get_by_label(re.compile("I pledge to answer")).check()
+    page.get_by_role("button", name="Start the questions").click()
+
+
 def expected_value(item: Item) -> int:
     """An attentive participant: higher answers for expressions earlier in the canonical order."""
     return 50 if item.is_control else 100 - 5 * EXPRESSIONS.index(item.expression)

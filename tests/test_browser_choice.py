@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from surveys.models import Participant, Response, Study
-from test_browser import CHROMIUM, PID, PROLIFIC, browser, current_item, offline_page  # noqa: F401 (fixture)
+from test_browser import CHROMIUM, PID, PROLIFIC, browser, current_item, enter_study, offline_page  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,11 +35,7 @@ def rq2(settings):
 def test_a_participant_answers_wep_choice_items(browser, live_server, rq2, tmp_path):
     hits: list[str] = []
     page = offline_page(browser, live_server, hits, viewport={"width": 1280, "height": 900})
-    page.goto(f"{live_server.url}/s/rq2/?PROLIFIC_PID={PID}&STUDY_ID=st1&SESSION_ID=se1")
-    page.get_by_role("button", name="I agree, continue").click()
-    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
-    page.get_by_label(re.compile("I pledge to answer")).check()
-    page.get_by_role("button", name="Start the questions").click()
+    enter_study(page, live_server, "rq2")
 
     page.get_by_text("Question 1 of 4").wait_for()
     position, item = current_item(page)

@@ -3,14 +3,13 @@ a reversed interval is refused with a clear message by the page and, with the pa
 server; nothing is saved until the bounds are in order."""
 from __future__ import annotations
 
-import re
 
 import pytest
 from django.core.management import call_command
 
 from surveys.demo.overprecision import QUESTIONS_FILE
 from surveys.models import Participant, Response, Study
-from test_browser import PID, PROLIFIC, browser, current_item, offline_page  # noqa: F401 (fixture)
+from test_browser import PID, PROLIFIC, browser, current_item, enter_study, offline_page  # noqa: F401 (fixture)
 from test_browser_choice import keep_screenshots
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,11 +32,7 @@ def fill(page, lower: str, upper: str) -> None:
 def test_a_participant_gives_intervals_and_a_reversed_one_is_refused(browser, live_server, overprecision, tmp_path):
     hits: list[str] = []
     page = offline_page(browser, live_server, hits, viewport={"width": 1280, "height": 900})
-    page.goto(f"{live_server.url}/s/op/?PROLIFIC_PID={PID}&STUDY_ID=st1&SESSION_ID=se1")
-    page.get_by_role("button", name="I agree, continue").click()
-    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
-    page.get_by_label(re.compile("I pledge to answer")).check()
-    page.get_by_role("button", name="Start the questions").click()
+    enter_study(page, live_server, "op")
 
     page.get_by_text("Question 1 of 3").wait_for()
     position, item = current_item(page)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from elicitation.models import ElicitationRun
 from elicitation.runs import create_run, start_run
 from stub_openai import make_endpoint, stub  # noqa: F401 (stub is a fixture)
-from test_browser import admin_logged_in, PID, browser, current_item, live_study, offline_page  # noqa: F401 (fixtures)
+from test_browser import admin_logged_in, browser, current_item, enter_study, live_study, offline_page  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -64,11 +64,7 @@ def test_study_page_buttons_leave_the_heading_readable_and_nothing_scrolls_sidew
 def test_the_choose_an_answer_message_goes_once_an_answer_is_chosen(browser, live_server, live_study):  # noqa: F811
     hits: list[str] = []
     page = offline_page(browser, live_server, hits)
-    page.goto(f"{live_server.url}/s/{live_study.slug}/?PROLIFIC_PID={PID}")
-    page.get_by_role("button", name="I agree, continue").click()
-    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
-    page.get_by_label(re.compile("I pledge to answer")).check()
-    page.get_by_role("button", name="Start the questions").click()
+    enter_study(page, live_server, live_study.slug, query="")
     current_item(page)
 
     page.click("button:has-text('Next')")

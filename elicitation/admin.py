@@ -8,11 +8,13 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from config.permissions import allowed
 from surveys.models import Item
 
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
-                          run_monitor_view, run_progress_view)
+                          run_monitor_view, run_progress_view, run_refine_view)
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
+from .refine_request import REFINE_PERMS, refusal
 from .run_form import RunForm
 from .runs import RunStateError, cancel_run, resume_run, start_run
 
@@ -57,7 +59,7 @@ class ElicitationRunAdmin(admin.ModelAdmin):
         ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
                               "last_started_at", "finished_at")}),
         ("Source", {"fields": ("source", "source_file", "source_sha256")}),  # imported runs: the file
-        # self-refinement runs (Bahaj et al.), made with manage.py refine
+        # self-refinement runs (Bahaj et al.): "Self-refine this run" on the run page, the API or manage.py refine
         ("Self-refinement", {"fields": ("refines", "refine_shown", "refine_setting", "refine_seed")}),
     )
 
@@ -79,6 +81,13 @@ class ElicitationRunAdmin(admin.ModelAdmin):
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        run = self.get_object(request, object_id)
+        if run is not None and allowed(request.user, REFINE_PERMS) and not refusal(run):
+            extra_context = {**(extra_context or {}),
+                             "refine_url": reverse("admin:elicitation_elicitationrun_refine", args=[run.pk])}
+        return super().change_view(request, object_id, form_url, extra_context)
+
     def response_add(self, request, obj, post_url_continue=None):
         if "_continue" in request.POST or "_addanother" in request.POST:
             return super().response_add(request, obj, post_url_continue)
@@ -95,6 +104,8 @@ class ElicitationRunAdmin(admin.ModelAdmin):
             path("<path:object_id>/do/<str:action>/",
                  wrap(lambda r, object_id, action: run_action_view(self, r, object_id, action)),
                  name="elicitation_elicitationrun_action"),
+            path("<path:object_id>/refine/", wrap(lambda r, object_id: run_refine_view(self, r, object_id)),
+                 name="elicitation_elicitationrun_refine"),
             path("item/<int:item_id>/prompt/", wrap(lambda r, item_id: item_prompt_view(self, r, item_id)),
                  name="elicitation_item_prompt"),
             path("item/<int:item_id>/answers/", wrap(lambda r, item_id: item_answers_view(self, r, item_id)),

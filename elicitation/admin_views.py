@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template import TemplateDoesNotExist
@@ -14,13 +15,14 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from config.permissions import check, may_see_raw_ids
+from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
 from .estimate import estimate_run
 from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
+from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
 from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
 
 
@@ -58,6 +60,7 @@ def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpR
         can_cancel=run.status in (ElicitationRun.Status.RUNNING, ElicitationRun.Status.DRAFT),
         can_resume=run.status in (ElicitationRun.Status.CANCELLED, ElicitationRun.Status.BUDGET_EXHAUSTED,
                                   ElicitationRun.Status.FAILED) or data["stalled"],
+        can_refine=allowed(request.user, REFINE_PERMS) and not refusal(run),
     ))
 
 
@@ -104,6 +107,30 @@ def run_action_view(model_admin, request: HttpRequest, object_id: str, action: s
     except RunStateError as exc:
         messages.error(request, str(exc))
     return redirect("admin:elicitation_elicitationrun_monitor", run.pk)
+
+
+def run_refine_view(model_admin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """"Self-refine this run": the form of ``manage.py refine``; POST creates the refinement, starts it and goes
+    to its run page (bad settings re-ask with create_refinement's errors)."""
+    check(request.user, *REFINE_PERMS)
+    source = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
+    if problem := refusal(source):
+        messages.error(request, problem)
+        return redirect("admin:elicitation_elicitationrun_monitor", source.pk)
+    form = RefineForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run, problem = create_and_start(source, created_by=request.user, **form.cleaned_data)
+        except DjangoValidationError as exc:
+            form.add_refinement_errors(exc)
+        else:
+            if problem:  # created but not started: its page says why and can start it later
+                messages.error(request, f"Run {run.pk} was created but not started: {problem}")
+            else:
+                messages.success(request, f"Run {run.pk} (self-refinement of run {source.pk}) started.")
+            return redirect("admin:elicitation_elicitationrun_monitor", run.pk)
+    return TemplateResponse(request, "elicitation/admin/run_refine.html", _context(
+        model_admin, request, f"Self-refine run {source.pk}", run=source, form=form))
 
 
 def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:

@@ -1,4 +1,4 @@
-"""REST endpoints of model endpoints, runs (create, start, cancel, resume, progress) and model responses.
+"""REST endpoints of model endpoints, runs (create, start, cancel, resume, refine, progress) and model responses.
 
 Writes go through the same functions as the admin and ``manage.py elicit`` (elicitation.runs): a run is
 validated by ``create_run`` (ValidationError → 400 naming the field) and state changes that do not apply
@@ -20,6 +20,7 @@ from surveys.models import Item, Study
 from .admin_views import progress_with_estimate
 from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
 from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
 
 
@@ -131,6 +132,7 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         "cancel": ["elicitation.change_elicitationrun"],
         "resume": ["elicitation.change_elicitationrun"],
         "progress": ["elicitation.view_elicitationrun"],
+        "refine": list(REFINE_PERMS),
     }
 
     def create(self, request, *args, **kwargs):
@@ -180,6 +182,30 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         return self._transition(resume_run)
+
+    @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
+                   description="The options of `manage.py refine`. 409 when the run cannot be refined (a "
+                               "refinement itself, not interval answers, no parsed interval yet, or the new run "
+                               "could not start: then `run` is its id).",
+                   request=RefineSerializer, responses={201: ElicitationRunSerializer, 409: Detail})
+    @action(detail=True, methods=["post"])
+    def refine(self, request, pk=None):
+        source = self.get_object()
+        if problem := refusal(source):
+            return ApiResponse({"detail": problem}, status=status.HTTP_409_CONFLICT)
+        data = RefineSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run, problem = create_and_start(source, created_by=request.user, **data.validated_data)
+        except DjangoValidationError as exc:
+            errors = field_errors(exc)
+            if NOT_REFINABLE in errors:
+                return ApiResponse({"detail": " ".join(errors[NOT_REFINABLE])}, status=status.HTTP_409_CONFLICT)
+            return ApiResponse(errors, status=status.HTTP_400_BAD_REQUEST)
+        if problem:
+            return ApiResponse({"detail": problem, "run": run.pk}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="Progress of a run (what the run page polls), with the estimate of what is left",
                    responses={200: ProgressSchema})

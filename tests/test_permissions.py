@@ -57,11 +57,14 @@ API_ROUTES = [  # (method, url, permissions needed)
     # the result names the excluded participants by PROLIFIC_PID, so raw ids are needed too
     ("post", "/api/studies/perm/attention/", ["analysis.view_studyanalysis", "surveys.change_participant",
                                                "surveys.view_participant"]),
+    # a self-refinement creates a run and starts it ({run}: the fixture's run)
+    ("post", "/api/runs/{run}/refine/", ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]),
 ]
 
 
 @pytest.mark.parametrize("method, url, perms", API_ROUTES, ids=[f"{m} {u}" for m, u, _ in API_ROUTES])
 def test_api_route_needs_its_model_permissions(data, method, url, perms):
+    url = url.format(run=data["run"].pk)
     for missing in perms:  # each permission is needed: without any one of them, 403
         user = staff_with(*[p for p in perms if p != missing])
         response = getattr(api_client(user), method)(url)
@@ -104,6 +107,8 @@ def admin_routes(data) -> list[tuple[str, str, list[str]]]:
          ["analysis.view_studyanalysis", "surveys.view_participant"]),
         ("post", reverse("admin:analysis_studyanalysis_attention", args=[study]),
          ["analysis.view_studyanalysis", "surveys.change_participant"]),
+        ("get", reverse("admin:elicitation_elicitationrun_refine", args=[run]),
+         ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]),
     ]
 
 

@@ -4,8 +4,8 @@
     make faults
 
 Everything runs against private servers started here and removed afterwards (never the shared ones): a
-PostgreSQL cluster (initdb + pg_ctl on a free port), a Redis (broker), the web server (``manage.py
-runserver``, DEBUG on as with ``make run``), Celery workers, and a scripted OpenAI-compatible endpoint
+PostgreSQL cluster (initdb + pg_ctl on a free port), a Redis (broker), the web server (gunicorn,
+2 processes × 4 threads, DEBUG on, as ``make run`` starts it), Celery workers, and a scripted OpenAI-compatible endpoint
 (tests/stub_openai.py). Each fault runs on its own (a failure or hang of one does not stop the others) and
 prints one row: answers expected, stored, lost (expected or confirmed but not stored), duplicated, and a
 note with what else was measured (HTTP 500s, 503s, time, whether a run needed Resume…). Nothing is
@@ -35,8 +35,9 @@ ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from private_services import (Participant, PrivatePostgres, PrivateRedis, WebServer, django_env,  # noqa: E402
-                              free_port, manage)
+from private_services import (Participant, PrivatePostgres, PrivateRedis, django_env, free_port,  # noqa: E402
+                              manage)
+from real_server import Gunicorn  # noqa: E402
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Lab:
         django.setup()
         manage(self.env, "migrate", "--noinput")
         manage(self.env, "load_demo")
-        self.web = WebServer(self.env).__enter__()
+        self.web = Gunicorn(self.env).__enter__()
 
     def close(self) -> None:
         """Stop everything this lab started (also after an interrupted start)."""
@@ -93,6 +94,13 @@ class Lab:
     def pid(self, prefix: str) -> str:
         self.pid_counter += 1
         return f"{prefix}{self.pid_counter:05d}"
+
+    def fresh_counters(self) -> None:
+        """Each fault starts with no throttle counts (the web processes share them in the lab's var/cache), so
+        one fault's entries do not use up the next one's entry quota."""
+        from django.core.cache import cache
+
+        cache.clear()
 
     def participant(self, prefix: str, pid: str | None = None, **kw) -> Participant:
         return Participant(self.web.base, "demo", pid or self.pid(prefix), **kw)
@@ -148,7 +156,8 @@ def human_row(name: str, people: list[Participant], lab: Lab, per_person: int, e
     confirmed_lost = sum(len(set(p.confirmed) - set(stored[p.pid])) for p in people)
     short = sum(max(0, per_person - len(set(v))) for v in stored.values())
     statuses = Counter(s for p in people for s in p.statuses)
-    note = f"HTTP 500: {statuses.get(500, 0)}, 503: {statuses.get(503, 0)}, no answer: {statuses.get(0, 0)}"
+    note = (f"HTTP 500: {statuses.get(500, 0)}, 503: {statuses.get(503, 0)}, 429: {statuses.get(429, 0)}, "
+            f"no answer: {statuses.get(0, 0)}")
     return Row(name, expected, total, max(short, confirmed_lost), dup, (note + "; " + extra).strip("; "))
 
 
@@ -417,7 +426,7 @@ def embedded_default(lab: Lab) -> Row:
     manage(env, "migrate", "--noinput")
     manage(env, "load_demo")
     n = lab.args.participants
-    with WebServer(env) as web:
+    with Gunicorn(env) as web:
         people = [Participant(web.base, "demo", f"SQLITE{i:04d}") for i in range(n)]
         in_threads(people, lambda p: p.run(answers=3))
     import sqlite3
@@ -484,6 +493,7 @@ def main() -> None:
             print(f"… {name}", flush=True)
             started = time.monotonic()
             try:
+                lab.fresh_counters()
                 row = FAULTS[name](lab)
             except Exception as exc:  # noqa: BLE001 - one fault's crash must not stop the others
                 traceback.print_exc()

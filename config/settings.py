@@ -102,11 +102,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Django's cache: per process by default; CACHE_URL=redis://… shares it between web processes (login and
-# entry throttles, config.throttle).
+# Django's cache holds the login and entry throttles (config.throttle), which every web process must share:
+# by default files in VAR_DIR/cache (the processes of one machine, as `make run` starts them); CACHE_URL=redis://…
+# for web processes on several machines.
 _CACHE_URL = env_str("CACHE_URL", "")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
-          if _CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+          if _CACHE_URL else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                              "LOCATION": str(VAR_DIR / "cache")}}
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 # Admin login: after this many failures (per client address or per username) wait this long.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
@@ -181,6 +183,8 @@ SPECTACULAR_SETTINGS = {
         "ParticipantStatusEnum": "surveys.models.Participant.Status",
         "RunStatusEnum": "elicitation.models.ElicitationRun.Status",
         "ModelResponseStatusEnum": "elicitation.models.ModelResponse.Status",
+        "RunModeEnum": "elicitation.models.ElicitationRun.Mode",
+        "RefinementModeEnum": "elicitation.refine_request.MODES",
     },
 }
 

@@ -59,13 +59,15 @@ class Lab:
         self.pg = self.redis = self.web = None
         self.workers: list[subprocess.Popen] = []
         self.pid_counter = 0
+        self.address_counter = 0
 
     def start(self) -> None:
         self.pg = PrivatePostgres().__enter__()
         self.redis = PrivateRedis().__enter__()
         self.env = django_env(self.pg.url(), self.var, CELERY_BROKER_URL=self.redis.url(0),
                               ELICITATION_LEASE_GRACE_SECONDS="3", LOG_LEVEL="WARNING",
-                              ELICITATION_SWEEP_SECONDS="5", ELICITATION_SWEEP_MIN_AGE_SECONDS="5")
+                              ELICITATION_SWEEP_SECONDS="5", ELICITATION_SWEEP_MIN_AGE_SECONDS="5",
+                              TRUST_X_FORWARDED_FOR="1")
         os.environ.update(self.env)
         import django
 
@@ -103,6 +105,10 @@ class Lab:
         cache.clear()
 
     def participant(self, prefix: str, pid: str | None = None, **kw) -> Participant:
+        """A participant from an address of their own (documentation range, sent as X-Forwarded-For), as
+        participants on Prolific are; ``address=`` for several from one client."""
+        self.address_counter += 1
+        kw.setdefault("address", client_address(self.address_counter))
         return Participant(self.web.base, "demo", pid or self.pid(prefix), **kw)
 
     def answers_of(self, pids: list[str]) -> dict[str, list[int]]:
@@ -145,6 +151,11 @@ class Lab:
                 except subprocess.TimeoutExpired:
                     w.kill()
         self.workers.clear()
+
+
+def client_address(n: int) -> str:
+    """The n-th participant's address: a header value in the benchmarking range 198.18.0.0/15, never a target."""
+    return f"198.{18 + n // 65000}.{n // 250 % 250}.{1 + n % 250}"
 
 
 def human_row(name: str, people: list[Participant], lab: Lab, per_person: int, extra: str = "") -> Row:
@@ -253,7 +264,7 @@ def entry_flood(lab: Lab) -> Row:
     codes = Counter()
     started = time.monotonic()
     for _ in range(300):
-        p = lab.participant("FLOOD")
+        p = lab.participant("FLOOD", address="203.0.113.7")  # one client
         status, _, _ = p._request(f"/s/demo/?PROLIFIC_PID={p.pid}")
         codes[status] += 1
     created = P.objects.count() - before
@@ -427,7 +438,7 @@ def embedded_default(lab: Lab) -> Row:
     manage(env, "load_demo")
     n = lab.args.participants
     with Gunicorn(env) as web:
-        people = [Participant(web.base, "demo", f"SQLITE{i:04d}") for i in range(n)]
+        people = [Participant(web.base, "demo", f"SQLITE{i:04d}", address=client_address(i)) for i in range(n)]
         in_threads(people, lambda p: p.run(answers=3))
     import sqlite3
 

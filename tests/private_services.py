@@ -172,6 +172,7 @@ class Participant:
     slug: str
     pid: str
     pause: float = 0.0
+    address: str = ""  # sent as X-Forwarded-For (a server with TRUST_X_FORWARDED_FOR sees it as the client)
     statuses: list[int] = field(default_factory=list)
     confirmed: list[int] = field(default_factory=list)  # positions whose answer the server confirmed
     bodies_500: list[str] = field(default_factory=list)
@@ -185,7 +186,8 @@ class Participant:
             token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
             data = data | {"csrfmiddlewaretoken": token}
         body = urllib.parse.urlencode(data).encode() if data is not None else None
-        request = urllib.request.Request(self.base + path, data=body, headers={"Referer": self.base + path})
+        headers = {"Referer": self.base + path} | ({"X-Forwarded-For": self.address} if self.address else {})
+        request = urllib.request.Request(self.base + path, data=body, headers=headers)
         try:
             with self.opener.open(request, timeout=60) as response:
                 status, text, location = response.status, response.read().decode(), ""

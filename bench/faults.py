@@ -167,8 +167,12 @@ def human_row(name: str, people: list[Participant], lab: Lab, per_person: int, e
     confirmed_lost = sum(len(set(p.confirmed) - set(stored[p.pid])) for p in people)
     short = sum(max(0, per_person - len(set(v))) for v in stored.values())
     statuses = Counter(s for p in people for s in p.statuses)
-    note = (f"HTTP 500: {statuses.get(500, 0)}, 503: {statuses.get(503, 0)}, 429: {statuses.get(429, 0)}, "
-            f"no answer: {statuses.get(0, 0)}")
+    others = ", ".join(f"{code}: {n}" for code, n in sorted(statuses.items()) if code not in (0, 200, 302, 500, 503))
+    note = (f"HTTP 500: {statuses.get(500, 0)}, 503: {statuses.get(503, 0)}, no answer: {statuses.get(0, 0)}"
+            + (f", other: {others}" if others else ""))
+    refusals = sorted({p.first_refusal for p in people if p.first_refusal})
+    if refusals:
+        note += f" (first: {refusals[0]})"
     return Row(name, expected, total, max(short, confirmed_lost), dup, (note + "; " + extra).strip("; "))
 
 

@@ -176,6 +176,7 @@ class Participant:
     statuses: list[int] = field(default_factory=list)
     confirmed: list[int] = field(default_factory=list)  # positions whose answer the server confirmed
     bodies_500: list[str] = field(default_factory=list)
+    first_refusal: str = ""  # the first other refusal (4xx): status, path and page title
 
     def __post_init__(self) -> None:
         self.jar = http.cookiejar.CookieJar()
@@ -196,6 +197,9 @@ class Participant:
         except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
             status, text, location = 0, repr(exc), ""
         self.statuses.append(status)
+        if status >= 400 and status not in (500, 503) and not self.first_refusal:
+            title = re.search(r"<title>(.*?)</title>", text, re.S)
+            self.first_refusal = f"{status} {path}: {(title.group(1) if title else text[:120]).strip()}"
         if status == 500:
             self.bodies_500.append(text[:2000])
         return status, text, location

@@ -65,11 +65,20 @@ class Command(BaseCommand):
             run = self._create(o)
             if run is None:
                 return
-            try:
-                queued = start_run(run, queue=not o["sync"])
-            except RunStateError as exc:
-                raise CommandError(str(exc)) from None
-            self.stdout.write(f"started run {run.pk}: {len(queued)} item(s)")
+            return self._start(run, o)
+        return self._follow(run, o)
+
+    def _start(self, run: ElicitationRun, o: dict) -> None:
+        """Start ``run`` (in this process with ``--sync``), then follow it as ``o`` asks."""
+        try:
+            queued = start_run(run, queue=not o["sync"])
+        except RunStateError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"started run {run.pk}: {len(queued)} item(s)")
+        return self._follow(run, o)
+
+    def _follow(self, run: ElicitationRun, o: dict) -> None:
+        """Answer ``run`` here (``--sync``), or say where its progress is (and show it with ``--wait``)."""
         run.refresh_from_db()
         if o["sync"]:
             return self._sync(run)

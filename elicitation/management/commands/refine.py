@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from elicitation.management.commands.elicit import Command as ElicitCommand
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.refinement import SETTINGS, create_refinement
-from elicitation.runs import RunStateError, missing_key, start_run
+from elicitation.runs import missing_key
 from surveys.cli import lookup
 
 
@@ -52,14 +52,4 @@ class Command(ElicitCommand):
         self.stdout.write(f"created run {run.pk}: self-refinement of run {source.pk} ({o['setting']} confidence, "
                           f"{o['shown']} answers shown, draw seed {o['draw_seed']}) with {endpoint.name}")
         self._print_estimate(run)
-        try:
-            queued = start_run(run, queue=not o["sync"])
-        except RunStateError as exc:
-            raise CommandError(str(exc)) from None
-        self.stdout.write(f"started run {run.pk}: {len(queued)} item(s)")
-        run.refresh_from_db()
-        if o["sync"]:
-            return self._sync(run)
-        self.stdout.write(f"progress: .venv/bin/python manage.py elicit --status {run.pk}")
-        if o["wait"]:
-            self._wait(run)
+        return self._start(run, o)

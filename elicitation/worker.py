@@ -184,9 +184,11 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
-        content = prompt_content(prompt_for_run(run, item, row.sample_index, ctx.demonstrations), endpoint.api_style)
         if run.mode == Mode.LIKELIHOOD:  # the texts scored, not a question
             content = likelihood.scored_text(ctx.kind, item)
+        else:
+            content = prompt_content(prompt_for_run(run, item, row.sample_index, ctx.demonstrations),
+                                     endpoint.api_style)
         stored = store_prompt(content, endpoint.api_style)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it

@@ -202,6 +202,12 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # An unacknowledged task (its worker died) is redelivered after this many seconds.
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int("CELERY_VISIBILITY_TIMEOUT", 600)
 
+# Per-endpoint concurrency and rate limits of the elicitation workers (elicitation/throttle.py): in Redis when
+# there is one (ELICITATION_LIMITS_URL, else a Redis broker's URL): one round trip per request instead of
+# database statements; "database" keeps them in the database (the default without Redis).
+ELICITATION_LIMITS_URL = env_str("ELICITATION_LIMITS_URL", "") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "database")
+
 # Periodic tasks (run by `celery -A config beat`): the Prolific synchronisation has its own entry.
 CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["prolific-sync"] = {"task": "prolific.sync_all", "schedule": float(PROLIFIC_SYNC_SECONDS)}

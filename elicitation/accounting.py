@@ -63,23 +63,40 @@ class Settlement:
     replied: int = 0
     usage: tuple[int, int] | None = None
     attempts: int = 0
+    charged: int = 0  # requests this execution counted on the row (``charge_request``)
 
 
-def settle(row_pk: int, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
+def settled(current: dict[str, int], settlement: Settlement) -> dict[str, Any]:
+    """The row's token totals, cost and attempts once ``settlement`` is applied to its ``current`` ones."""
+    per, n = settlement.per_request, settlement.replied
+    prompt = max(0, current["prompt_tokens"] - n * per.prompt_tokens)
+    completion = max(0, current["completion_tokens"] - n * per.completion_tokens)
+    if settlement.usage is not None:
+        prompt, completion = prompt + settlement.usage[0], completion + settlement.usage[1]
+    return dict(prompt_tokens=prompt, completion_tokens=completion,
+                cost_usd=cost_of(settlement.endpoint, prompt, completion),
+                attempts=current["attempts"] + settlement.attempts)
+
+
+def settle(row: ModelResponse, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
     """Write ``fields`` to the row if it is still pending (and matches ``only_if``), with its token totals,
-    cost and attempts settled. False, and nothing written, otherwise."""
+    cost and attempts settled. False, and nothing written, otherwise.
+
+    ``row`` holds the counters read when the task fetched it. Usually nobody else touched them since (this
+    execution's own ``settlement.charged`` requests aside), so one UPDATE conditioned on exactly those values
+    settles it; if they changed (a worker whose lease had run out was still counting requests), the row is
+    read again under a lock."""
+    per, charged = settlement.per_request, settlement.charged
+    expected = dict(prompt_tokens=row.prompt_tokens + charged * per.prompt_tokens,
+                    completion_tokens=row.completion_tokens + charged * per.completion_tokens,
+                    attempts=row.attempts, requests=row.requests + charged)
+    if ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING, **only_if, **expected).update(
+            **fields, **settled(expected, settlement)):
+        return True
     with transaction.atomic():
         current = (ModelResponse.objects.select_for_update()
-                   .filter(pk=row_pk, status=ModelResponse.Status.PENDING, **only_if)
+                   .filter(pk=row.pk, status=ModelResponse.Status.PENDING, **only_if)
                    .values("prompt_tokens", "completion_tokens", "attempts").first())
         if current is None:
             return False
-        per, n = settlement.per_request, settlement.replied
-        prompt = max(0, current["prompt_tokens"] - n * per.prompt_tokens)
-        completion = max(0, current["completion_tokens"] - n * per.completion_tokens)
-        if settlement.usage is not None:
-            prompt, completion = prompt + settlement.usage[0], completion + settlement.usage[1]
-        return bool(ModelResponse.objects.filter(pk=row_pk).update(
-            **fields, prompt_tokens=prompt, completion_tokens=completion,
-            cost_usd=cost_of(settlement.endpoint, prompt, completion),
-            attempts=current["attempts"] + settlement.attempts))
+        return bool(ModelResponse.objects.filter(pk=row.pk).update(**fields, **settled(current, settlement)))

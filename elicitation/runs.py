@@ -11,12 +11,12 @@ from django.utils import timezone
 
 from surveys.models import Item, Study
 
-from . import conf
+from . import conf, throttle
 from .estimate import MICRO
 from .key_env import key_variable_problem
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
-from .models import ElicitationRun, EndpointSlot, ModelEndpoint, ModelResponse
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
 Mode = ElicitationRun.Mode
 Status = ElicitationRun.Status
@@ -240,8 +240,8 @@ def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
 def requests_in_flight(run: ElicitationRun, held) -> int:
     """Requests of the run at its endpoint right now: the endpoint's concurrency slots held (lease live) by
     the workers that hold the run's rows (``held``); a worker holds a slot exactly while it asks."""
-    return (EndpointSlot.objects.filter(endpoint_id=run.endpoint_id, expires_at__gte=timezone.now(),
-                                        holder__in=held.values("lease_owner")).exclude(holder="").count())
+    holders = throttle.limits().holders(run.endpoint)
+    return len(holders & set(held.values_list("lease_owner", flat=True))) if holders else 0
 
 
 def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:

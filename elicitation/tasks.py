@@ -3,9 +3,9 @@
 Settings make every task acknowledged late (after it ran) and rejected back to the queue if its
 worker dies, with one message prefetched at a time; a redelivered task is harmless because rows
 are leased and written only while pending. A task that loses the database (OperationalError,
-InterfaceError: a restart, a network cut) gives back the rows it holds if it can and is retried
-through the queue with a growing delay, instead of being acknowledged as failed; whatever is lost
-anyway (the broker down too, a killed worker) is found again by the periodic sweep.
+InterfaceError: a restart, a network cut) or the Redis of the limits gives back the rows it holds if it
+can and is retried through the queue with a growing delay, instead of being acknowledged as failed;
+whatever is lost anyway (the broker down too, a killed worker) is found again by the periodic sweep.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from django.db import connections
 
 from . import conf
 from .sweep import sweep
-from .worker import DB_ERRORS, give_back, new_owner, process_item
+from .worker import TRANSIENT_ERRORS, give_back, new_owner, process_item
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def elicit_item(self, run_id: int, item_id: int) -> None:
         while retry_in is not None and self.request.is_eager:  # CELERY_TASK_ALWAYS_EAGER: no queue to retry through
             time.sleep(retry_in)
             retry_in = process_item(run_id, item_id, owner=owner)
-    except DB_ERRORS as exc:
+    except TRANSIENT_ERRORS as exc:
         drop_broken_connections()
         give_back(owner)
         if self.request.is_eager:

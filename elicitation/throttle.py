@@ -1,4 +1,5 @@
-"""Per-endpoint concurrency and rate limits shared by every worker, kept in the database.
+"""Per-endpoint concurrency and rate limits shared by every worker: in the database by default, in Redis
+(``elicitation.limits_redis``, one round trip per lease or take) where ``ELICITATION_LIMITS_URL`` names one.
 
 - Concurrency: ``max_concurrency`` slot rows per endpoint; a worker leases one with a conditional
   UPDATE (atomic on SQLite and PostgreSQL) for the length of one request. A lease that expires — its
@@ -6,7 +7,8 @@
 - Rate: a token bucket per endpoint and kind (requests / tokens per minute). Its capacity is one
   second's worth (at least one request), so requests are paced evenly rather than sent in bursts.
 
-Clocks: leases and buckets use each worker's clock; keep the machines' clocks in sync (NTP).
+Clocks: database leases and buckets use each worker's clock (keep the machines' clocks in sync: NTP); Redis's
+use Redis's own.
 """
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ import random
 import time
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -24,6 +27,67 @@ from . import conf
 from .models import EndpointSlot, ModelEndpoint, RateBucket
 
 StopCheck = Callable[[], None]  # raises to abandon waiting
+
+
+class DatabaseLimits:
+    """Slots and rate buckets as database rows (the module's functions)."""
+
+    url = "database"
+
+    def __init__(self) -> None:
+        self._ensured: set[tuple] = set()
+
+    def try_acquire_slot(self, endpoint: ModelEndpoint, owner: str, lease_seconds: float) -> int | None:
+        index = try_acquire_slot(endpoint, owner, lease_seconds)
+        # A new endpoint (or a raised max_concurrency) has no slot rows yet: created once per process. The
+        # creation time is part of the key: a new endpoint may reuse a deleted one's id (SQLite, tests).
+        known = (endpoint.pk, endpoint.created_at, endpoint.max_concurrency)
+        if index is None and known not in self._ensured:
+            ensure_slots(endpoint)
+            self._ensured.add(known)
+            index = try_acquire_slot(endpoint, owner, lease_seconds)
+        return index
+
+    def renew_slot(self, endpoint: ModelEndpoint, index: int, owner: str, lease_seconds: float) -> None:
+        renew_slot(endpoint, index, owner, lease_seconds)
+
+    def release_slot(self, endpoint: ModelEndpoint, index: int, owner: str) -> None:
+        release_slot(endpoint, index, owner)
+
+    def slots_in_use(self, endpoint: ModelEndpoint) -> int:
+        return slots_in_use(endpoint)
+
+    def holders(self, endpoint: ModelEndpoint) -> set[str]:
+        """Who holds a live slot lease."""
+        return set(EndpointSlot.objects.filter(endpoint=endpoint, expires_at__gte=timezone.now())
+                   .exclude(holder="").values_list("holder", flat=True))
+
+    def release_all(self, owner: str) -> None:
+        EndpointSlot.objects.filter(holder=owner).update(holder="", expires_at=None)
+
+    def try_take(self, endpoint: ModelEndpoint, kind: str, amount: float, per_minute: float) -> float:
+        return try_take(endpoint, kind, amount, per_minute)
+
+
+_stores: dict[str, Any] = {}
+
+
+def limits() -> Any:
+    """The configured store of limits: ``DatabaseLimits``, or ``RedisLimits`` for ELICITATION_LIMITS_URL=redis://…
+    (one client per process and URL)."""
+    url = getattr(settings, "ELICITATION_LIMITS_URL", "") or "database"
+    store = _stores.get(url)
+    if store is None:
+        if url == "database":
+            store = DatabaseLimits()
+        elif url.startswith(("redis://", "rediss://", "unix://")):
+            from .limits_redis import RedisLimits
+
+            store = RedisLimits(url)
+        else:
+            raise ValueError(f"ELICITATION_LIMITS_URL={url!r}: expected 'database' or a redis:// URL")
+        _stores[url] = store
+    return store
 
 
 def ensure_slots(endpoint: ModelEndpoint) -> None:
@@ -67,26 +131,6 @@ def slots_in_use(endpoint: ModelEndpoint) -> int:
                                        expires_at__gte=timezone.now()).exclude(holder="").count()
 
 
-@contextmanager
-def endpoint_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float,
-                  should_stop: StopCheck | None = None, sleep: Callable[[float], None] = time.sleep) -> Iterator[int]:
-    """Hold one of the endpoint's concurrency slots for the body of the ``with``; waits until one is free."""
-    index = try_acquire_slot(endpoint, owner, lease_seconds)
-    if index is None:  # a new endpoint (or a raised max_concurrency) has no slot rows yet
-        ensure_slots(endpoint)
-    while index is None:
-        index = try_acquire_slot(endpoint, owner, lease_seconds)
-        if index is not None:
-            break
-        if should_stop is not None:
-            should_stop()
-        sleep(conf.poll_seconds() * (1 + random.random()))
-    try:
-        yield index
-    finally:
-        release_slot(endpoint, index, owner)
-
-
 def try_take(endpoint: ModelEndpoint, kind: str, amount: float, per_minute: float) -> float:
     """Take ``amount`` from the endpoint's ``kind`` bucket; 0 if taken, else seconds until it could be."""
     rate = per_minute / 60.0
@@ -113,16 +157,34 @@ def try_take(endpoint: ModelEndpoint, kind: str, amount: float, per_minute: floa
     return wait
 
 
+@contextmanager
+def endpoint_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float,
+                  should_stop: StopCheck | None = None, sleep: Callable[[float], None] = time.sleep) -> Iterator[int]:
+    """Hold one of the endpoint's concurrency slots for the body of the ``with``; waits until one is free."""
+    store = limits()
+    index = store.try_acquire_slot(endpoint, owner, lease_seconds)
+    while index is None:
+        if should_stop is not None:
+            should_stop()
+        sleep(conf.poll_seconds() * (1 + random.random()))
+        index = store.try_acquire_slot(endpoint, owner, lease_seconds)
+    try:
+        yield index
+    finally:
+        store.release_slot(endpoint, index, owner)
+
+
 def take_rate(endpoint: ModelEndpoint, tokens: int, should_stop: StopCheck | None = None,
               sleep: Callable[[float], None] = time.sleep) -> None:
     """Wait until the endpoint's requests-per-minute and tokens-per-minute budgets allow one request."""
-    limits = [(RateBucket.Kind.REQUESTS, 1.0, endpoint.requests_per_minute),
+    wanted = [(RateBucket.Kind.REQUESTS, 1.0, endpoint.requests_per_minute),
               (RateBucket.Kind.TOKENS, float(tokens), endpoint.tokens_per_minute)]
-    for kind, amount, per_minute in limits:
+    for kind, amount, per_minute in wanted:
         if not per_minute:
             continue
+        store = limits()
         while True:
-            wait = try_take(endpoint, kind, amount, float(per_minute))
+            wait = store.try_take(endpoint, kind, amount, float(per_minute))
             if wait <= 0:
                 break
             if should_stop is not None:

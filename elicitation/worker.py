@@ -24,6 +24,8 @@ from typing import Any, Callable
 from django.db import InterfaceError, OperationalError
 from django.db.models import Q, Sum
 from django.utils import timezone
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from surveys.instruments import Instrument
 from surveys.models import Item
@@ -33,14 +35,15 @@ from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .key_env import key_variable_problem
-from .models import ElicitationRun, EndpointSlot, ModelEndpoint, ModelResponse
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
 from .prompts import approx_tokens, prompt_content, prompt_for_run, store_prompt
 
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], None]
-DB_ERRORS = (OperationalError, InterfaceError)  # the database is unreachable: retry the task, record nothing
+# The database (or the Redis of the limits) is unreachable: retry the task, record nothing.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
 
 
 def new_owner() -> str:
@@ -117,10 +120,11 @@ def check_budget(run: ElicitationRun, next_cost: Decimal) -> None:
 
 
 def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
-    """Lease a pending row for ``owner`` unless another live worker holds it (setting ``fields`` too)."""
+    """Lease a pending row of a running run for ``owner`` unless another live worker holds it (setting
+    ``fields`` too)."""
     now = timezone.now()
     return bool(ModelResponse.objects
-                .filter(pk=row.pk, status=ModelResponse.Status.PENDING)
+                .filter(pk=row.pk, status=ModelResponse.Status.PENDING, run__status=ElicitationRun.Status.RUNNING)
                 .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
                 .update(lease_owner=owner, lease_until=now + timedelta(seconds=seconds), **fields))
 
@@ -135,7 +139,7 @@ def release(row: ModelResponse, owner: str, settlement: Settlement, history: lis
     updates: dict[str, Any] = {"lease_owner": "", "lease_until": None}
     if history:
         updates["detail"] = {"attempt_errors": history}
-    settle(row.pk, updates, settlement, lease_owner=owner)
+    settle(row, updates, settlement, lease_owner=owner)
 
 
 def give_back(owner: str) -> None:
@@ -144,8 +148,8 @@ def give_back(owner: str) -> None:
     try:
         ModelResponse.objects.filter(lease_owner=owner, status=ModelResponse.Status.PENDING).update(
             lease_owner="", lease_until=None)
-        EndpointSlot.objects.filter(holder=owner).update(holder="", expires_at=None)
-    except DB_ERRORS:
+        throttle.limits().release_all(owner)
+    except TRANSIENT_ERRORS:
         pass
 
 
@@ -169,7 +173,7 @@ def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | N
     nothing written) if another worker answered it first."""
     fields = {**fields, "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
     if settlement is not None:
-        written = settle(row.pk, fields, settlement)
+        written = settle(row, fields, settlement)
     else:
         written = ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING).update(**fields)
     if not written:
@@ -204,7 +208,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             return None
         return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
 
-    made = {"attempts": 0}
+    made = {"attempts": 0, "charged": 0}
     renewed = {"row": time.monotonic(), "slot": 0.0}
     slot: dict[str, int | None] = {"index": None}
     ctx.client.requests = ctx.client.refused = 0
@@ -216,7 +220,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate
         back; the others (no reply) stay counted with it."""
         return Settlement(endpoint, per_request, replied=min(ctx.client.requests, ctx.client.refused + replied),
-                          usage=usage, attempts=attempts)
+                          usage=usage, attempts=attempts, charged=made["charged"])
 
     def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes); the slot too
         now = time.monotonic()
@@ -224,7 +228,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             renew(row, ctx.owner, lease)
             renewed["row"] = now
         if slot["index"] is not None and now - renewed["slot"] > lease / 4:
-            throttle.renew_slot(endpoint, slot["index"], ctx.owner, lease)
+            throttle.limits().renew_slot(endpoint, slot["index"], ctx.owner, lease)
             renewed["slot"] = now
 
     try:
@@ -232,13 +236,15 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
 
         def before_attempt(n: int) -> None:
-            ctx.check_running()
+            if n > 1:  # the claim just found the run running
+                ctx.check_running()
             check_budget(run, next_cost)
             keep_lease()
 
         def before_request() -> None:  # every HTTP request: the endpoint's rate limits; counted before it is sent
             throttle.take_rate(endpoint, per_request.prompt_tokens + per_request.completion_tokens, sleep=ctx.sleep)
             charge_request(row.pk, ctx.owner, lease, per_request)  # also renews the row's lease
+            made["charged"] += 1
             renewed["row"] = time.monotonic()
             keep_lease()  # the slot's, on a long multi-request answer
 
@@ -289,7 +295,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     except Stopped:
         release(row, ctx.owner, settlement(attempts=made["attempts"]), history)
         raise
-    except DB_ERRORS:  # the database went away: nothing to record now; the task is retried (tasks.py)
+    except TRANSIENT_ERRORS:  # the database (or the limits' Redis) went away: nothing to record; retried (tasks.py)
         raise
     except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
         log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)

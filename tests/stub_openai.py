@@ -272,6 +272,9 @@ class StubOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # the headers and the body leave in separate writes: without TCP_NODELAY the body waits for the
+            # client's delayed ACK (~40 ms a reply on Linux), and the "instant" stub answers 20 times a second
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass

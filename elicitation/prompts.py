@@ -6,7 +6,8 @@ import json
 import math
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import connection
+from django.utils import timezone
 
 from surveys.instruments import Prompt
 from surveys.models import Item, Study
@@ -51,17 +52,28 @@ def prompt_hash(content: PromptContent) -> str:
     return hashlib.sha256(canonical_bytes(content)).hexdigest()
 
 
-def store_prompt(content: PromptContent, api_style: str) -> StoredPrompt:
-    """The StoredPrompt for ``content``, created on first use (safe when several workers race)."""
-    sha = prompt_hash(content)
+def store_prompt(content: PromptContent, api_style: str, sha: str | None = None) -> StoredPrompt:
+    """The StoredPrompt for ``content`` (whose hash is ``sha``), created on first use: one SELECT when it is
+    stored already, else one ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (safe when several workers race:
+    the loser reads the winner's row)."""
+    sha = sha or prompt_hash(content)
     found = StoredPrompt.objects.filter(sha256=sha).first()
     if found is not None:
         return found
-    try:
-        with transaction.atomic():
-            return StoredPrompt.objects.create(sha256=sha, api_style=api_style, content=content)
-    except IntegrityError:  # another worker stored it first
+    stored = StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=timezone.now())
+    meta = StoredPrompt._meta
+    columns = ["sha256", "api_style", "content", "created_at"]
+    values = [meta.get_field(c).get_db_prep_save(getattr(stored, c), connection) for c in columns]
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({', '.join(columns)}) "
+                       f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT (sha256) DO NOTHING RETURNING id",
+                       values)
+        inserted = cursor.fetchone()
+    if inserted is None:  # another worker stored it first
         return StoredPrompt.objects.get(sha256=sha)
+    stored.pk = inserted[0]
+    stored._state.adding, stored._state.db = False, connection.alias
+    return stored
 
 
 def approx_tokens(content: PromptContent) -> int:

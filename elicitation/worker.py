@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Callable
@@ -35,10 +35,10 @@ from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .key_env import key_variable_problem
-from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
-from .prompts import approx_tokens, prompt_content, prompt_for_run, store_prompt
+from .prompts import PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt
 
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], None]
@@ -85,6 +85,14 @@ class RunContext:
     client: EndpointClient
     owner: str
     sleep: Sleep = time.sleep
+    prompts: dict[str, StoredPrompt] = field(default_factory=dict)  # stored prompts by hash (samples share one)
+
+    def stored(self, content: PromptContent) -> StoredPrompt:
+        """The StoredPrompt of ``content``, looked up (or created) once per task."""
+        sha = prompt_hash(content)
+        if sha not in self.prompts:
+            self.prompts[sha] = store_prompt(content, self.endpoint.api_style, sha)
+        return self.prompts[sha]
 
     def check_running(self) -> None:
         """Raise Stopped unless the run is (still) running."""
@@ -193,7 +201,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         else:
             content = prompt_content(prompt_for_run(run, item, row.sample_index, ctx.demonstrations),
                                      endpoint.api_style)
-        stored = store_prompt(content, endpoint.api_style)
+        stored = ctx.stored(content)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
         log.exception("run %s item %s: cannot build the prompt", run.pk, item.pk)
@@ -311,21 +319,21 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     Returns None when nothing is left for this item (or the run is stopped), else the number of
     seconds after which to try again because another worker holds some of its rows.
     """
-    run = ElicitationRun.objects.select_related("endpoint", "study").filter(pk=run_id).first()
-    if run is None or run.status != ElicitationRun.Status.RUNNING:
+    rows = list(ModelResponse.objects.filter(run_id=run_id, item_id=item_id, status=ModelResponse.Status.PENDING)
+                .select_related("item", "run__endpoint", "run__study").order_by("sample_index"))
+    if not rows:  # (a stopped run's rows stay pending: finish_if_done finishes only running runs)
+        finish_if_done(run_id)
         return None
-    item = Item.objects.get(pk=item_id)
-    rows = list(ModelResponse.objects.filter(run=run, item=item, status=ModelResponse.Status.PENDING)
-                .order_by("sample_index"))
-    if not rows:
-        finish_if_done(run.pk)
+    run, item = rows[0].run, rows[0].item
+    if run.status != ElicitationRun.Status.RUNNING:
         return None
     if key_problem := key_variable_problem(run.endpoint.api_key_env):  # never send a variable not allowed
         ModelResponse.objects.filter(pk__in=[r.pk for r in rows], status=ModelResponse.Status.PENDING).update(
             status=ModelResponse.Status.FAILED, error=key_problem[:2000])
         finish_if_done(run.pk)
         return None
-    ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=run.study.demonstrations(),
+    ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind,
+                     demonstrations=run.study.demonstrations() if run.few_shot else [],
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight

@@ -395,3 +395,22 @@ def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
     result = tasks.elicit_item.apply(args=(1, 2))
     assert result.state == "SUCCESS"
     assert next(calls, "used up") == "used up"
+
+
+def test_a_prompt_is_stored_once_also_when_two_workers_race(monkeypatch):
+    """store_prompt: the first call inserts the row, a later one finds it; a worker whose look-up came before
+    another's insert (the race, simulated by a look-up that finds nothing) gets that row, not a second one."""
+    from django.db.models.query import QuerySet
+
+    from elicitation.models import StoredPrompt
+    from elicitation.prompts import store_prompt
+
+    content = [{"role": "user", "content": "How likely is 'probably'?"}]
+    first = store_prompt(content, "chat")
+    assert first.pk and StoredPrompt.objects.get(pk=first.pk).content == content
+    assert store_prompt(content, "chat").pk == first.pk
+    monkeypatch.setattr(QuerySet, "first", lambda self: None)
+    assert store_prompt(content, "chat").pk == first.pk
+    assert StoredPrompt.objects.count() == 1
+    text = store_prompt("How likely is 'probably'?", "completions")
+    assert text.pk != first.pk and StoredPrompt.objects.get(pk=text.pk).content == "How likely is 'probably'?"

@@ -207,6 +207,8 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # database statements; "database" keeps them in the database (the default without Redis).
 ELICITATION_LIMITS_URL = env_str("ELICITATION_LIMITS_URL", "") or (
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "database")
+if ELICITATION_LIMITS_URL != "database" and not ELICITATION_LIMITS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ValueError(f"ELICITATION_LIMITS_URL={ELICITATION_LIMITS_URL!r}: expected 'database' or a redis:// URL")
 
 # Periodic tasks (run by `celery -A config beat`): the Prolific synchronisation has its own entry.
 CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})

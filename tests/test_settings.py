@@ -21,6 +21,7 @@ from config.celery import app
 db = settings.DATABASES["default"]
 print(json.dumps({"engine": db["ENGINE"], "name": str(db["NAME"]), "host": db.get("HOST", ""),
                   "broker": settings.CELERY_BROKER_URL, "celery_broker": app.conf.broker_url,
+                  "limits": settings.ELICITATION_LIMITS_URL,
                   "debug": settings.DEBUG, "var_dir": str(settings.VAR_DIR),
                   "allowed_hosts": settings.ALLOWED_HOSTS, "secure": getattr(settings, "SESSION_COOKIE_SECURE", False)}))
 """
@@ -129,3 +130,16 @@ def test_worker_logs_no_request_lines_unless_asked(tmp_path, level, logged):
     result = run(["-c", LOG_PROBE], env)
     assert result.returncode == 0 and "asked" in result.stdout, result.stderr
     assert ("HTTP Request: POST" in result.stdout + result.stderr) is logged, result.stderr
+
+
+def test_endpoint_limits_live_in_redis_when_the_broker_is_redis(tmp_path):
+    """ELICITATION_LIMITS_URL: the database without Redis, a Redis broker's URL by default, or as set; a value
+    that is neither stops the process at start with the variable named."""
+    var = {"HEDGELAB_VAR_DIR": str(tmp_path)}
+    assert probe(var)["limits"] == "database"
+    assert probe(var | {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/2"})["limits"] == "redis://127.0.0.1:6379/2"
+    assert probe(var | {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/2",
+                        "ELICITATION_LIMITS_URL": "database"})["limits"] == "database"
+    assert probe(var | {"ELICITATION_LIMITS_URL": "redis://127.0.0.1:6379/4"})["limits"] == "redis://127.0.0.1:6379/4"
+    bad = run(["-c", PROBE], var | {"ELICITATION_LIMITS_URL": "memcached://x"})
+    assert bad.returncode != 0 and "ELICITATION_LIMITS_URL='memcached://x'" in bad.stderr

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/participants.py [--participants 1000] [--think 3,10] [--duration 90]
                                            [--concurrency 16] [--saturate 20] [--rounds 4] [--workers 4] [--threads 2]
+                                           [--no-crowd-ceiling] [--profile 200]
                                            [--database-url postgres://postgres@127.0.0.1:5432/NAME]
 
 Starts gunicorn (``--workers`` × ``--threads``, as ``make run`` and the Procfile do) on a free port of
@@ -14,18 +15,31 @@ one connection per request, as a browser after a few seconds' thought):
 2. **platform**: as many clients answering the demo study (an answer = the POST and the next question's page);
    the two alternate in ``--rounds`` rounds, so that other load on the machine weighs on both alike;
 3. **participants**: ``--participants`` people, each thinking ``--think`` seconds (uniform) before every
-   answer, for ``--duration`` seconds (they start spread over the first think time);
+   answer, for ``--duration`` seconds (they start spread over the first think time); then (unless
+   ``--no-crowd-ceiling``) as many people thinking as long on the bare view (an answer = one request), which
+   says whether the machine itself can carry the crowd;
 
 and prints answers per second, the ratio platform / ceiling, latency percentiles (p50, p99) of an answer,
 failed requests, and a check in the database: every answer the server confirmed (a redirect after the POST)
 is stored, and none twice. Participants are pledged beforehand (rows written directly) so that the run
-measures answering, not the item draw. Nothing is asserted; the figures depend on the machine.
+measures answering, not the item draw.
+
+Then, the server stopped, the **profile** that says why (``--profile`` answers, 0: skip): the same answers
+(platform flow and bare view) in this process through ``django.test.Client``, with the same settings and
+database: SQL statements per answer (by verb), CPU and wall ms per answer (without the profiler), and where
+the time goes, in ms per answer for the platform and the bare view: each function's own time under cProfile
+counted once, in a category by its file (templates, forms, ORM + database, sessions, request handling, the
+platform's own code, the test client), a helper's (Python's library, django/utils, builtins) for its callers;
+then the platform's costliest functions, each with what it calls down to the next platform function.
+Nothing is asserted; the figures depend on the machine.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
+import pstats
 import random
 import re
 import shutil
@@ -35,8 +49,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Iterator
 from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
@@ -148,6 +165,17 @@ async def saturate_platform(host: str, port: int, pids: list[str], clients: int,
     return tally
 
 
+async def _bare_answer(browser: Browser, tally: Tally) -> None:
+    """One "answer" of the ceiling: one request to the bare view."""
+    start = time.monotonic()
+    status, _, _ = await browser.request("GET", "/bench/bare/")
+    if status == 200:
+        tally.latencies.append(time.monotonic() - start)
+        tally.answers += 1
+    else:
+        tally.fail(status)
+
+
 async def saturate_bare(host: str, port: int, clients: int, seconds: float) -> Tally:
     tally = Tally()
     until = time.monotonic() + seconds
@@ -155,13 +183,7 @@ async def saturate_bare(host: str, port: int, clients: int, seconds: float) -> T
     async def client() -> None:
         browser = Browser(host, port)
         while time.monotonic() < until:
-            start = time.monotonic()
-            status, _, _ = await browser.request("GET", "/bench/bare/")
-            if status == 200:
-                tally.latencies.append(time.monotonic() - start)
-                tally.answers += 1
-            else:
-                tally.fail(status)
+            await _bare_answer(browser, tally)
 
     await asyncio.gather(*(client() for _ in range(clients)))
     return tally
@@ -173,6 +195,25 @@ async def with_think_time(host: str, port: int, pids: list[str], think: tuple[fl
     until = time.monotonic() + seconds
     await asyncio.gather(*(_answering(Browser(host, port), pid, tally, until, think, random.uniform(0, think[1]))
                            for pid in pids))
+    return tally
+
+
+async def bare_with_think_time(host: str, port: int, people: int, think: tuple[float, float],
+                               seconds: float) -> Tally:
+    """The ceiling under the crowd's load: as many people, thinking as long, each answer one bare request."""
+    tally = Tally()
+    until = time.monotonic() + seconds
+
+    async def person() -> None:
+        browser = Browser(host, port)
+        await asyncio.sleep(random.uniform(0, think[1]))
+        while True:
+            await asyncio.sleep(random.uniform(*think))
+            if time.monotonic() >= until:
+                return
+            await _bare_answer(browser, tally)
+
+    await asyncio.gather(*(person() for _ in range(people)))
     return tally
 
 
@@ -189,6 +230,225 @@ async def warm_up(host: str, port: int, clients: int, limit: float = 300) -> flo
         if max(await asyncio.gather(*(one() for _ in range(clients)))) < 1.0:
             return time.monotonic()
     raise RuntimeError("the server's workers did not become ready")
+
+
+# --- where an answer's time goes: the same flow in this process (django.test.Client), under cProfile ----
+HOST = "127.0.0.1"  # in ALLOWED_HOSTS of the bench's settings
+WARM_UP = 10  # answers first, unmeasured: templates compiled, URL patterns and the connection ready
+Func = tuple[str, int, str]  # (file, line, name) of a function in a cProfile profile
+# A function in these files counts its own time in the category (first match); the platform's files count as
+# its own code; any other function (Python's library, django/utils, builtins, …) counts for its callers.
+CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
+    ("templates (django/template)", ("/django/template/", "/django/templatetags/")),
+    ("forms (django/forms)", ("/django/forms/",)),
+    ("ORM + database (django/db, driver)", ("/django/db/", "'sqlite3.", "psycopg")),
+    ("sessions (contrib/sessions, signing)", ("/django/contrib/sessions/", "/django/core/signing.py")),
+    ("request handling + middleware", ("/django/core/handlers/", "/django/middleware/", "/django/http/",
+                                       "/django/urls/", "/django/views/", "/django/contrib/auth/",
+                                       "/django/contrib/messages/", "/whitenoise/")),
+    ("test client (not served by gunicorn)", ("/django/test/", "/bench/participants.py")),
+]
+OWN_CODE = "own code (surveys/, config/; bench/bare_site.py)"
+UNATTRIBUTED = "unattributed (no categorised caller)"
+
+
+@dataclass
+class Cost:
+    """What answers cost in this process: wall and CPU time, SQL statements by verb, and (if given) a profile."""
+    profiler: cProfile.Profile | None = None
+    answers: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    statements: Counter = field(default_factory=Counter)
+
+    def _count(self, execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
+        self.statements[sql.lstrip().split(None, 1)[0].upper()] += 1
+        return execute(sql, params, many, context)
+
+    @contextmanager
+    def answer(self) -> Iterator[None]:
+        from django.db import connection
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        with connection.execute_wrapper(self._count):
+            if self.profiler:
+                self.profiler.enable()
+            try:
+                yield
+            finally:
+                if self.profiler:
+                    self.profiler.disable()
+        self.wall += time.perf_counter() - wall
+        self.cpu += time.process_time() - cpu
+        self.answers += 1
+
+    def per_answer(self, value: float) -> float:
+        return value / self.answers if self.answers else float("nan")
+
+
+def _client() -> Any:
+    from django.test import Client
+
+    return Client(HTTP_HOST=HOST, enforce_csrf_checks=True)  # CSRF checked, as by the server
+
+
+class PlatformFlow:
+    """Pledged participants (one pledged when the last has answered everything) answering the demo study as
+    ``_answering`` does: an answer is the POST (form-encoded, as a browser sends it) and the next page."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.entered, self.client, self.page = prefix, 0, _client(), ""
+
+    def _enter(self) -> None:
+        pid = pledge_participants(f"{self.prefix}{self.entered:04d}x", 1)[0]
+        self.entered += 1
+        self.client = _client()
+        self.client.get(f"/s/{SLUG}/?PROLIFIC_PID={pid}")
+        self.page = self.client.get(f"/s/{SLUG}/question/").content.decode()
+
+    def answer(self, cost: Cost) -> None:
+        while (form := FORM.search(self.page)) is None:
+            self._enter()
+        position, item = form.groups()
+        body = urlencode({"csrfmiddlewaretoken": self.client.cookies["csrftoken"].value, "step": "item",
+                          "position": position, "item": item, "value": "50", "client_time_ms": "900"})
+        with cost.answer():
+            posted = self.client.post(f"/s/{SLUG}/question/", body,
+                                      content_type="application/x-www-form-urlencoded")
+            page = self.client.get(posted["Location"]) if posted.status_code == 302 else posted
+        if posted.status_code != 302 or page.status_code != 200:
+            raise RuntimeError(f"profile: answer refused ({posted.status_code}, then {page.status_code})")
+        self.page = page.content.decode()
+
+
+class BareFlow:
+    """The ceiling's answer: one request to the bare view, in one session."""
+
+    def __init__(self) -> None:
+        self.client = _client()
+
+    def answer(self, cost: Cost) -> None:
+        with cost.answer():
+            status = self.client.get("/bench/bare/").status_code
+        if status != 200:
+            raise RuntimeError(f"profile: the bare view answered {status}")
+
+
+def measure(flow: PlatformFlow | BareFlow, answers: int) -> tuple[Cost, Cost]:
+    """(without the profiler, under cProfile): ``answers`` answers each, after a few unmeasured ones."""
+    for _ in range(WARM_UP):
+        flow.answer(Cost())
+    plain, profiled = Cost(), Cost(cProfile.Profile())
+    for cost in (plain, profiled):
+        for _ in range(answers):
+            flow.answer(cost)
+    return plain, profiled
+
+
+def _category(func: Func) -> str | None:
+    """The category of a function's own time by its file (a builtin by its name); None: its callers'."""
+    filename, _, name = func
+    where = name if filename == "~" else filename.replace(os.sep, "/")
+    for category, marks in CATEGORIES:
+        if any(mark in where for mark in marks):
+            return category
+    own = where.startswith(f"{ROOT}/") and "/site-packages/" not in where
+    return OWN_CODE if own else None
+
+
+def fold(stats: dict[Func, tuple], label: Callable[[Func], str | None]) -> Counter:
+    """Seconds of a profile by label, each function's own time (tottime) counted once: under its own label, or
+    (no label) split among its callers in proportion to the time it spent for each, and so on up the callers
+    (recursion included: the absorbing probabilities of that walk, solved as one linear system)."""
+    import numpy as np
+
+    funcs = list(stats)
+    index = {func: i for i, func in enumerate(funcs)}
+    names = sorted({name for func in funcs if (name := label(func))} | {UNATTRIBUTED})
+    column = {name: j for j, name in enumerate(names)}
+    up, absorbed = np.zeros((len(funcs), len(funcs))), np.zeros((len(funcs), len(names)))
+    for func, i in index.items():
+        weights = _caller_weights(stats[func][4], index)
+        if (name := label(func)) or not weights:
+            absorbed[i, column[name or UNATTRIBUTED]] = 1.0
+            continue
+        total = sum(weights.values())
+        for caller, weight in weights.items():
+            up[i, index[caller]] = weight / total
+    # a leak of 1e-9 per step keeps the system regular when some callers form a cycle with no way out
+    shares = np.linalg.solve(np.eye(len(funcs)) - up * (1 - 1e-9), absorbed)
+    shares[:, column[UNATTRIBUTED]] += np.clip(1 - shares.sum(axis=1), 0, None)
+    seconds = np.array([stats[func][2] for func in funcs]) @ shares
+    return Counter(dict(zip(names, seconds.tolist())))
+
+
+def _caller_weights(callers: dict[Func, tuple], known: dict[Func, int]) -> dict[Func, float]:
+    """A function's callers, weighted by its own time spent for each (by calls when too quick to time)."""
+    callers = {caller: entry for caller, entry in callers.items() if caller in known}
+    weights = {caller: entry[2] for caller, entry in callers.items()}
+    return weights if sum(weights.values()) else {caller: entry[0] for caller, entry in callers.items()}
+
+
+def _own_function(func: Func) -> str | None:
+    return _where(func) if _category(func) == OWN_CODE else None
+
+
+def ms_per_answer(costs: tuple[Cost, Cost], label: Callable[[Func], str | None]) -> dict[str, float]:
+    """ms per answer by label: its share of the profile × the wall time per answer without the profiler."""
+    plain, profiled = costs
+    seconds = fold(pstats.Stats(profiled.profiler).stats, label)
+    total = sum(seconds.values()) or 1.0
+    return {name: 1000 * plain.per_answer(plain.wall) * s / total for name, s in seconds.items()}
+
+
+def _table_rows(costs: list[tuple[Cost, Cost]]) -> Iterator[str]:
+    shares = [ms_per_answer(cost, _category) for cost in costs]
+    totals = [sum(share.values()) or 1.0 for share in shares]
+    names = [c for c, _ in CATEGORIES[:-1]] + [OWN_CODE, UNATTRIBUTED, CATEGORIES[-1][0]]
+    for name in names:
+        if name == UNATTRIBUTED and max(share.get(name, 0) for share in shares) < 0.01:
+            continue  # the usual case: every function had a categorised caller
+        yield f"  {name:<50}" + "".join(f"{share.get(name, 0):9.2f} ms {100 * share.get(name, 0) / total:3.0f}%"
+                                        for share, total in zip(shares, totals))
+
+
+def _biggest_own_functions(costs: tuple[Cost, Cost], n: int = 8) -> Iterator[str]:
+    """The platform's functions costing most, each with what it calls down to the next platform function."""
+    by_function = ms_per_answer(costs, _own_function)
+    by_function.pop(UNATTRIBUTED, None)  # the test client and Django's handler around the first middleware
+    for name, ms in sorted(by_function.items(), key=lambda kv: -kv[1])[:n]:
+        yield f"    {ms:6.2f} ms  {name}"
+
+
+def _where(func: Func) -> str:
+    filename, line, name = func
+    path = filename.replace(os.sep, "/")
+    return name if filename == "~" else f"{path.removeprefix(f'{ROOT}/')}:{line} {name}"
+
+
+def _summary(name: str, cost: Cost) -> str:
+    verbs = ", ".join(f"{verb} {cost.per_answer(n):.1f}" for verb, n in cost.statements.most_common())
+    return (f"  {name:<10} {cost.per_answer(sum(cost.statements.values())):5.1f} SQL statements per answer "
+            f"({verbs}); CPU {1000 * cost.per_answer(cost.cpu):5.1f} ms, wall "
+            f"{1000 * cost.per_answer(cost.wall):5.1f} ms per answer")
+
+
+def print_profile(answers: int, prefix: str) -> None:
+    """SQL statements, CPU and wall time per answer, and where the time goes, for the platform and the bare view."""
+    from django.db import connection
+
+    platform, bare = measure(PlatformFlow(prefix), answers), measure(BareFlow(), answers)
+    connection.close()
+    print(f"profile: {answers} answers each through django.test.Client in this process (server stopped; "
+          f"times without the profiler):")
+    print(_summary("platform", platform[0]))
+    print(_summary("bare view", bare[0]))
+    print(f"  {'where the time goes (share of the profile × wall)':<50} {'platform':>16} {'bare view':>16}")
+    for row in _table_rows([platform, bare]):
+        print(row)
+    print("  the platform's costliest functions, each with what it calls down to the next platform function:")
+    for row in _biggest_own_functions(platform):
+        print(row)
 
 
 # --- server and database ------------------------------------------------------------------------------
@@ -284,6 +544,10 @@ def main() -> None:
     parser.add_argument("--saturate-pool", type=int, default=600, help="pledged participants for the platform run")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn worker")
+    parser.add_argument("--crowd-ceiling", action=argparse.BooleanOptionalAction, default=True,
+                        help="after the think-time run, the same crowd on the bare view")
+    parser.add_argument("--profile", type=int, default=200,
+                        help="answers profiled in this process, platform and bare view alike (0: skip)")
     parser.add_argument("--database-url", help="PostgreSQL database (default: a scratch SQLite file)")
     args = parser.parse_args()
     think = tuple(float(x) for x in args.think.split(","))
@@ -350,7 +614,11 @@ def main() -> None:
         crowd = asyncio.run(with_think_time(host, port, people, think, args.duration))
         elapsed = time.monotonic() - started
         print(f"{args.participants} participants thinking {think[0]:g}–{think[1]:g} s, {args.duration:g} s:")
-        line("answers", crowd, elapsed)
+        line("platform: answer POST + next page", crowd, elapsed)
+        if args.crowd_ceiling:
+            started = time.monotonic()
+            bare_crowd = asyncio.run(bare_with_think_time(host, port, args.participants, think, args.duration))
+            line("ceiling: bare view (session+INSERT)", bare_crowd, time.monotonic() - started)
         print(f"  (goal: p99 < 150 ms, nothing lost; load average after {os.getloadavg()[0]:.1f})")
     finally:
         server.terminate()
@@ -360,6 +628,8 @@ def main() -> None:
     stored, sent, lost, duplicated = database_check(prefix, confirmed)
     print(f"database check: {sent} answers confirmed by the server, {stored} stored, {lost} lost, "
           f"{duplicated} duplicated")
+    if args.profile:
+        print_profile(args.profile, prefix + "p")
     if args.database_url:
         cleanup(prefix)
     errors = [l for l in (var / "gunicorn.log").read_text().splitlines() if "database is locked" in l]

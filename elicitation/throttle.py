@@ -13,6 +13,7 @@ use Redis's own.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from contextlib import contextmanager
 from datetime import timedelta
@@ -157,21 +158,42 @@ def try_take(endpoint: ModelEndpoint, kind: str, amount: float, per_minute: floa
     return wait
 
 
+# Threads of one process waiting for an endpoint's slot (a thread-pool worker with more threads than the
+# endpoint's slots) are woken as soon as another thread of the process releases one, instead of at their next
+# poll; a slot freed by another process is found at the next poll (``ELICITATION_POLL_SECONDS``).
+_freed: dict[int, threading.Condition] = {}
+_freed_lock = threading.Lock()
+
+
+def _slot_freed(endpoint: ModelEndpoint) -> threading.Condition:
+    with _freed_lock:
+        return _freed.setdefault(endpoint.pk, threading.Condition())
+
+
 @contextmanager
 def endpoint_slot(endpoint: ModelEndpoint, owner: str, lease_seconds: float,
                   should_stop: StopCheck | None = None, sleep: Callable[[float], None] = time.sleep) -> Iterator[int]:
     """Hold one of the endpoint's concurrency slots for the body of the ``with``; waits until one is free."""
-    store = limits()
+    store, freed = limits(), _slot_freed(endpoint)
     index = store.try_acquire_slot(endpoint, owner, lease_seconds)
     while index is None:
         if should_stop is not None:
             should_stop()
-        sleep(conf.poll_seconds() * (1 + random.random()))
-        index = store.try_acquire_slot(endpoint, owner, lease_seconds)
+        wait = conf.poll_seconds() * (1 + random.random())
+        if sleep is time.sleep:
+            with freed:  # tried under the condition's lock: a release between the try and the wait wakes it
+                index = store.try_acquire_slot(endpoint, owner, lease_seconds)
+                if index is None:
+                    freed.wait(wait)
+        else:
+            sleep(wait)
+            index = store.try_acquire_slot(endpoint, owner, lease_seconds)
     try:
         yield index
     finally:
         store.release_slot(endpoint, index, owner)
+        with freed:
+            freed.notify()
 
 
 def take_rate(endpoint: ModelEndpoint, tokens: int, should_stop: StopCheck | None = None,

@@ -143,3 +143,28 @@ def test_redis_out_of_reach_leaves_the_answer_pending_for_a_retry(stub, imported
         process_item(run.pk, run.responses.get().item_id)
     row = ModelResponse.objects.get(run=run)
     assert row.status == "pending" and not stub.requests  # nothing sent, nothing recorded as failed
+
+
+def test_a_thread_waiting_for_a_slot_is_woken_when_another_thread_of_the_process_releases_one(
+        stub, limits_in_redis, settings):
+    """A thread-pool worker with more threads than the endpoint's slots: a waiting thread takes a slot as soon as
+    a thread of the same process gives one back, not at its next poll (here 60 s: the threads would still be
+    waiting when the join gives up)."""
+    settings.ELICITATION_POLL_SECONDS = 60
+    endpoint = make_endpoint(stub, max_concurrency=1)
+    done: list[int] = []
+
+    def ask(n: int) -> None:
+        with throttle.endpoint_slot(endpoint, f"thread-{n}", 30):
+            time.sleep(0.05)
+        done.append(n)
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=20)
+        assert sorted(done) == [0, 1, 2, 3]
+    finally:
+        limits_in_redis.forget(endpoint)

@@ -12,18 +12,23 @@ pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
 * ``--workers 0`` (default): in this process (``elicit --sync``), one request at a time;
 * ``--workers K``: K real Celery worker processes with ``--concurrency`` each (``--pool threads``: that many
   threads per process, i.e. that many requests in flight per process), on the default SQLite broker (or
-  Redis with ``--redis``), the endpoint's ``max_concurrency`` set to K × concurrency;
+  Redis with ``--redis``), the endpoint's ``max_concurrency`` set to K × concurrency (or K × ``--slots``: the
+  raw client then runs at that concurrency too);
 * ``--matrix``: stub latency 0 and 200 ms × 1 and 2 worker processes (with the other options as given).
 
 For each configuration it prints the platform's answers per second (first to last answer), the raw client's
 requests per second at the same concurrency (a separate process, like the workers), their ratio, and for a
-stub with latency the ideal concurrency / latency. Nothing is asserted.
+stub with latency the ideal concurrency / latency. Then (``--profile N``, default 100; 0 skips) it answers N
+more items in this process under cProfile against the instant stub and prints where an answer's time goes:
+database statements per answer by kind and table, and milliseconds per answer by part (database, the openai
+client, HTTP transport, prompts and parsing, the elicitation machinery, the rest). Nothing is asserted.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,7 +80,7 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
 
     stub.reset()
     stub.default = Reply.answer("I'd say 70", delay=latency)
-    slots = max(1, workers * args.concurrency)
+    slots = max(1, workers * (args.slots or args.concurrency))
     endpoint = ModelEndpoint.objects.create(name=f"bench-{time.monotonic_ns()}", base_url=stub.base_url,
                                             model="stub-model", max_concurrency=slots, timeout_seconds=30)
     run = create_run(study, endpoint, items=items)
@@ -115,16 +120,98 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
             "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight}
 
 
+PARTS = [  # (part, substrings of a profiled function's file or name); the first that matches wins
+    ("database (ORM, driver)", ("django/db/", "psycopg", "sqlite", "dj_database_url")),
+    ("openai client (building, parsing)", ("/openai/", "pydantic", "typing", "/annotated_types/", "copy.py",
+                                           "inspect.py")),
+    ("HTTP transport (httpx, sockets)", ("httpx", "httpcore", "/h11/", "socket", "ssl", "elicitation/deadline.py",
+                                         "recv", "send", "select", "poll")),
+    ("prompts and answer parsing", ("surveys/instruments/", "elicitation/prompts.py", "elicitation/modes.py",
+                                    "hashlib", "json")),
+    ("elicitation machinery", ("elicitation/", "redis")),
+    ("Django (other)", ("django/",)),
+]
+
+
+def part_of(filename: str, name: str) -> str:
+    text = f"{filename} {name}".lower()
+    return next((part for part, marks in PARTS if any(m in text for m in marks)), "other")
+
+
+def time_by_part(stats: dict) -> dict[str, float]:
+    """Each profiled function's own time by part; a built-in's (``isinstance``, ``getattr`` …) goes to the parts
+    of its callers, in proportion to the time it spent for each."""
+    parts: dict[str, float] = {}
+    for (filename, _, name), (_, _, own, _, callers) in stats.items():
+        part = part_of(filename, name)
+        if filename == "~" and part == "other" and callers:
+            spent = sum(c[2] for c in callers.values()) or 1.0
+            for (c_file, _, c_name), c in callers.items():
+                caller = part_of(c_file, c_name)
+                parts[caller] = parts.get(caller, 0.0) + own * c[2] / spent
+        else:
+            parts[part] = parts.get(part, 0.0) + own
+    return parts
+
+
+def profile_answers(study, stub, items: list) -> None:
+    """Answer ``items`` in this process (elicit --sync) under cProfile against the instant stub and print
+    statements per answer and milliseconds per answer by part (each function's own time counted once)."""
+    import cProfile
+    import pstats
+    from collections import Counter
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from elicitation.models import ModelEndpoint
+    from elicitation.runs import create_run, run_sync, start_run
+    from stub_openai import Reply
+
+    stub.reset()
+    stub.default = Reply.answer("I'd say 70")
+    endpoint = ModelEndpoint.objects.create(name=f"bench-profile-{time.monotonic_ns()}", base_url=stub.base_url,
+                                            model="stub-model", max_concurrency=1, timeout_seconds=30)
+    run = create_run(study, endpoint, items=items)
+    start_run(run, queue=False)
+    profiler = cProfile.Profile()
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        profiler.enable()
+        run_sync(run)
+        profiler.disable()
+        elapsed = time.perf_counter() - started
+    n = run.responses.filter(status__in=["ok", "unparseable"]).count() or 1
+    parts = Counter(time_by_part(pstats.Stats(profiler).stats))
+    total = sum(parts.values()) or 1.0
+    scale = elapsed / total  # the profiler's own overhead spread evenly
+    print(f"profile: {n} answers in this process (elicit --sync, instant stub, under cProfile: "
+          f"{elapsed / n * 1000:.1f} ms per answer)")
+    statements = Counter()
+    for query in queries.captured_queries:
+        sql = query["sql"]
+        table = re.search(r'(?:FROM|UPDATE|INTO)\s+"?(\w+)', sql)
+        statements[f"{sql.split()[0]} {table.group(1) if table else ''}".strip()] += 1
+    print(f"  database statements per answer: {len(queries.captured_queries) / n:.1f} — "
+          + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)))
+    for part, seconds in parts.most_common():
+        print(f"  {part:<36} {seconds * scale / n * 1000:6.1f} ms per answer  {seconds / total:5.0%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=200, help="items to ask (the demo study has 300)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds the stub waits before answering")
     parser.add_argument("--workers", type=int, default=0, help="Celery worker processes (0: in-process)")
     parser.add_argument("--concurrency", type=int, default=4, help="pool size of each worker")
+    parser.add_argument("--slots", type=int, default=0,
+                        help="the endpoint's max_concurrency per worker process (default: --concurrency); fewer slots "
+                             "than threads let one thread's database work overlap another's request")
     parser.add_argument("--pool", default="prefork", choices=["prefork", "threads"], help="Celery pool of the workers")
     parser.add_argument("--matrix", action="store_true", help="latency 0 and 0.2 s × 1 and 2 worker processes")
     parser.add_argument("--postgres", help="PostgreSQL server URL (without a database name) for a scratch database")
     parser.add_argument("--redis", help="Redis URL for the broker (default: the SQLite broker)")
+    parser.add_argument("--profile", type=int, default=100, help="answers to profile in-process (0: none)")
     args = parser.parse_args()
 
     var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-"))
@@ -159,14 +246,16 @@ def main() -> None:
         call_command("migrate", interactive=False, verbosity=0)
         load_demo()
         study = Study.objects.get(slug="demo")
-        items = list(study.main_items().order_by("id")[: args.items])
+        main_items = list(study.main_items().order_by("id"))
+        items = main_items[: args.items]
         prompt = json.dumps(prompt_content(build_prompt(study, items[0], True), "chat"))
         configs = ([(lat, w) for lat in (0.0, 0.2) for w in (1, 2)] if args.matrix
                    else [(args.latency, args.workers)])
         database = "PostgreSQL" if scratch else "SQLite"
         broker = "Redis" if args.redis else "SQLite (kombu sqla)"
         print(f"greedy runs over {len(items)} items; database {database}; broker {broker}; "
-              f"pool {args.pool} × {args.concurrency} per worker process")
+              f"pool {args.pool} × {args.concurrency} per worker process"
+              + (f", the endpoint's max_concurrency {args.slots} per process" if args.slots else ""))
         print(f"{'stub latency':>12}  {'workers':>18}  {'platform ans/s':>14}  {'raw client req/s':>16}  "
               f"{'ratio':>5}  {'ideal C/latency':>15}  notes")
         for latency, workers in configs:
@@ -183,6 +272,8 @@ def main() -> None:
             print(f"{latency * 1000:>10.0f}ms  {who:>18}  {result['rate']:>14.1f}  {raw:>16.1f}  "
                   f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
                   f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
+        if args.profile:
+            profile_answers(study, stub, main_items[-args.profile:])
     finally:
         stub.stop()
         shutil.rmtree(var, ignore_errors=True)

@@ -22,9 +22,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
+from . import row_sql
 from .estimate import cost_of
 from .models import ModelEndpoint, ModelResponse
 
@@ -45,12 +45,8 @@ class PerRequest:
 def charge_request(row_pk: int, owner: str, lease_seconds: float, per_request: PerRequest) -> None:
     """Count one request on the row before it is sent (with its provisional tokens and cost), and renew
     ``owner``'s lease on it. Raises (the request is not sent) if the database cannot record it."""
-    until = timezone.now() + timedelta(seconds=lease_seconds)
-    ModelResponse.objects.filter(pk=row_pk).update(
-        requests=F("requests") + 1, prompt_tokens=F("prompt_tokens") + per_request.prompt_tokens,
-        completion_tokens=F("completion_tokens") + per_request.completion_tokens,
-        cost_usd=F("cost_usd") + per_request.cost,
-        lease_until=Case(When(lease_owner=owner, then=Value(until)), default=F("lease_until")))
+    row_sql.charge(row_pk, owner, timezone.now() + timedelta(seconds=lease_seconds), per_request.prompt_tokens,
+                   per_request.completion_tokens, per_request.cost)
 
 
 @dataclass
@@ -90,8 +86,7 @@ def settle(row: ModelResponse, fields: dict[str, Any], settlement: Settlement, *
     expected = dict(prompt_tokens=row.prompt_tokens + charged * per.prompt_tokens,
                     completion_tokens=row.completion_tokens + charged * per.completion_tokens,
                     attempts=row.attempts, requests=row.requests + charged)
-    if ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING, **only_if, **expected).update(
-            **fields, **settled(expected, settlement)):
+    if row_sql.update_pending(row.pk, {**fields, **settled(expected, settlement)}, **only_if, **expected):
         return True
     with transaction.atomic():
         current = (ModelResponse.objects.select_for_update()

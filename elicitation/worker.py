@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from django.db import InterfaceError, OperationalError
-from django.db.models import Q, Sum
+from django.db.models import Sum
 from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -30,7 +30,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from surveys.instruments import Instrument
 from surveys.models import Item
 
-from . import conf, likelihood, throttle
+from . import conf, likelihood, row_sql, throttle
+from .row_sql import claim
 from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
@@ -127,16 +128,6 @@ def check_budget(run: ElicitationRun, next_cost: Decimal) -> None:
         raise Stopped("budget exhausted")
 
 
-def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
-    """Lease a pending row of a running run for ``owner`` unless another live worker holds it (setting
-    ``fields`` too)."""
-    now = timezone.now()
-    return bool(ModelResponse.objects
-                .filter(pk=row.pk, status=ModelResponse.Status.PENDING, run__status=ElicitationRun.Status.RUNNING)
-                .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-                .update(lease_owner=owner, lease_until=now + timedelta(seconds=seconds), **fields))
-
-
 def renew(row: ModelResponse, owner: str, seconds: float) -> None:
     ModelResponse.objects.filter(pk=row.pk, lease_owner=owner).update(
         lease_until=timezone.now() + timedelta(seconds=seconds))
@@ -183,7 +174,7 @@ def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | N
     if settlement is not None:
         written = settle(row, fields, settlement)
     else:
-        written = ModelResponse.objects.filter(pk=row.pk, status=ModelResponse.Status.PENDING).update(**fields)
+        written = row_sql.update_pending(row.pk, fields)
     if not written:
         log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
                     row.run_id, row.item_id, row.sample_index)
@@ -319,8 +310,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     Returns None when nothing is left for this item (or the run is stopped), else the number of
     seconds after which to try again because another worker holds some of its rows.
     """
-    rows = list(ModelResponse.objects.filter(run_id=run_id, item_id=item_id, status=ModelResponse.Status.PENDING)
-                .select_related("item", "run__endpoint", "run__study").order_by("sample_index"))
+    rows = row_sql.pending_rows(run_id, item_id)  # each with its run, endpoint, study and item
     if not rows:  # (a stopped run's rows stay pending: finish_if_done finishes only running runs)
         finish_if_done(run_id)
         return None
@@ -333,7 +323,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
         finish_if_done(run.pk)
         return None
     ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind,
-                     demonstrations=run.study.demonstrations() if run.few_shot else [],
+                     demonstrations=row_sql.demonstrations(run.study) if run.few_shot else [],
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
@@ -352,7 +342,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
 
 def finish_if_done(run_id: int) -> bool:
     """Mark a running run completed (or failed, if any answer failed) once no row is pending."""
-    if ModelResponse.objects.filter(run_id=run_id, status=ModelResponse.Status.PENDING).exists():
+    if row_sql.has_pending(run_id):
         return False
     failed = ModelResponse.objects.filter(run_id=run_id, status=ModelResponse.Status.FAILED).count()
     status = ElicitationRun.Status.FAILED if failed else ElicitationRun.Status.COMPLETED

@@ -3,56 +3,23 @@
 Every page of a participant reads their row with the study's, and the question page (and the answer POST) the
 current slot with its item and the counts for "Question n of N". Building these with the ORM costs about
 5 ms of CPU per request (query compilation, more than the queries themselves); here the SQL is written once
-and rows become model instances through the same field converters the ORM applies (``Model.from_db``), so
+and rows become model instances through the same field converters the ORM applies (``surveys.sql_rows``), so
 callers get ordinary ``Participant`` / ``Study`` / ``Assignment`` / ``Item`` objects.
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import Model
+from django.db import connection
 
 from .models import Assignment, Item, Participant, Response, Study
-
-
-class _Columns:
-    """A model's concrete columns in a query under ``alias``, and how to turn their values into a model."""
-
-    def __init__(self, model: type[Model], alias: str) -> None:
-        self.model, self.alias = model, alias
-        self.fields = list(model._meta.concrete_fields)
-        self.names = [f.attname for f in self.fields]
-        quote = connection.ops.quote_name
-        self.sql = ", ".join(f"{alias}.{quote(f.column)}" for f in self.fields)
-
-    def _converters(self) -> list[tuple[int, Any, list[Callable]]]:
-        """The ORM's converters for these columns (backend's and fields' own), kept per connection object."""
-        conn = connections[DEFAULT_DB_ALIAS]
-        cache = conn.__dict__.setdefault("_hedgelab_converters", {})
-        key = (self.model, self.alias)
-        if key not in cache:
-            found = []
-            for i, f in enumerate(self.fields):
-                expression = f.get_col(self.alias)
-                converters = conn.ops.get_db_converters(expression) + expression.get_db_converters(conn)
-                if converters:
-                    found.append((i, expression, converters))
-            cache[key] = found
-        return cache[key]
-
-    def build(self, row: Sequence[Any]) -> Model:
-        values = list(row[:len(self.fields)])
-        for i, expression, converters in self._converters():
-            for converter in converters:
-                values[i] = converter(values[i], expression, connection)
-        return self.model.from_db(connection.alias, self.names, values)
+from .sql_rows import Columns
 
 
 @lru_cache(maxsize=None)
-def _participant_sql(vendor: str, n: int) -> tuple[str, _Columns, _Columns]:
-    p, s = _Columns(Participant, "p"), _Columns(Study, "s")
+def _participant_sql(vendor: str, n: int) -> tuple[str, Columns, Columns]:
+    p, s = Columns(Participant, "p"), Columns(Study, "s")
     marks = ", ".join(["%s"] * n)
     sql = (f"SELECT {p.sql}, {s.sql} FROM {Participant._meta.db_table} p "
            f"INNER JOIN {Study._meta.db_table} s ON p.study_id = s.id WHERE p.id IN ({marks}) AND s.slug = %s")
@@ -74,8 +41,8 @@ def participants_with_study(pks: Sequence[int], slug: str) -> list[Participant]:
 
 
 @lru_cache(maxsize=None)
-def _slot_sql(vendor: str) -> tuple[str, _Columns, _Columns]:
-    a, i = _Columns(Assignment, "a"), _Columns(Item, "i")
+def _slot_sql(vendor: str) -> tuple[str, Columns, Columns]:
+    a, i = Columns(Assignment, "a"), Columns(Item, "i")
     assignments, items, responses = Assignment._meta.db_table, Item._meta.db_table, Response._meta.db_table
     sql = (f"SELECT {a.sql}, {i.sql}, "
            f"(SELECT COUNT(*) FROM {assignments} x WHERE x.participant_id = %s), "

@@ -414,3 +414,30 @@ def test_a_prompt_is_stored_once_also_when_two_workers_race(monkeypatch):
     assert StoredPrompt.objects.count() == 1
     text = store_prompt("How likely is 'probably'?", "completions")
     assert text.pk != first.pk and StoredPrompt.objects.get(pk=text.pk).content == "How likely is 'probably'?"
+
+
+def test_the_workers_sql_reads_what_the_orm_reads(imported_nv, stub):
+    """elicitation/row_sql.py: an item's pending rows come with the same run, endpoint, study and item the ORM
+    gives, field by field, and the demonstrations are the study's own, in order."""
+    from django.forms.models import model_to_dict
+
+    from elicitation import row_sql
+    from elicitation.models import ElicitationRun, ModelEndpoint
+
+    endpoint = make_endpoint(stub)
+    item = imported_nv.main_items().order_by("id").first()
+    run = create_run(imported_nv, endpoint, mode="sampled", samples=3, temperature=1.0, items=[item])
+    start_run(run, queue=False)
+    rows = row_sql.pending_rows(run.pk, item.pk)
+    assert [r.sample_index for r in rows] == [0, 1, 2]
+    orm = ModelResponse.objects.get(run=run, item=item, sample_index=1)
+    assert model_to_dict(rows[1]) == model_to_dict(orm) and rows[1].pk == orm.pk
+    for got, want in ((rows[0].run, ElicitationRun.objects.get(pk=run.pk)), (rows[0].item, item),
+                      (rows[0].run.endpoint, ModelEndpoint.objects.get(pk=endpoint.pk)),
+                      (rows[0].run.study, imported_nv)):
+        assert model_to_dict(got) == model_to_dict(want)
+    assert rows[0].run is rows[2].run and rows[0].item is rows[2].item
+    assert [d.pk for d in row_sql.demonstrations(imported_nv)] == [d.pk for d in imported_nv.demonstrations()]
+    assert row_sql.demonstrations(imported_nv) and row_sql.has_pending(run.pk)
+    ModelResponse.objects.filter(run=run).update(status="ok")
+    assert row_sql.pending_rows(run.pk, item.pk) == [] and not row_sql.has_pending(run.pk)

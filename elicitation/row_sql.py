@@ -1,0 +1,146 @@
+"""The elicitation worker's hot statements, as SQL written once per process (``surveys.sql_rows``).
+
+Built by the ORM, each of these cost 1–5 ms of CPU per answer (compiling the query, more than running it), and
+an answer needs several: with the endpoint answering at once, that — not the endpoint — bounded a worker
+process. The statements, and what they guarantee, are those of the ORM versions they replace:
+
+- ``pending_rows``: an item's pending rows of a run, each with its run (and the run's endpoint and study) and
+  its item, in one query;
+- ``claim``: lease a row while it is pending, unleased (or its lease ran out) and its run is running;
+- ``charge``: count one request on the row before it is sent, with its estimated tokens and cost, renewing the
+  lease of the worker that holds it;
+- ``update_pending``: write fields to a row only while it is still pending and matches the given columns
+  exactly (the settlement's check that nobody else touched its counters);
+- ``has_pending``: whether a run has a pending row;
+- ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from surveys.models import Item, Study
+from surveys.sql_rows import Columns, assignments
+
+from .models import ElicitationRun, ModelEndpoint, ModelResponse
+
+PENDING, RUNNING = ModelResponse.Status.PENDING.value, ElicitationRun.Status.RUNNING.value
+
+
+def _table(model: type) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _when(moment: datetime) -> Any:
+    """A moment as the database compares it with a DateTimeField."""
+    return ModelResponse._meta.get_field("lease_until").get_db_prep_value(moment, connection)
+
+
+@lru_cache(maxsize=None)
+def _pending_sql(vendor: str) -> tuple[str, Columns, Columns, Columns, Columns, Columns]:
+    r, u, e, s, i = (Columns(ModelResponse, "r"), Columns(ElicitationRun, "u"), Columns(ModelEndpoint, "e"),
+                     Columns(Study, "s"), Columns(Item, "i"))
+    sql = (f"SELECT {r.sql}, {u.sql}, {e.sql}, {s.sql}, {i.sql} FROM {_table(ModelResponse)} r "
+           f"INNER JOIN {_table(ElicitationRun)} u ON r.run_id = u.id "
+           f"INNER JOIN {_table(ModelEndpoint)} e ON u.endpoint_id = e.id "
+           f"INNER JOIN {_table(Study)} s ON u.study_id = s.id "
+           f"INNER JOIN {_table(Item)} i ON r.item_id = i.id "
+           f"WHERE r.run_id = %s AND r.item_id = %s AND r.status = %s ORDER BY r.sample_index")
+    return sql, r, u, e, s, i
+
+
+def pending_rows(run_id: int, item_id: int) -> list[ModelResponse]:
+    """The pending rows of (run, item) by sample index; all share one run object (with its endpoint and study
+    attached) and one item."""
+    sql, r, u, e, s, i = _pending_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [run_id, item_id, PENDING])
+        found = cursor.fetchall()
+    if not found:
+        return []
+    widths = [len(c.fields) for c in (r, u, e, s)]
+    starts = [sum(widths[:k]) for k in range(5)]
+    first = found[0]
+    run, item = u.build(first[starts[1]:]), i.build(first[starts[4]:])
+    ElicitationRun.endpoint.field.set_cached_value(run, e.build(first[starts[2]:]))
+    ElicitationRun.study.field.set_cached_value(run, s.build(first[starts[3]:]))
+    rows = []
+    for values in found:
+        row = r.build(values)
+        ModelResponse.run.field.set_cached_value(row, run)
+        ModelResponse.item.field.set_cached_value(row, item)
+        rows.append(row)
+    return rows
+
+
+def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
+    """Lease a pending row of a running run for ``owner`` unless another live worker holds it (setting
+    ``fields`` too)."""
+    now = timezone.now()
+    values, params = assignments(ModelResponse, {"lease_owner": owner, "lease_until": now + timedelta(seconds=seconds),
+                                                 **fields})
+    sql = (f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s "
+           f"AND (lease_until IS NULL OR lease_until < %s) "
+           f"AND EXISTS (SELECT 1 FROM {_table(ElicitationRun)} u WHERE u.id = %s AND u.status = %s)")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, row.pk, PENDING, _when(now), row.run_id, RUNNING])
+        return cursor.rowcount > 0
+
+
+@lru_cache(maxsize=None)
+def _charge_sql(vendor: str) -> str:
+    return (f"UPDATE {_table(ModelResponse)} SET requests = requests + 1, prompt_tokens = prompt_tokens + %s, "
+            f"completion_tokens = completion_tokens + %s, "
+            f"cost_usd = CAST((cost_usd + CAST(%s AS NUMERIC)) AS NUMERIC), "
+            f"lease_until = CASE WHEN lease_owner = %s THEN %s ELSE lease_until END WHERE id = %s")
+
+
+def charge(row_pk: int, owner: str, until: datetime, prompt_tokens: int, completion_tokens: int,
+           cost: Decimal) -> None:
+    """One request more on the row, with its tokens and cost; ``owner``'s lease renewed to ``until``."""
+    cost_field = ModelResponse._meta.get_field("cost_usd")
+    with connection.cursor() as cursor:
+        cursor.execute(_charge_sql(connection.vendor), [
+            prompt_tokens, completion_tokens, cost_field.get_db_prep_save(cost, connection), owner, _when(until),
+            row_pk])
+
+
+def update_pending(row_pk: int, fields: dict[str, Any], **exactly: Any) -> bool:
+    """Write ``fields`` to the row if it is still pending and each column of ``exactly`` has that value."""
+    values, params = assignments(ModelResponse, fields)
+    checks = "".join(f" AND {connection.ops.quote_name(ModelResponse._meta.get_field(name).column)} = %s"
+                     for name in exactly)
+    checked = [ModelResponse._meta.get_field(name).get_db_prep_value(value, connection)
+               for name, value in exactly.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s{checks}",
+                       [*params, row_pk, PENDING, *checked])
+        return cursor.rowcount > 0
+
+
+def has_pending(run_id: int) -> bool:
+    """Whether the run has a pending row."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {_table(ModelResponse)} WHERE run_id = %s AND status = %s LIMIT 1",
+                       [run_id, PENDING])
+        return cursor.fetchone() is not None
+
+
+@lru_cache(maxsize=None)
+def _demonstrations_sql(vendor: str) -> tuple[str, Columns]:
+    i = Columns(Item, "i")
+    return (f"SELECT {i.sql} FROM {_table(Item)} i WHERE i.study_id = %s AND i.is_demonstration "
+            f"ORDER BY i.demo_order, i.id"), i
+
+
+def demonstrations(study: Study) -> list[Item]:
+    """The study's worked examples in order, as ``Study.demonstrations`` gives them."""
+    sql, i = _demonstrations_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [study.pk])
+        return [i.build(values) for values in cursor.fetchall()]

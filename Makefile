@@ -85,9 +85,15 @@ check-deploy: install
 	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=example.org \
 	  $(PY) manage.py check --deploy --fail-level WARNING
 
+# make bench: the issue-10 configurations on this machine's PostgreSQL and Redis (set BENCH_POSTGRES= BENCH_REDIS=
+# to use SQLite and the SQLite broker instead).
+BENCH_POSTGRES ?= postgres://postgres@127.0.0.1:5432
+BENCH_REDIS ?= redis://127.0.0.1:6379/14
+BENCH_SERVICES = $(if $(BENCH_POSTGRES),--postgres $(BENCH_POSTGRES)) $(if $(BENCH_REDIS),--redis $(BENCH_REDIS))
 bench: install
 	$(PY) bench/analysis.py
-	$(PY) bench/elicitation.py
+	$(PY) bench/elicitation.py --matrix --pool threads --concurrency 8 $(BENCH_SERVICES)
+	$(PY) bench/elicitation.py --latency 0.2 --workers 1 --pool threads --concurrency 12 --slots 8 --profile 0 $(BENCH_SERVICES)
 	$(PY) bench/participants.py
 
 # The fault matrix (bench/faults.py): private PostgreSQL, Redis, web server, workers; FAULTS=name,name to pick.

@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from bench.profiling import UNATTRIBUTED, Func, fold  # noqa: E402 (needs ROOT on the path)
 
 RAW_CLIENT = """
 import asyncio, json, sys, time
@@ -120,43 +121,32 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
             "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight}
 
 
-PARTS = [  # (part, substrings of a profiled function's file or name); the first that matches wins
-    ("database (ORM, driver)", ("django/db/", "psycopg", "sqlite", "dj_database_url")),
-    ("openai client (building, parsing)", ("/openai/", "pydantic", "typing", "/annotated_types/", "copy.py",
-                                           "inspect.py")),
-    ("HTTP transport (httpx, sockets)", ("httpx", "httpcore", "/h11/", "socket", "ssl", "elicitation/deadline.py",
+PARTS = [  # (part, substrings of a profiled function's file, or a built-in's name); the first that matches wins
+    ("database (ORM, driver)", ("django/db/", "psycopg", "sqlite", "dj_database_url", "surveys/sql_rows.py")),
+    ("openai client (building, parsing)", ("/openai/", "pydantic", "/annotated_types/")),
+    ("HTTP transport (httpx, sockets)", ("httpx", "httpcore", "/h11/", "elicitation/deadline.py", "socket", "ssl",
                                          "recv", "send", "select", "poll")),
-    ("prompts and answer parsing", ("surveys/instruments/", "elicitation/prompts.py", "elicitation/modes.py",
-                                    "hashlib", "json")),
+    ("prompts and answer parsing", ("surveys/instruments/", "elicitation/prompts.py", "elicitation/modes.py")),
     ("elicitation machinery", ("elicitation/", "redis")),
     ("Django (other)", ("django/",)),
 ]
 
 
-def part_of(filename: str, name: str) -> str:
-    text = f"{filename} {name}".lower()
-    return next((part for part, marks in PARTS if any(m in text for m in marks)), "other")
-
-
-def time_by_part(stats: dict) -> dict[str, float]:
-    """Each profiled function's own time by part; a built-in's (``isinstance``, ``getattr`` …) goes to the parts
-    of its callers, in proportion to the time it spent for each."""
-    parts: dict[str, float] = {}
-    for (filename, _, name), (_, _, own, _, callers) in stats.items():
-        part = part_of(filename, name)
-        if filename == "~" and part == "other" and callers:
-            spent = sum(c[2] for c in callers.values()) or 1.0
-            for (c_file, _, c_name), c in callers.items():
-                caller = part_of(c_file, c_name)
-                parts[caller] = parts.get(caller, 0.0) + own * c[2] / spent
-        else:
-            parts[part] = parts.get(part, 0.0) + own
-    return parts
+def part_of(func: Func) -> str | None:
+    """A profiled function's part by its file (a built-in by its name); None for Python's own library and the
+    built-ins not named in PARTS, whose time goes to their callers' parts (``bench.profiling.fold``)."""
+    filename, _, name = func
+    text = (name if filename == "~" else filename).lower()
+    found = next((part for part, marks in PARTS if any(m in text for m in marks)), None)
+    library = filename == "~" or filename.startswith("<") or ("/lib/python3" in filename
+                                                               and "site-packages" not in filename)
+    return found or (None if library else "other")
 
 
 def profile_answers(study, stub, items: list) -> None:
-    """Answer ``items`` in this process (elicit --sync) under cProfile against the instant stub and print
-    statements per answer and milliseconds per answer by part (each function's own time counted once)."""
+    """Answer ``items`` in this process (elicit --sync) against the instant stub, half of them under cProfile, and
+    print statements per answer and milliseconds per answer by part: each part's share of the profile (each
+    function's own time counted once, ``bench.profiling.fold``) × the time per answer without the profiler."""
     import cProfile
     import pstats
     from collections import Counter
@@ -170,23 +160,30 @@ def profile_answers(study, stub, items: list) -> None:
 
     stub.reset()
     stub.default = Reply.answer("I'd say 70")
-    endpoint = ModelEndpoint.objects.create(name=f"bench-profile-{time.monotonic_ns()}", base_url=stub.base_url,
-                                            model="stub-model", max_concurrency=1, timeout_seconds=30)
-    run = create_run(study, endpoint, items=items)
-    start_run(run, queue=False)
+
+    def answer(some: list, profiler: cProfile.Profile | None = None) -> tuple[int, float]:
+        endpoint = ModelEndpoint.objects.create(name=f"bench-profile-{time.monotonic_ns()}", base_url=stub.base_url,
+                                                model="stub-model", max_concurrency=1, timeout_seconds=30)
+        run = create_run(study, endpoint, items=some)
+        start_run(run, queue=False)
+        started = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        run_sync(run)
+        if profiler:
+            profiler.disable()
+        return run.responses.filter(status__in=["ok", "unparseable"]).count() or 1, time.perf_counter() - started
+
+    half = len(items) // 2
+    plain, plain_seconds = answer(items[:half])  # the time per answer, without the profiler's overhead
     profiler = cProfile.Profile()
     with CaptureQueriesContext(connection) as queries:
-        started = time.perf_counter()
-        profiler.enable()
-        run_sync(run)
-        profiler.disable()
-        elapsed = time.perf_counter() - started
-    n = run.responses.filter(status__in=["ok", "unparseable"]).count() or 1
-    parts = Counter(time_by_part(pstats.Stats(profiler).stats))
+        n, _ = answer(items[half:], profiler)
+    wall = plain_seconds / plain
+    parts = fold(pstats.Stats(profiler).stats, part_of)
     total = sum(parts.values()) or 1.0
-    scale = elapsed / total  # the profiler's own overhead spread evenly
-    print(f"profile: {n} answers in this process (elicit --sync, instant stub, under cProfile: "
-          f"{elapsed / n * 1000:.1f} ms per answer)")
+    print(f"profile: {plain} answers in this process (elicit --sync, instant stub): {wall * 1000:.1f} ms per answer; "
+          f"{n} more under cProfile for the shares")
     statements = Counter()
     for query in queries.captured_queries:
         sql = query["sql"]
@@ -195,7 +192,9 @@ def profile_answers(study, stub, items: list) -> None:
     print(f"  database statements per answer: {len(queries.captured_queries) / n:.1f} — "
           + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)))
     for part, seconds in parts.most_common():
-        print(f"  {part:<36} {seconds * scale / n * 1000:6.1f} ms per answer  {seconds / total:5.0%}")
+        if part == UNATTRIBUTED and seconds / total < 0.005:
+            continue  # the usual case: every function had a caller with a part
+        print(f"  {part:<36} {seconds / total * wall * 1000:6.1f} ms per answer  {seconds / total:5.0%}")
 
 
 def main() -> None:

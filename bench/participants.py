@@ -44,7 +44,6 @@ import random
 import re
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +59,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT)]
+from bench.profiling import UNATTRIBUTED, Func, fold  # noqa: E402 (needs ROOT on the path)
+
 SLUG = "demo"
 FORM = re.compile(r'name="position" value="(\d+)".*?name="item" value="(\d+)"', re.S)
 
@@ -235,7 +236,6 @@ async def warm_up(host: str, port: int, clients: int, limit: float = 300) -> flo
 # --- where an answer's time goes: the same flow in this process (django.test.Client), under cProfile ----
 HOST = "127.0.0.1"  # in ALLOWED_HOSTS of the bench's settings
 WARM_UP = 10  # answers first, unmeasured: templates compiled, URL patterns and the connection ready
-Func = tuple[str, int, str]  # (file, line, name) of a function in a cProfile profile
 # A function in these files counts its own time in the category (first match); the platform's files count as
 # its own code; any other function (Python's library, django/utils, builtins, …) counts for its callers.
 CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
@@ -249,7 +249,6 @@ CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
     ("test client (not served by gunicorn)", ("/django/test/", "/bench/participants.py")),
 ]
 OWN_CODE = "own code (surveys/, config/; bench/bare_site.py)"
-UNATTRIBUTED = "unattributed (no categorised caller)"
 
 
 @dataclass
@@ -354,39 +353,6 @@ def _category(func: Func) -> str | None:
             return category
     own = where.startswith(f"{ROOT}/") and "/site-packages/" not in where
     return OWN_CODE if own else None
-
-
-def fold(stats: dict[Func, tuple], label: Callable[[Func], str | None]) -> Counter:
-    """Seconds of a profile by label, each function's own time (tottime) counted once: under its own label, or
-    (no label) split among its callers in proportion to the time it spent for each, and so on up the callers
-    (recursion included: the absorbing probabilities of that walk, solved as one linear system)."""
-    import numpy as np
-
-    funcs = list(stats)
-    index = {func: i for i, func in enumerate(funcs)}
-    names = sorted({name for func in funcs if (name := label(func))} | {UNATTRIBUTED})
-    column = {name: j for j, name in enumerate(names)}
-    up, absorbed = np.zeros((len(funcs), len(funcs))), np.zeros((len(funcs), len(names)))
-    for func, i in index.items():
-        weights = _caller_weights(stats[func][4], index)
-        if (name := label(func)) or not weights:
-            absorbed[i, column[name or UNATTRIBUTED]] = 1.0
-            continue
-        total = sum(weights.values())
-        for caller, weight in weights.items():
-            up[i, index[caller]] = weight / total
-    # a leak of 1e-9 per step keeps the system regular when some callers form a cycle with no way out
-    shares = np.linalg.solve(np.eye(len(funcs)) - up * (1 - 1e-9), absorbed)
-    shares[:, column[UNATTRIBUTED]] += np.clip(1 - shares.sum(axis=1), 0, None)
-    seconds = np.array([stats[func][2] for func in funcs]) @ shares
-    return Counter(dict(zip(names, seconds.tolist())))
-
-
-def _caller_weights(callers: dict[Func, tuple], known: dict[Func, int]) -> dict[Func, float]:
-    """A function's callers, weighted by its own time spent for each (by calls when too quick to time)."""
-    callers = {caller: entry for caller, entry in callers.items() if caller in known}
-    weights = {caller: entry[2] for caller, entry in callers.items()}
-    return weights if sum(weights.values()) else {caller: entry[0] for caller, entry in callers.items()}
 
 
 def _own_function(func: Func) -> str | None:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from surveys.instruments import Prompt
 from surveys.models import Item, Study
 
+from . import row_sql
 from .models import ModelEndpoint, StoredPrompt
 
 PromptContent = str | list[dict[str, str]]
@@ -57,7 +58,7 @@ def store_prompt(content: PromptContent, api_style: str, sha: str | None = None)
     stored already, else one ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (safe when several workers race:
     the loser reads the winner's row)."""
     sha = sha or prompt_hash(content)
-    found = StoredPrompt.objects.filter(sha256=sha).first()
+    found = row_sql.stored_prompt(sha)
     if found is not None:
         return found
     stored = StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=timezone.now())
@@ -70,7 +71,7 @@ def store_prompt(content: PromptContent, api_style: str, sha: str | None = None)
                        values)
         inserted = cursor.fetchone()
     if inserted is None:  # another worker stored it first
-        return StoredPrompt.objects.get(sha256=sha)
+        return row_sql.stored_prompt(sha)
     stored.pk = inserted[0]
     stored._state.adding, stored._state.db = False, connection.alias
     return stored

@@ -12,7 +12,8 @@ process. The statements, and what they guarantee, are those of the ORM versions 
 - ``update_pending``: write fields to a row only while it is still pending and matches the given columns
   exactly (the settlement's check that nobody else touched its counters);
 - ``has_pending``: whether a run has a pending row;
-- ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task.
+- ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
+- ``stored_prompt``: the stored prompt with a hash, once per task.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from django.utils import timezone
 from surveys.models import Item, Study
 from surveys.sql_rows import Columns, assignments
 
-from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 
 PENDING, RUNNING = ModelResponse.Status.PENDING.value, ElicitationRun.Status.RUNNING.value
 
@@ -144,3 +145,18 @@ def demonstrations(study: Study) -> list[Item]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [study.pk])
         return [i.build(values) for values in cursor.fetchall()]
+
+
+@lru_cache(maxsize=None)
+def _stored_prompt_sql(vendor: str) -> tuple[str, Columns]:
+    p = Columns(StoredPrompt, "p")
+    return f"SELECT {p.sql} FROM {_table(StoredPrompt)} p WHERE p.sha256 = %s", p
+
+
+def stored_prompt(sha: str) -> StoredPrompt | None:
+    """The stored prompt whose hash is ``sha``, if there is one."""
+    sql, p = _stored_prompt_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [sha])
+        found = cursor.fetchone()
+    return p.build(found) if found is not None else None

@@ -400,17 +400,23 @@ def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
 def test_a_prompt_is_stored_once_also_when_two_workers_race(monkeypatch):
     """store_prompt: the first call inserts the row, a later one finds it; a worker whose look-up came before
     another's insert (the race, simulated by a look-up that finds nothing) gets that row, not a second one."""
-    from django.db.models.query import QuerySet
-
+    from elicitation import row_sql
     from elicitation.models import StoredPrompt
     from elicitation.prompts import store_prompt
 
     content = [{"role": "user", "content": "How likely is 'probably'?"}]
     first = store_prompt(content, "chat")
     assert first.pk and StoredPrompt.objects.get(pk=first.pk).content == content
-    assert store_prompt(content, "chat").pk == first.pk
-    monkeypatch.setattr(QuerySet, "first", lambda self: None)
-    assert store_prompt(content, "chat").pk == first.pk
+    again = store_prompt(content, "chat")
+    assert again.pk == first.pk and again.content == content and again.sha256 == first.sha256
+    real, look_ups = row_sql.stored_prompt, []
+
+    def late(sha: str):  # the first look-up finds nothing: the other worker had not inserted it yet
+        look_ups.append(sha)
+        return None if len(look_ups) == 1 else real(sha)
+
+    monkeypatch.setattr(row_sql, "stored_prompt", late)
+    assert store_prompt(content, "chat").pk == first.pk and len(look_ups) == 2
     assert StoredPrompt.objects.count() == 1
     text = store_prompt("How likely is 'probably'?", "completions")
     assert text.pk != first.pk and StoredPrompt.objects.get(pk=text.pk).content == "How likely is 'probably'?"

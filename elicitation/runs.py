@@ -1,6 +1,7 @@
 """A run's life: create, start, cancel, resume, run in-process, and its progress figures."""
 from __future__ import annotations
 
+import logging
 import time
 from decimal import Decimal
 from typing import Any, Callable, Iterable
@@ -8,6 +9,7 @@ from typing import Any, Callable, Iterable
 from django.db import transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from surveys.models import Item, Study
 
@@ -18,6 +20,7 @@ from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 
+log = logging.getLogger(__name__)
 Mode = ElicitationRun.Mode
 Status = ElicitationRun.Status
 STALLED_AFTER_SECONDS = 60
@@ -240,7 +243,11 @@ def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
 def requests_in_flight(run: ElicitationRun, held) -> int:
     """Requests of the run at its endpoint right now: the endpoint's concurrency slots held (lease live) by
     the workers that hold the run's rows (``held``); a worker holds a slot exactly while it asks."""
-    holders = throttle.limits().holders(run.endpoint)
+    try:
+        holders = throttle.limits().holders(run.endpoint)
+    except RedisError:  # the limits' Redis is out of reach: the page still shows everything else
+        log.warning("run %s: requests in flight unknown (the limits' Redis cannot be reached)", run.pk)
+        return 0
     return len(holders & set(held.values_list("lease_owner", flat=True))) if holders else 0
 
 

@@ -168,3 +168,21 @@ def test_a_thread_waiting_for_a_slot_is_woken_when_another_thread_of_the_process
         assert sorted(done) == [0, 1, 2, 3]
     finally:
         limits_in_redis.forget(endpoint)
+
+
+def test_the_run_page_works_while_the_limits_redis_is_out_of_reach(stub, imported_nv, settings):
+    """progress() (run page, API) with the limits in an unreachable Redis: every figure but the requests in
+    flight, which reads 0, instead of an error page."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from elicitation.runs import progress
+
+    endpoint = make_endpoint(stub)
+    run = create_run(imported_nv, endpoint, items=list(imported_nv.main_items().order_by("id")[:2]))
+    start_run(run, queue=False)
+    ModelResponse.objects.filter(run=run).update(lease_owner="w1", lease_until=timezone.now() + timedelta(seconds=60))
+    settings.ELICITATION_LIMITS_URL = "redis://127.0.0.1:9/0"  # nothing listens there
+    figures = progress(run)
+    assert figures["total"] == 2 and figures["pending"] == 2 and figures["working"] == 2 and figures["in_flight"] == 0

@@ -36,16 +36,17 @@ class DatabaseLimits:
     url = "database"
 
     def __init__(self) -> None:
-        self._ensured: set[tuple] = set()
+        self._ensured: dict[tuple, float] = {}
 
     def try_acquire_slot(self, endpoint: ModelEndpoint, owner: str, lease_seconds: float) -> int | None:
         index = try_acquire_slot(endpoint, owner, lease_seconds)
-        # A new endpoint (or a raised max_concurrency) has no slot rows yet: created once per process. The
-        # creation time is part of the key: a new endpoint may reuse a deleted one's id (SQLite, tests).
+        # A new endpoint (or a raised max_concurrency) has no slot rows yet: they are created when no slot was
+        # free, at most once a minute per process (rows removed meanwhile come back). The creation time is part
+        # of the key: a new endpoint may reuse a deleted one's id (SQLite).
         known = (endpoint.pk, endpoint.created_at, endpoint.max_concurrency)
-        if index is None and known not in self._ensured:
+        if index is None and time.monotonic() - self._ensured.get(known, -60.0) >= 60.0:
             ensure_slots(endpoint)
-            self._ensured.add(known)
+            self._ensured[known] = time.monotonic()
             index = try_acquire_slot(endpoint, owner, lease_seconds)
         return index
 

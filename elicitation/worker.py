@@ -31,7 +31,6 @@ from surveys.instruments import Instrument
 from surveys.models import Item
 
 from . import conf, likelihood, row_sql, throttle
-from .row_sql import claim
 from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
@@ -40,6 +39,7 @@ from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
 from .prompts import PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt
+from .row_sql import claim
 
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], None]

@@ -447,3 +447,17 @@ def test_the_workers_sql_reads_what_the_orm_reads(imported_nv, stub):
     assert row_sql.demonstrations(imported_nv) and row_sql.has_pending(run.pk)
     ModelResponse.objects.filter(run=run).update(status="ok")
     assert row_sql.pending_rows(run.pk, item.pk) == [] and not row_sql.has_pending(run.pk)
+
+
+def test_slot_rows_are_created_when_needed_and_again_if_removed(stub):
+    """The database limits create an endpoint's slot rows the first time no slot is free, and again (at most
+    once a minute per process) if they were removed meanwhile, instead of waiting for ever."""
+    from elicitation.models import EndpointSlot
+
+    store = throttle.DatabaseLimits()
+    endpoint = make_endpoint(stub, max_concurrency=2)
+    assert store.try_acquire_slot(endpoint, "a", 30) is not None and EndpointSlot.objects.filter(endpoint=endpoint).count() == 2
+    EndpointSlot.objects.filter(endpoint=endpoint).delete()
+    assert store.try_acquire_slot(endpoint, "b", 30) is None  # within the minute: not recreated yet
+    store._ensured = {key: at - 61 for key, at in store._ensured.items()}  # a minute later
+    assert store.try_acquire_slot(endpoint, "b", 30) is not None

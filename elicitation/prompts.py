@@ -6,7 +6,6 @@ import json
 import math
 from typing import Any
 
-from django.db import connection
 from django.utils import timezone
 
 from surveys.instruments import Prompt
@@ -62,18 +61,8 @@ def store_prompt(content: PromptContent, api_style: str, sha: str | None = None)
     if found is not None:
         return found
     stored = StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=timezone.now())
-    meta = StoredPrompt._meta
-    columns = ["sha256", "api_style", "content", "created_at"]
-    values = [meta.get_field(c).get_db_prep_save(getattr(stored, c), connection) for c in columns]
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({', '.join(columns)}) "
-                       f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT (sha256) DO NOTHING RETURNING id",
-                       values)
-        inserted = cursor.fetchone()
-    if inserted is None:  # another worker stored it first
+    if not row_sql.insert_stored_prompt(stored):  # another worker stored it first
         return row_sql.stored_prompt(sha)
-    stored.pk = inserted[0]
-    stored._state.adding, stored._state.db = False, connection.alias
     return stored
 
 

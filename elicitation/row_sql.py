@@ -13,7 +13,7 @@ process. The statements, and what they guarantee, are those of the ORM versions 
   exactly (the settlement's check that nobody else touched its counters);
 - ``has_pending``: whether a run has a pending row;
 - ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
-- ``stored_prompt``: the stored prompt with a hash, once per task.
+- ``stored_prompt``, ``insert_stored_prompt``: the stored prompt with a hash, once per task; a new one stored.
 """
 from __future__ import annotations
 
@@ -160,3 +160,20 @@ def stored_prompt(sha: str) -> StoredPrompt | None:
         cursor.execute(sql, [sha])
         found = cursor.fetchone()
     return p.build(found) if found is not None else None
+
+
+def insert_stored_prompt(stored: StoredPrompt) -> bool:
+    """Insert ``stored`` unless a prompt with its hash is stored already (``ON CONFLICT DO NOTHING``); True, and
+    its id set, if it was inserted."""
+    columns = ["sha256", "api_style", "content", "created_at"]
+    values = [StoredPrompt._meta.get_field(c).get_db_prep_save(getattr(stored, c), connection) for c in columns]
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
+                       f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT (sha256) DO NOTHING RETURNING id",
+                       values)
+        inserted = cursor.fetchone()
+    if inserted is None:
+        return False
+    stored.pk = inserted[0]
+    stored._state.adding, stored._state.db = False, connection.alias
+    return True

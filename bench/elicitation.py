@@ -19,9 +19,10 @@ pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
 For each configuration it prints the platform's answers per second (first to last answer), the raw client's
 requests per second at the same concurrency (a separate process, like the workers), their ratio, and for a
 stub with latency the ideal concurrency / latency. Then (``--profile N``, default 100; 0 skips) it answers N
-more items in this process under cProfile against the instant stub and prints where an answer's time goes:
-database statements per answer by kind and table, and milliseconds per answer by part (database, the openai
-client, HTTP transport, prompts and parsing, the elicitation machinery, the rest). Nothing is asserted.
+more items in this process against the instant stub, half of them under cProfile, and prints where an answer's
+time goes: database statements per answer by kind and table, and milliseconds per answer by part (database,
+the openai client, HTTP transport, prompts and parsing, the elicitation machinery, the rest), the profile's
+shares scaled by the time per answer of the half run without it. Nothing is asserted.
 """
 from __future__ import annotations
 

@@ -96,7 +96,6 @@ class RedisLimits:
     def __init__(self, url: str, prefix: str = "hedgelab:limits:") -> None:
         import redis
 
-        self.url = url
         self.redis = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5,
                                           health_check_interval=30)
         self.prefix = prefix
@@ -126,9 +125,6 @@ class RedisLimits:
         """Who holds a live slot lease."""
         live = self._holders(keys=[self._key("slots", endpoint)], args=[max(1, endpoint.max_concurrency)])
         return {h.decode() for h in live}
-
-    def slots_in_use(self, endpoint: ModelEndpoint) -> int:
-        return len(self._holders(keys=[self._key("slots", endpoint)], args=[max(1, endpoint.max_concurrency)]))
 
     def release_all(self, owner: str) -> None:
         """Free every slot ``owner`` holds, on any endpoint (after the task lost its database)."""

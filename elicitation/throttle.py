@@ -33,8 +33,6 @@ StopCheck = Callable[[], None]  # raises to abandon waiting
 class DatabaseLimits:
     """Slots and rate buckets as database rows (the module's functions)."""
 
-    url = "database"
-
     def __init__(self) -> None:
         self._ensured: dict[tuple, float] = {}
 
@@ -55,9 +53,6 @@ class DatabaseLimits:
 
     def release_slot(self, endpoint: ModelEndpoint, index: int, owner: str) -> None:
         release_slot(endpoint, index, owner)
-
-    def slots_in_use(self, endpoint: ModelEndpoint) -> int:
-        return slots_in_use(endpoint)
 
     def holders(self, endpoint: ModelEndpoint) -> set[str]:
         """Who holds a live slot lease."""

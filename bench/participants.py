@@ -12,7 +12,8 @@ removed afterwards), with the demo study. The server's settings are the platform
 one connection per request, as a browser after a few seconds' thought):
 
 1. **ceiling**: ``--concurrency`` clients without pause on the bare view for ``--saturate`` seconds;
-2. **platform**: as many clients answering the demo study (an answer = the POST and the next question's page);
+2. **platform**: as many clients answering the demo study (an answer = the POST, whose reply is the next
+   question's page);
    the two alternate in ``--rounds`` rounds, so that other load on the machine weighs on both alike;
 3. **participants**: ``--participants`` people, each thinking ``--think`` seconds (uniform) before every
    answer, for ``--duration`` seconds (they start spread over the first think time); then (unless
@@ -20,8 +21,8 @@ one connection per request, as a browser after a few seconds' thought):
    says whether the machine itself can carry the crowd;
 
 and prints answers per second, the ratio platform / ceiling, latency percentiles (p50, p99) of an answer,
-failed requests, and a check in the database: every answer the server confirmed (a redirect after the POST)
-is stored, and none twice. Participants are pledged beforehand (rows written directly) so that the run
+failed requests, and a check in the database: every answer the server confirmed (the next question in the reply
+to the POST, or the redirect after the last) is stored, and none twice. Participants are pledged beforehand (rows written directly) so that the run
 measures answering, not the item draw.
 
 Then, the server stopped, the **profile** that says why (``--profile`` answers, 0: skip): the same answers
@@ -119,6 +120,15 @@ class Tally:
         self.confirmed |= other.confirmed
 
 
+def answer_confirmed(status: int, page: str, position: str) -> bool:
+    """Whether the reply to an answer's POST confirms it: the next question's page (200 with another position:
+    a refused answer comes back on its own question), or a redirect (after the last answer)."""
+    if status == 302:
+        return True
+    shown = FORM.search(page) if status == 200 else None
+    return shown is not None and shown.group(1) != position
+
+
 async def _answering(browser: Browser, pid: str, tally: Tally, until: float, think: tuple[float, float] | None,
                      first_wait: float = 0.0) -> bool:
     """One participant: open the link, then answer until ``until``; True when they answered every question."""
@@ -135,15 +145,16 @@ async def _answering(browser: Browser, pid: str, tally: Tally, until: float, thi
             return False
         position, item = form.groups()
         start = time.monotonic()
-        status, _, location = await browser.request("POST", f"/s/{SLUG}/question/", {
+        status, page, location = await browser.request("POST", f"/s/{SLUG}/question/", {
             "csrfmiddlewaretoken": browser.cookies.get("csrftoken", ""), "step": "item", "position": position,
             "item": item, "value": "50", "client_time_ms": "900"})
-        if status != 302:
+        if not answer_confirmed(status, page, position):
             tally.fail(status)
             status, page, _ = await browser.request("GET", f"/s/{SLUG}/question/")
             continue
         tally.confirmed.add((pid, int(position)))
-        status, page, _ = await browser.request("GET", location)
+        if status == 302:  # the last answer: on to the completion page
+            status, page, _ = await browser.request("GET", location)
         tally.latencies.append(time.monotonic() - start)
         tally.answers += 1
         if status not in (200, 302):
@@ -315,7 +326,7 @@ class PlatformFlow:
             posted = self.client.post(f"/s/{SLUG}/question/", body,
                                       content_type="application/x-www-form-urlencoded")
             page = self.client.get(posted["Location"]) if posted.status_code == 302 else posted
-        if posted.status_code != 302 or page.status_code != 200:
+        if not answer_confirmed(posted.status_code, posted.content.decode(), position) or page.status_code != 200:
             raise RuntimeError(f"profile: answer refused ({posted.status_code}, then {page.status_code})")
         self.page = page.content.decode()
 

@@ -334,6 +334,7 @@ class Submission:
     message: str = ""
     response: Response | None = None
     step: Step = Step.ITEM  # where the participant is after this submission
+    next: Progress | None = None  # with ``show_next``: the next question, already marked shown
 
 
 def parse_client_ms(raw: Any) -> int | None:
@@ -351,7 +352,8 @@ ALREADY_SAVED = gettext_noop("Your answer to that question was already saved; it
 
 
 def submit_answer(participant: Participant, position: int, item_id: int, answer: Any,
-                  client_time_ms: Any = None, *, progress: Progress | None = None) -> Submission:
+                  client_time_ms: Any = None, *, progress: Progress | None = None,
+                  show_next: bool = False) -> Submission:
     """Save the answer to the participant's current slot; never a duplicate or an overwrite.
 
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
@@ -362,17 +364,21 @@ def submit_answer(participant: Participant, position: int, item_id: int, answer:
     ``progress``: the participant's current step as the caller has just read it with the participant (and its
     study): the participant view's path (surveys.views), which then reads nothing again. Without it the
     participant is re-read here and ``participant`` refreshed afterwards.
+
+    ``show_next``: the caller shows the next question in its reply to this answer (the participant view: one
+    request per answer instead of a redirect and a second request). The next slot is then read and marked
+    shown in the answer's own transaction, and returned as ``Submission.next``.
     """
     if progress is not None:
-        return _submit(participant, progress, position, item_id, answer, client_time_ms)
+        return _submit(participant, progress, position, item_id, answer, client_time_ms, show_next)
     row = Participant.objects.select_related("study").get(pk=participant.pk)
-    result = _submit(row, current_step(row), position, item_id, answer, client_time_ms)
+    result = _submit(row, current_step(row), position, item_id, answer, client_time_ms, show_next)
     participant.refresh_from_db()
     return result
 
 
 def _submit(participant: Participant, progress: Progress, position: int, item_id: int, answer: Any,
-            client_time_ms: Any) -> Submission:
+            client_time_ms: Any, show_next: bool = False) -> Submission:
     if progress.step != Step.ITEM or participant.status != Participant.Status.STARTED:
         return _not_answering(progress.step)
     slot = progress.slot
@@ -395,16 +401,23 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     response = Response(assignment=slot, participant=participant, item_id=slot.item_id, **typed.columns(),
                         raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
     last = progress.number >= progress.total
+    following: Progress | None = None
     try:
         with transaction.atomic():  # SQLite: BEGIN IMMEDIATE, so the write lock is held only for this
             if not insert_once(response):  # answered meanwhile (double click, another tab)
                 return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
             if last:
                 _complete(participant)
+            elif show_next:  # one commit for the answer and the next question's first-shown time
+                following = current_step(participant)
+                if following.step == Step.ITEM:
+                    mark_shown(following.slot)
+                else:
+                    following = None
     except IntegrityError:  # the trigger: their status changed meanwhile (e.g. marked returned)
         participant.refresh_from_db()
         return _not_answering(current_step(participant).step)
-    return Submission(Outcome.SAVED, response=response, step=Step.DONE if last else Step.ITEM)
+    return Submission(Outcome.SAVED, response=response, step=Step.DONE if last else Step.ITEM, next=following)
 
 
 def _not_answering(step: Step) -> Submission:

@@ -220,7 +220,9 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
 
 @participant_page(Step.ITEM)
 def item(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
-    """One question; an answer is saved in one short transaction (surveys.flow.submit_answer)."""
+    """One question. An answer is saved in one short transaction (surveys.flow.submit_answer), and the reply
+    to it is the next question itself (its page replaces the POST in the browser's history, static/surveys/
+    flow.js, so a reload asks for the page again); the last answer redirects to the completion page."""
     error = ""
     if request.method == "POST":
         form = AnswerForm(request.POST)
@@ -230,7 +232,9 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             return _step_redirect(study, Step.ITEM)
         data = form.cleaned_data
         result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
-                                    data["client_time_ms"], progress=progress)
+                                    data["client_time_ms"], progress=progress, show_next=True)
+        if result.outcome == Outcome.SAVED and result.next is not None:
+            return _question_page(request, study, result.next)
         if result.outcome != Outcome.INVALID:
             if result.outcome != Outcome.SAVED:
                 messages.info(request, result.message)
@@ -239,6 +243,12 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             return _step_redirect(study, result.step)
         error = result.message
     flow.mark_shown(progress.slot)
+    return _question_page(request, study, progress, error)
+
+
+def _question_page(request: HttpRequest, study: Study, progress: Progress, error: str = "") -> HttpResponse:
+    """The page of the question at ``progress`` (its first-shown time already recorded); it posts to the
+    question URL, the one it was asked for or posted to."""
     return render(request, "surveys/item.html",
                   _step_context(study, Step.ITEM, request.path, False, **_item_context(study, progress, error)))
 

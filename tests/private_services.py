@@ -166,7 +166,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 class Participant:
     """A participant over real HTTP (cookies, CSRF), who answers every question and, like the outage page,
     tries again after a refused or failed request. Records every HTTP status and each answer the server
-    confirmed (a redirect after the POST)."""
+    confirmed (``post_answer``)."""
 
     base: str
     slug: str
@@ -228,13 +228,17 @@ class Participant:
         item = re.search(r'name="item" value="(\d+)"', text)
         return (position.group(1), item.group(1)) if status == 200 and position and item else None
 
-    def post_answer(self, form: tuple[str, str], value: str = "50") -> int:
-        """Submit an answer to the question ``form`` (from :meth:`question`); the HTTP status."""
-        status, _, _ = self._request(f"/s/{self.slug}/question/", {
+    def post_answer(self, form: tuple[str, str], value: str = "50") -> bool:
+        """Submit an answer to the question ``form`` (from :meth:`question`); whether the server confirmed it:
+        with the next question's page (another position: a refused answer comes back on its own question) or,
+        after the last, a redirect."""
+        status, text, _ = self._request(f"/s/{self.slug}/question/", {
             "step": "item", "position": form[0], "item": form[1], "value": value, "client_time_ms": "900"})
-        if status == 302:
+        shown = re.search(r'name="position" value="(\d+)"', text) if status == 200 else None
+        if status == 302 or (shown is not None and shown.group(1) != form[0]):
             self.confirmed.append(int(form[0]))
-        return status
+            return True
+        return False
 
     def run(self, answers: int | None = None) -> None:
         """Enter, consent, read, pledge, answer (every question, or ``answers`` of them)."""
@@ -245,5 +249,5 @@ class Participant:
             if form is None:
                 return
             time.sleep(self.pause)
-            if self.post_answer(form) == 302:
+            if self.post_answer(form):
                 given += 1

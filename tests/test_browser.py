@@ -173,8 +173,15 @@ def test_a_participant_completes_the_study_in_chromium(browser, live_server, liv
             answer_with_mouse(page, value)
         if number == 12:
             page.get_by_text("Question 13 of 30").wait_for()
+            # The page came back as the reply to the answer's POST; flow.js replaced that history entry, so a
+            # reload asks for the question page (GET) instead of sending the answer again.
+            documents: list[tuple[str, str]] = []
+            page.on("request", lambda r: documents.append((r.method, r.url)) if r.resource_type == "document"
+                    else None)
             page.reload()  # a reload in the middle keeps the answers and resumes at the same question
             page.get_by_text("Question 13 of 30").wait_for()
+            assert documents == [("GET", f"{live_server.url}/s/{live_study.slug}/question/")], documents
+            assert page.locator(".messages").count() == 0  # no "already saved": nothing was sent again
             participant = Participant.objects.get(prolific_pid=PID)
             assert participant.responses.count() == 12
             assert current_item(page)[0] == participant.assignments.get(response__isnull=True, position=13).position

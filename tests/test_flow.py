@@ -69,13 +69,22 @@ def expected_value(slot: Assignment) -> int:
     return 100 - 5 * EXPRESSIONS.index(slot.item.expression)
 
 
+def saved(response, slot: Assignment) -> bool:
+    """Whether the reply to an answer for ``slot`` says it was saved: the next question's page, or the redirect
+    after the last answer."""
+    if response.status_code == 302:
+        return True
+    shown = re.search(r'name="position" value="(\d+)"', response.content.decode())
+    return response.status_code == 200 and shown is not None and int(shown.group(1)) != slot.position
+
+
 def answer_all(client: Client, study: Study, participant: Participant, value_of=expected_value):
     last = None
     while flow.current_step(participant).step == Step.ITEM:
         slot = current_slot(participant)
         client.get(url(study, "item"))
         last = answer(client, study, slot, value_of(slot))
-        assert last.status_code == 302
+        assert saved(last, slot)
         participant.refresh_from_db()
     return last
 
@@ -306,7 +315,7 @@ def test_a_bad_value_asks_the_same_question_again(client, study, value, message)
     assert message in text and 'role="alert"' in text
     assert f'name="item" value="{slot.item_id}"' in text and " checked" not in text
     assert not Response.objects.exists()
-    assert answer(client, study, slot, 35)["Location"] == url(study, "item")
+    assert saved(answer(client, study, slot, 35), slot)
     assert Response.objects.get().value == 35
 
 
@@ -347,12 +356,12 @@ def test_only_the_current_slot_can_be_answered(client, study):
 def test_a_second_submission_of_the_same_item_changes_nothing(client, study):
     participant = start(client, study)
     slot = current_slot(participant)
-    assert answer(client, study, slot, 40)["Location"] == url(study, "item")
+    assert saved(answer(client, study, slot, 40), slot)
     second = answer(client, study, slot, 90)  # double click or a stale tab
     assert second["Location"] == url(study, "item")
     assert "already saved" in page(client.get(url(study, "item")))
-    saved = Response.objects.get()
-    assert (saved.assignment_id, saved.value) == (slot.pk, 40)
+    stored = Response.objects.get()
+    assert (stored.assignment_id, stored.value) == (slot.pk, 40)
     assert current_slot(participant).position == slot.position + 1
 
 
@@ -414,16 +423,21 @@ def test_time_per_item_is_recorded(client, study):
     client.get(url(study, "item"))
     shown = Assignment.objects.get(pk=slot.pk).first_shown_at
     assert shown is not None
-    answer(client, study, slot, 55, client_time_ms="4321")
-    saved = Response.objects.get()
-    assert saved.client_time_ms == 4321
-    assert saved.time_taken_ms == int((saved.created_at - shown).total_seconds() * 1000)
+    reply = answer(client, study, slot, 55, client_time_ms="4321")
+    stored = Response.objects.get()
+    assert stored.client_time_ms == 4321
+    assert stored.time_taken_ms == int((stored.created_at - shown).total_seconds() * 1000)
+    # the reply is the next question: shown from then on (recorded with the answer), a reload keeps that time
     slot2 = current_slot(participant)
+    assert f'name="position" value="{slot2.position}"' in page(reply)
+    shown2 = Assignment.objects.get(pk=slot2.pk).first_shown_at
+    assert shown2 is not None and stored.created_at <= shown2
     client.get(url(study, "item"))
+    assert Assignment.objects.get(pk=slot2.pk).first_shown_at == shown2
     answer(client, study, slot2, 60, client_time_ms="-3")  # an implausible client time is dropped, not the answer
     assert Response.objects.get(assignment=slot2).client_time_ms is None
     slot3 = current_slot(participant)
-    assert answer(client, study, slot3, 65, client_time_ms="9" * 500)["Location"] == url(study, "item")
+    assert saved(answer(client, study, slot3, 65, client_time_ms="9" * 500), slot3)
     assert Response.objects.get(assignment=slot3).client_time_ms is None
 
 

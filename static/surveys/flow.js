@@ -5,6 +5,11 @@
   "use strict";
   var started = performance.now();
 
+  // The next question comes back as the reply to an answer's POST. Replacing the history entry makes a reload
+  // (or a return to this page) ask for the question page again instead of sending the answer once more; without
+  // JavaScript the browser asks before sending it again, and the server keeps the first answer.
+  if (window.history && history.replaceState) history.replaceState(history.state, "", location.href);
+
   document.querySelectorAll("form[method=post]").forEach(function (form) {
     form.addEventListener("submit", function (event) {
       if (event.defaultPrevented) return;

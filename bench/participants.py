@@ -585,13 +585,13 @@ def main() -> None:
             print(f"{args.concurrency} clients without pause, {args.saturate:g} s each "
                   f"(alternated in {args.rounds} rounds):")
             ceiling = line("ceiling: bare view (session+INSERT)", bare, args.saturate)
-            figure = line("platform: answer POST + next page", platform, args.saturate)
+            figure = line("platform: answer POST → next page", platform, args.saturate)
             print(f"  ratio platform / ceiling: {figure / ceiling:.2f}  (goal ≥ 0.70)")
         started = time.monotonic()
         crowd = asyncio.run(with_think_time(host, port, people, think, args.duration))
         elapsed = time.monotonic() - started
         print(f"{args.participants} participants thinking {think[0]:g}–{think[1]:g} s, {args.duration:g} s:")
-        line("platform: answer POST + next page", crowd, elapsed)
+        line("platform: answer POST → next page", crowd, elapsed)
         if args.crowd_ceiling:
             started = time.monotonic()
             bare_crowd = asyncio.run(bare_with_think_time(host, port, args.participants, think, args.duration))

@@ -37,7 +37,7 @@ from config import throttle
 from .assignment import assign
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
-from .flow_queries import first_unanswered
+from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
@@ -313,7 +313,7 @@ def mark_shown(slot: Assignment, now: datetime | None = None) -> None:
     if slot.first_shown_at is not None:
         return
     now = now or timezone.now()
-    if Assignment.objects.filter(pk=slot.pk, first_shown_at__isnull=True).update(first_shown_at=now):
+    if mark_first_shown(slot.pk, now):
         slot.first_shown_at = now
     else:  # another request showed it first
         slot.refresh_from_db(fields=["first_shown_at"])

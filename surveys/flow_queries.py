@@ -1,20 +1,22 @@
-"""The participant path's two reads, as SQL written once per process instead of built by the ORM per request.
+"""The participant path's hot statements, as SQL written once per process instead of built by the ORM per request.
 
 Every page of a participant reads their row with the study's, and the question page (and the answer POST) the
-current slot with its item and the counts for "Question n of N". Building these with the ORM costs about
+current slot with its item and the counts for "Question n of N"; a question shown for the first time gets its
+time. Building these with the ORM costs about
 5 ms of CPU per request (query compilation, more than the queries themselves); here the SQL is written once
 and rows become model instances through the same field converters the ORM applies (``surveys.sql_rows``), so
 callers get ordinary ``Participant`` / ``Study`` / ``Assignment`` / ``Item`` objects.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from functools import lru_cache
 from typing import Sequence
 
 from django.db import connection
 
 from .models import Assignment, Item, Participant, Response, Study
-from .sql_rows import Columns
+from .sql_rows import Columns, assignments
 
 
 @lru_cache(maxsize=None)
@@ -65,3 +67,12 @@ def first_unanswered(participant_id: int) -> tuple[Assignment, int, int] | None:
     slot = a.build(row)
     Assignment.item.field.set_cached_value(slot, i.build(row[len(a.fields):]))
     return slot, row[-2], row[-1]
+
+
+def mark_first_shown(slot_id: int, moment: datetime) -> bool:
+    """Set the slot's first-shown time to ``moment`` unless it has one; whether it was set."""
+    values, params = assignments(Assignment, {"first_shown_at": moment})
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {Assignment._meta.db_table} SET {values} WHERE id = %s AND first_shown_at IS NULL",
+                       [*params, slot_id])
+        return cursor.rowcount > 0

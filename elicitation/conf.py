@@ -61,6 +61,12 @@ def max_countdown_seconds() -> float:
     return _float("ELICITATION_MAX_COUNTDOWN_SECONDS", 300.0)
 
 
+def requests_per_task() -> float:
+    """About how many requests one elicitation task makes: the items of a run are queued in groups that ask
+    about this many (at least one item per task; 1 queues one task per item)."""
+    return _float("ELICITATION_REQUESTS_PER_TASK", 8.0)
+
+
 def queue() -> str:
     """Celery queue the elicitation tasks go to ("celery", the default queue, unless set)."""
     return getattr(settings, "ELICITATION_QUEUE", None) or env_str("ELICITATION_QUEUE", "celery")

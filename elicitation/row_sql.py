@@ -4,8 +4,8 @@ Built by the ORM, each of these cost 1–5 ms of CPU per answer (compiling the q
 an answer needs several: with the endpoint answering at once, that — not the endpoint — bounded a worker
 process. The statements, and what they guarantee, are those of the ORM versions they replace:
 
-- ``pending_rows``: an item's pending rows of a run, each with its run (and the run's endpoint and study) and
-  its item, in one query;
+- ``pending_rows``: the pending rows of a task's items in a run, each with its run (and the run's endpoint and
+  study) and its item, in one query;
 - ``claim``: lease a row while it is pending, unleased (or its lease ran out) and its run is running;
 - ``charge``: count one request on the row before it is sent, with its estimated tokens and cost, renewing the
   lease of the worker that holds it;
@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence
 
 from django.db import connection
 from django.utils import timezone
@@ -42,8 +42,8 @@ def _when(moment: datetime) -> Any:
     return ModelResponse._meta.get_field("lease_until").get_db_prep_value(moment, connection)
 
 
-@lru_cache(maxsize=None)
-def _pending_sql(vendor: str) -> tuple[str, Columns, Columns, Columns, Columns, Columns]:
+@lru_cache(maxsize=64)
+def _pending_sql(vendor: str, n_items: int) -> tuple[str, Columns, Columns, Columns, Columns, Columns]:
     r, u, e, s, i = (Columns(ModelResponse, "r"), Columns(ElicitationRun, "u"), Columns(ModelEndpoint, "e"),
                      Columns(Study, "s"), Columns(Item, "i"))
     sql = (f"SELECT {r.sql}, {u.sql}, {e.sql}, {s.sql}, {i.sql} FROM {_table(ModelResponse)} r "
@@ -51,30 +51,36 @@ def _pending_sql(vendor: str) -> tuple[str, Columns, Columns, Columns, Columns, 
            f"INNER JOIN {_table(ModelEndpoint)} e ON u.endpoint_id = e.id "
            f"INNER JOIN {_table(Study)} s ON u.study_id = s.id "
            f"INNER JOIN {_table(Item)} i ON r.item_id = i.id "
-           f"WHERE r.run_id = %s AND r.item_id = %s AND r.status = %s ORDER BY r.sample_index")
+           f"WHERE r.run_id = %s AND r.item_id IN ({', '.join(['%s'] * n_items)}) AND r.status = %s "
+           f"ORDER BY r.item_id, r.sample_index")
     return sql, r, u, e, s, i
 
 
-def pending_rows(run_id: int, item_id: int) -> list[ModelResponse]:
-    """The pending rows of (run, item) by sample index; all share one run object (with its endpoint and study
-    attached) and one item."""
-    sql, r, u, e, s, i = _pending_sql(connection.vendor)
+def pending_rows(run_id: int, item_ids: Sequence[int]) -> list[ModelResponse]:
+    """The pending rows of a run's ``item_ids`` by item and sample index; all share one run object (with its
+    endpoint and study attached), and the rows of an item one item object."""
+    if not item_ids:
+        return []
+    sql, r, u, e, s, i = _pending_sql(connection.vendor, len(item_ids))
     with connection.cursor() as cursor:
-        cursor.execute(sql, [run_id, item_id, PENDING])
+        cursor.execute(sql, [run_id, *item_ids, PENDING])
         found = cursor.fetchall()
     if not found:
         return []
     widths = [len(c.fields) for c in (r, u, e, s)]
     starts = [sum(widths[:k]) for k in range(5)]
     first = found[0]
-    run, item = u.build(first[starts[1]:]), i.build(first[starts[4]:])
+    run = u.build(first[starts[1]:])
     ElicitationRun.endpoint.field.set_cached_value(run, e.build(first[starts[2]:]))
     ElicitationRun.study.field.set_cached_value(run, s.build(first[starts[3]:]))
+    items: dict[int, Item] = {}
     rows = []
     for values in found:
         row = r.build(values)
+        if row.item_id not in items:
+            items[row.item_id] = i.build(values[starts[4]:])
         ModelResponse.run.field.set_cached_value(row, run)
-        ModelResponse.item.field.set_cached_value(row, item)
+        ModelResponse.item.field.set_cached_value(row, items[row.item_id])
         rows.append(row)
     return rows
 

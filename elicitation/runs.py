@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from decimal import Decimal
 from typing import Any, Callable, Iterable
@@ -14,7 +15,7 @@ from redis.exceptions import RedisError
 from surveys.models import Item, Study
 
 from . import conf, throttle
-from .estimate import MICRO
+from .estimate import MICRO, requests_per_answer
 from .key_env import key_variable_problem
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
@@ -132,15 +133,30 @@ def pending_item_ids(run: ElicitationRun) -> list[int]:
                 .values_list("item_id", flat=True).distinct().order_by("item_id"))
 
 
+def items_per_task(run: ElicitationRun, n_items: int) -> int:
+    """How many items one task answers: as many as make about ``ELICITATION_REQUESTS_PER_TASK`` requests (8),
+    and never so many that fewer than four tasks per endpoint slot are queued (all slots stay busy, and a run's
+    last tasks are short). One item per task for sampled and multi-request runs whose item alone asks that
+    many."""
+    per_item = run.samples_per_item * requests_per_answer(run)
+    by_requests = int(conf.requests_per_task() // max(1.0, per_item))
+    spread = math.ceil(n_items / (4 * max(1, run.endpoint.max_concurrency)))
+    return max(1, min(by_requests, spread))
+
+
 def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
-    """Queue one task per item (after the current transaction commits)."""
-    from .tasks import elicit_item
+    """Queue the items in tasks of ``items_per_task`` items each (after the current transaction commits).
+    Grouped, an answer does not pay alone for what a task costs: the queue's message, the rows read with
+    their run, the demonstrations, the check whether the run is done."""
+    from .tasks import elicit_items
 
     run_id, queue = run.pk, conf.queue()
+    size = items_per_task(run, len(item_ids))
+    groups = [list(item_ids[k:k + size]) for k in range(0, len(item_ids), size)]
 
     def send() -> None:
-        for item_id in item_ids:
-            elicit_item.apply_async((run_id, item_id), queue=queue)
+        for group in groups:
+            elicit_items.apply_async((run_id, group), queue=queue)
 
     transaction.on_commit(send)
 

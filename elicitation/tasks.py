@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import random
 import time
+from typing import Any
 
 from celery import shared_task
 from django.db import connections
 
 from . import conf
 from .sweep import sweep
-from .worker import TRANSIENT_ERRORS, give_back, new_owner, process_item
+from .worker import TRANSIENT_ERRORS, give_back, new_owner, process_items
 
 log = logging.getLogger(__name__)
 
@@ -35,28 +36,40 @@ def database_retry_delay(retries: int) -> float:
     return min(30.0, 2.0 ** retries) * random.uniform(0.75, 1.25)
 
 
-@shared_task(bind=True, name="elicitation.elicit_item", acks_late=True, reject_on_worker_lost=True,
-             ignore_result=True, max_retries=None)
-def elicit_item(self, run_id: int, item_id: int) -> None:
-    """Answer the pending samples of one item; if another worker holds some of them, try again
-    once its lease may have run out."""
+def answer_items(task: Any, run_id: int, item_ids: list[int]) -> None:
+    """The body of the elicitation tasks: answer the pending samples of ``item_ids``; if another worker holds
+    some of their rows, try again (through the queue) once its lease may have run out."""
     owner = new_owner()
     try:
-        retry_in = process_item(run_id, item_id, owner=owner)
-        while retry_in is not None and self.request.is_eager:  # CELERY_TASK_ALWAYS_EAGER: no queue to retry through
+        retry_in = process_items(run_id, item_ids, owner=owner)
+        while retry_in is not None and task.request.is_eager:  # CELERY_TASK_ALWAYS_EAGER: no queue to retry through
             time.sleep(retry_in)
-            retry_in = process_item(run_id, item_id, owner=owner)
+            retry_in = process_items(run_id, item_ids, owner=owner)
     except TRANSIENT_ERRORS as exc:
         drop_broken_connections()
         give_back(owner)
-        if self.request.is_eager:
+        if task.request.is_eager:
             raise
-        delay = database_retry_delay(self.request.retries)
-        log.warning("run %s item %s: database error (%r); retrying in %.0f s", run_id, item_id, exc, delay)
-        raise self.retry(countdown=delay, max_retries=None, queue=conf.queue(), exc=exc)
+        delay = database_retry_delay(task.request.retries)
+        log.warning("run %s items %s: database error (%r); retrying in %.0f s", run_id, item_ids, exc, delay)
+        raise task.retry(countdown=delay, max_retries=None, queue=conf.queue(), exc=exc)
     if retry_in is not None:
-        raise self.retry(countdown=min(max(1.0, retry_in), conf.max_countdown_seconds()), max_retries=None,
+        raise task.retry(countdown=min(max(1.0, retry_in), conf.max_countdown_seconds()), max_retries=None,
                          queue=conf.queue())
+
+
+@shared_task(bind=True, name="elicitation.elicit_items", acks_late=True, reject_on_worker_lost=True,
+             ignore_result=True, max_retries=None)
+def elicit_items(self, run_id: int, item_ids: list[int]) -> None:
+    """Answer the pending samples of a few items of a run (``runs.enqueue`` groups them)."""
+    answer_items(self, run_id, list(item_ids))
+
+
+@shared_task(bind=True, name="elicitation.elicit_item", acks_late=True, reject_on_worker_lost=True,
+             ignore_result=True, max_retries=None)
+def elicit_item(self, run_id: int, item_id: int) -> None:
+    """One item: the task of earlier versions, still answered for the messages they queued."""
+    answer_items(self, run_id, [item_id])
 
 
 @shared_task(name="elicitation.sweep", ignore_result=True)

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from django.db import InterfaceError, OperationalError
 from django.db.models import Sum
@@ -305,16 +305,24 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
 
 
 def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: Sleep = time.sleep) -> float | None:
-    """Answer every pending sample of one item in one run.
+    """Answer every pending sample of one item in one run (``process_items`` of that item)."""
+    return process_items(run_id, [item_id], owner=owner, sleep=sleep)
 
-    Returns None when nothing is left for this item (or the run is stopped), else the number of
-    seconds after which to try again because another worker holds some of its rows.
+
+def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = None,
+                  sleep: Sleep = time.sleep) -> float | None:
+    """Answer every pending sample of ``item_ids`` (one task's items, ``runs.enqueue``) in one run, one after
+    the other. What a task costs besides its answers — the rows read with their run, the study's
+    demonstrations, the check whether the run is done, the queue's own work — is paid once for them all.
+
+    Returns None when nothing is left for these items (or the run is stopped), else the number of seconds
+    after which to try again because another worker holds some of their rows.
     """
-    rows = row_sql.pending_rows(run_id, item_id)  # each with its run, endpoint, study and item
+    rows = row_sql.pending_rows(run_id, item_ids)  # each with its run, endpoint, study and item
     if not rows:  # (a stopped run's rows stay pending: finish_if_done finishes only running runs)
         finish_if_done(run_id)
         return None
-    run, item = rows[0].run, rows[0].item
+    run = rows[0].run
     if run.status != ElicitationRun.Status.RUNNING:
         return None
     if key_problem := key_variable_problem(run.endpoint.api_key_env):  # never send a variable not allowed
@@ -329,7 +337,7 @@ def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: 
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
         for row in rows:
-            busy = answer_row(ctx, row, item)
+            busy = answer_row(ctx, row, row.item)
             if busy is not None:
                 retry_in = busy if retry_in is None else min(retry_in, busy)
     except Stopped:

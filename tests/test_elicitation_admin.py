@@ -93,12 +93,12 @@ def test_progress_json_lists_failures_with_reasons_and_cancel_resume_buttons(adm
     sent = []
     from elicitation import tasks
 
-    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda args, **kw: sent.append((args, kw)))
+    monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda args, **kw: sent.append((args, kw)))
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "resume"]))
     run.refresh_from_db()
     assert run.status == "running" and len(sent) == 2
-    assert {args for args, _ in sent} == {(run.pk, i.pk) for i in items_of(imported_nv, 2)}
+    assert sorted(args for args, _ in sent) == sorted((run.pk, [i.pk]) for i in items_of(imported_nv, 2))
     assert {kw["queue"] for _, kw in sent} == {"celery"}
 
     admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "cancel"]))

@@ -98,14 +98,15 @@ def test_elicit_queues_one_task_per_item(stub, imported_nv, monkeypatch, django_
 
     make_endpoint(stub)
     sent = []
-    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda args, **kw: sent.append((args, kw)))
+    monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda args, **kw: sent.append((args, kw)))
     monkeypatch.setenv("ELICITATION_QUEUE", "elicit-test")
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:3])
     with django_capture_on_commit_callbacks(execute=True):
         out, _ = run_command("elicit", "nv", "--endpoint", "stub", "--items", ",".join(keys))
     run = ElicitationRun.objects.get()
     assert run.status == "running" and "queued on Celery queue 'elicit-test'" in out
-    assert sorted(args for args, _ in sent) == sorted((run.pk, pk) for pk in
+    # three items, four slots: one item per task, so that every slot has work (runs.items_per_task)
+    assert sorted(args for args, _ in sent) == sorted((run.pk, [pk]) for pk in
                                                       imported_nv.main_items().filter(key__in=keys).values_list("pk", flat=True))
     assert {kw["queue"] for _, kw in sent} == {"elicit-test"}
     assert ModelResponse.objects.filter(run=run, status="pending").count() == 3

@@ -367,32 +367,88 @@ def test_requests_per_minute_limit_paces_real_requests(stub, imported_nv):
 
 # --- the Celery task ------------------------------------------------------------------------------
 
-def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeypatch):
+@pytest.mark.parametrize("name, args, items", [("elicit_items", (1, [2, 3]), [2, 3]),
+                                               ("elicit_item", (1, 2), [2])])  # an earlier version's message
+def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeypatch, name, args, items):
     from celery.exceptions import Retry
 
     from elicitation import tasks
 
-    sent = []
-    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id, **kw: 4.2)
-    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda *a, **kw: sent.append((a, kw)))
+    task, sent, asked = getattr(tasks, name), [], []
+    monkeypatch.setattr(tasks, "process_items", lambda run_id, item_ids, **kw: asked.append(item_ids) or 4.2)
+    monkeypatch.setattr(task, "apply_async", lambda *a, **kw: sent.append((a, kw)))
     monkeypatch.setenv("ELICITATION_QUEUE", "elicit-q")
-    tasks.elicit_item.push_request(id="t1", args=[1, 2], kwargs={}, called_directly=False, retries=0,
-                                   delivery_info={})
+    task.push_request(id="t1", args=list(args), kwargs={}, called_directly=False, retries=0, delivery_info={})
     try:
         with pytest.raises(Retry):
-            tasks.elicit_item.run(1, 2)
+            task.run(*args)
     finally:
-        tasks.elicit_item.pop_request()
-    (args, kwargs), = sent
-    assert args[0] == (1, 2) and kwargs["countdown"] == 4.2 and kwargs["queue"] == "elicit-q"
+        task.pop_request()
+    (sent_args, kwargs), = sent
+    assert asked == [items] and sent_args[0] == args and kwargs["countdown"] == 4.2 and kwargs["queue"] == "elicit-q"
+
+
+@pytest.mark.parametrize("n_items, settings, slots, expected", [
+    (200, {}, 8, 7),  # ceil(200 / (4 tasks × 8 slots)); at most 8 requests per task
+    (2000, {}, 8, 8),  # ELICITATION_REQUESTS_PER_TASK
+    (20, {}, 8, 1),  # few items: one per task, so that every slot has work
+    (200, {"mode": "sampled", "samples": 3, "temperature": 1.0}, 1, 2),  # 2 items × 3 samples ≤ 8 requests
+    (200, {"mode": "sampled", "samples": 50, "temperature": 1.0}, 1, 1),  # an item alone asks more than 8
+    (200, {"mode": "full_distribution"}, 1, 1),
+])
+def test_items_are_queued_in_groups_of_about_eight_requests(stub, imported_nv, monkeypatch,
+                                                            django_capture_on_commit_callbacks, n_items, settings,
+                                                            slots, expected):
+    from elicitation import tasks
+    from elicitation.runs import enqueue, items_per_task
+
+    style = "completions" if settings.get("mode") == "full_distribution" else "chat"
+    run = create_run(imported_nv, make_endpoint(stub, max_concurrency=slots, api_style=style),
+                     items=items_of(imported_nv, 1), **settings)
+    assert items_per_task(run, n_items) == expected
+    monkeypatch.setenv("ELICITATION_REQUESTS_PER_TASK", "1")  # one item per task, as before groups
+    assert items_per_task(run, n_items) == 1
+    monkeypatch.delenv("ELICITATION_REQUESTS_PER_TASK")
+    sent = []
+    monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda args, **kw: sent.append(args))
+    ids = list(range(1000, 1000 + n_items))
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue(run, ids)
+    assert [item for _, group in sent for item in group] == ids  # every item once, in order
+    assert {len(group) for _, group in sent[:-1]} <= {expected} and {run_id for run_id, _ in sent} == {run.pk}
+
+
+def test_a_task_answers_each_of_its_items_once_and_pays_its_own_costs_once(stub, imported_nv):
+    """``process_items``: one task's eight items, each asked once; the rows with their run, the demonstrations
+    and the check whether the run is done are read once for the group, not once per item."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from elicitation.worker import process_items
+
+    stub.default = Reply.answer("I'd say 70")
+    items = items_of(imported_nv, 9)
+    run = started(imported_nv, make_endpoint(stub), items)
+    with CaptureQueriesContext(connection) as group:
+        assert process_items(run.pk, [i.pk for i in items[:8]]) is None
+    assert len(stub.requests) == 8 and len({r.prompt_text for r in stub.requests}) == 8
+    assert ModelResponse.objects.filter(run=run, status="ok").count() == 8
+    with CaptureQueriesContext(connection) as single:
+        assert process_item(run.pk, items[8].pk) is None
+    assert ModelResponse.objects.filter(run=run, status="ok").count() == 9
+    run.refresh_from_db()
+    assert run.status == Status.COMPLETED
+    per_task = ("demonstrations", "pending rows", "run done?")
+    assert len(group.captured_queries) <= 8 * (len(single.captured_queries) - len(per_task)) + len(per_task) + 2, \
+        "\n".join(q["sql"][:120] for q in group.captured_queries)
 
 
 def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
     from elicitation import tasks
 
     calls = iter([0.01, 0.01, None])
-    monkeypatch.setattr(tasks, "process_item", lambda run_id, item_id, **kw: next(calls))
-    result = tasks.elicit_item.apply(args=(1, 2))
+    monkeypatch.setattr(tasks, "process_items", lambda run_id, item_ids, **kw: next(calls))
+    result = tasks.elicit_items.apply(args=(1, [2]))
     assert result.state == "SUCCESS"
     assert next(calls, "used up") == "used up"
 
@@ -431,10 +487,14 @@ def test_the_workers_sql_reads_what_the_orm_reads(imported_nv, stub):
     from elicitation.models import ElicitationRun, ModelEndpoint
 
     endpoint = make_endpoint(stub)
-    item = imported_nv.main_items().order_by("id").first()
-    run = create_run(imported_nv, endpoint, mode="sampled", samples=3, temperature=1.0, items=[item])
+    item, other, unasked = imported_nv.main_items().order_by("id")[:3]
+    run = create_run(imported_nv, endpoint, mode="sampled", samples=3, temperature=1.0, items=[item, other, unasked])
     start_run(run, queue=False)
-    rows = row_sql.pending_rows(run.pk, item.pk)
+    both = row_sql.pending_rows(run.pk, [other.pk, item.pk])  # a task's items: by item, then sample
+    assert [(r.item_id, r.sample_index) for r in both] == [(i.pk, k) for i in (item, other) for k in range(3)]
+    assert both[0].item is both[2].item and both[3].item is not both[0].item and both[3].item.pk == other.pk
+    assert model_to_dict(both[4].item) == model_to_dict(other) and both[0].run is both[5].run
+    rows = row_sql.pending_rows(run.pk, [item.pk])
     assert [r.sample_index for r in rows] == [0, 1, 2]
     orm = ModelResponse.objects.get(run=run, item=item, sample_index=1)
     assert model_to_dict(rows[1]) == model_to_dict(orm) and rows[1].pk == orm.pk
@@ -446,7 +506,7 @@ def test_the_workers_sql_reads_what_the_orm_reads(imported_nv, stub):
     assert [d.pk for d in row_sql.demonstrations(imported_nv)] == [d.pk for d in imported_nv.demonstrations()]
     assert row_sql.demonstrations(imported_nv) and row_sql.has_pending(run.pk)
     ModelResponse.objects.filter(run=run).update(status="ok")
-    assert row_sql.pending_rows(run.pk, item.pk) == [] and not row_sql.has_pending(run.pk)
+    assert row_sql.pending_rows(run.pk, [item.pk]) == [] and not row_sql.has_pending(run.pk)
 
 
 def test_slot_rows_are_created_when_needed_and_again_if_removed(stub):

@@ -35,9 +35,11 @@ def started(study, endpoint, n, **settings):
 
 @pytest.fixture
 def queued(monkeypatch):
-    """The (run, item) tasks sent to the broker, instead of sending them."""
+    """The (run, item) of each item queued (the tasks sent to the broker, each with a few items), instead of
+    sending them."""
     sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda args, **kw: sent.append(tuple(args)))
+    monkeypatch.setattr(tasks.elicit_items, "apply_async",
+                        lambda args, **kw: sent.extend((args[0], item_id) for item_id in args[1]))
     return sent
 
 
@@ -133,23 +135,23 @@ def test_a_task_that_loses_the_database_gives_its_rows_back_and_is_retried(stub,
     run = started(imported_nv, make_endpoint(stub), 1)
     row = ModelResponse.objects.get(run=run)
 
-    def lose_the_database(run_id, item_id, owner):
+    def lose_the_database(run_id, item_ids, owner):
         ModelResponse.objects.filter(pk=row.pk).update(lease_owner=owner,
                                                        lease_until=timezone.now() + timedelta(seconds=60))
         raise OperationalError("server closed the connection unexpectedly")
 
     sent = []
-    monkeypatch.setattr(tasks, "process_item", lose_the_database)
-    monkeypatch.setattr(tasks.elicit_item, "apply_async", lambda *a, **kw: sent.append((a, kw)))
-    tasks.elicit_item.push_request(id="t1", args=[run.pk, row.item_id], kwargs={}, called_directly=False,
-                                   retries=2, delivery_info={})
+    monkeypatch.setattr(tasks, "process_items", lose_the_database)
+    monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda *a, **kw: sent.append((a, kw)))
+    tasks.elicit_items.push_request(id="t1", args=[run.pk, [row.item_id]], kwargs={}, called_directly=False,
+                                    retries=2, delivery_info={})
     try:
         with pytest.raises(Retry):
-            tasks.elicit_item.run(run.pk, row.item_id)
+            tasks.elicit_items.run(run.pk, [row.item_id])
     finally:
-        tasks.elicit_item.pop_request()
+        tasks.elicit_items.pop_request()
     (args, kwargs), = sent
-    assert args[0] == (run.pk, row.item_id) and 3 <= kwargs["countdown"] <= 5  # 2^2 s, with jitter
+    assert args[0] == (run.pk, [row.item_id]) and 3 <= kwargs["countdown"] <= 5  # 2^2 s, with jitter
     row.refresh_from_db()
     assert row.status == "pending" and row.lease_owner == "" and row.lease_until is None
 

@@ -133,14 +133,17 @@ def pending_item_ids(run: ElicitationRun) -> list[int]:
                 .values_list("item_id", flat=True).distinct().order_by("item_id"))
 
 
+TASKS_PER_SLOT = 8
+
+
 def items_per_task(run: ElicitationRun, n_items: int) -> int:
     """How many items one task answers: as many as make about ``ELICITATION_REQUESTS_PER_TASK`` requests (8),
-    and never so many that fewer than four tasks per endpoint slot are queued (all slots stay busy, and a run's
-    last tasks are short). One item per task for sampled and multi-request runs whose item alone asks that
+    and never so many that fewer than ``TASKS_PER_SLOT`` tasks per endpoint slot are queued (a task answers its
+    items one after the other: with many tasks all slots stay busy to the end of a run). One item per task for sampled and multi-request runs whose item alone asks that
     many."""
     per_item = run.samples_per_item * requests_per_answer(run)
     by_requests = int(conf.requests_per_task() // max(1.0, per_item))
-    spread = math.ceil(n_items / (4 * max(1, run.endpoint.max_concurrency)))
+    spread = math.ceil(n_items / (TASKS_PER_SLOT * max(1, run.endpoint.max_concurrency)))
     return max(1, min(by_requests, spread))
 
 
@@ -229,9 +232,10 @@ def resume_run(run: ElicitationRun, *, queue: bool = True) -> list[int]:
 
 def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
              sleep: Callable[[float], None] = time.sleep) -> ElicitationRun:
-    """Answer a running run's pending items in this process (no worker), one request at a time.
+    """Answer a running run's pending items in this process (no worker), one request at a time, in the groups
+    a worker's tasks would take (``items_per_task``); ``on_item`` is called for each item of a group done.
     Rows another worker holds are waited for. Returns the run as it ended."""
-    from .worker import finish_if_done, new_owner, process_item
+    from .worker import finish_if_done, new_owner, process_items
 
     owner = new_owner()
     while True:
@@ -239,11 +243,14 @@ def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
         if run.status != Status.RUNNING:
             break
         waits = []
-        for item_id in pending_item_ids(run):
-            retry_in = process_item(run.pk, item_id, owner=owner, sleep=sleep)
+        item_ids = pending_item_ids(run)
+        size = items_per_task(run, len(item_ids))
+        for k in range(0, len(item_ids), size):
+            group = item_ids[k:k + size]
+            retry_in = process_items(run.pk, group, owner=owner, sleep=sleep)
             if retry_in is not None:
                 waits.append(retry_in)
-            if on_item is not None:
+            for _ in group if on_item is not None else ():
                 on_item()
         if not waits:
             finish_if_done(run.pk)

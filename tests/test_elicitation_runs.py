@@ -389,7 +389,7 @@ def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeyp
 
 
 @pytest.mark.parametrize("n_items, settings, slots, expected", [
-    (200, {}, 8, 7),  # ceil(200 / (4 tasks × 8 slots)); at most 8 requests per task
+    (200, {}, 8, 4),  # ceil(200 / (8 tasks × 8 slots)); at most 8 requests per task
     (2000, {}, 8, 8),  # ELICITATION_REQUESTS_PER_TASK
     (20, {}, 8, 1),  # few items: one per task, so that every slot has work
     (200, {"mode": "sampled", "samples": 3, "temperature": 1.0}, 1, 2),  # 2 items × 3 samples ≤ 8 requests

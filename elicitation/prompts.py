@@ -53,17 +53,24 @@ def prompt_hash(content: PromptContent) -> str:
 
 
 def store_prompt(content: PromptContent, api_style: str, sha: str | None = None) -> StoredPrompt:
-    """The StoredPrompt for ``content`` (whose hash is ``sha``), created on first use: one SELECT when it is
-    stored already, else one ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (safe when several workers race:
-    the loser reads the winner's row)."""
+    """The StoredPrompt for ``content`` (whose hash is ``sha``), created on first use (``store_prompts``)."""
     sha = sha or prompt_hash(content)
-    found = row_sql.stored_prompt(sha)
-    if found is not None:
-        return found
-    stored = StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=timezone.now())
-    if not row_sql.insert_stored_prompt(stored):  # another worker stored it first
-        return row_sql.stored_prompt(sha)
-    return stored
+    return store_prompts({sha: content}, api_style)[sha]
+
+
+def store_prompts(contents: dict[str, PromptContent], api_style: str) -> dict[str, StoredPrompt]:
+    """The StoredPrompt of each content (by its hash), the new ones created: one SELECT for them all, and for
+    those not stored yet one ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (safe when several workers race: the
+    loser reads the winner's rows)."""
+    found = row_sql.stored_prompts(list(contents))
+    now = timezone.now()
+    new = [StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=now)
+           for sha, content in contents.items() if sha not in found]
+    row_sql.insert_stored_prompts(new)
+    found.update((stored.sha256, stored) for stored in new if stored.pk is not None)
+    raced = [stored.sha256 for stored in new if stored.pk is None]  # another worker stored them first
+    found.update(row_sql.stored_prompts(raced))
+    return found
 
 
 def approx_tokens(content: PromptContent) -> int:

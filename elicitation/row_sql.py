@@ -13,7 +13,8 @@ process. The statements, and what they guarantee, are those of the ORM versions 
   exactly (the settlement's check that nobody else touched its counters);
 - ``has_pending``: whether a run has a pending row;
 - ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
-- ``stored_prompt``, ``insert_stored_prompt``: the stored prompt with a hash, once per task; a new one stored.
+- ``stored_prompts``, ``insert_stored_prompts``: a task's stored prompts by hash, in one query; the new ones
+  stored in one statement.
 """
 from __future__ import annotations
 
@@ -153,33 +154,37 @@ def demonstrations(study: Study) -> list[Item]:
         return [i.build(values) for values in cursor.fetchall()]
 
 
-@lru_cache(maxsize=None)
-def _stored_prompt_sql(vendor: str) -> tuple[str, Columns]:
+@lru_cache(maxsize=64)
+def _stored_prompts_sql(vendor: str, n: int) -> tuple[str, Columns]:
     p = Columns(StoredPrompt, "p")
-    return f"SELECT {p.sql} FROM {_table(StoredPrompt)} p WHERE p.sha256 = %s", p
+    return f"SELECT {p.sql} FROM {_table(StoredPrompt)} p WHERE p.sha256 IN ({', '.join(['%s'] * n)})", p
 
 
-def stored_prompt(sha: str) -> StoredPrompt | None:
-    """The stored prompt whose hash is ``sha``, if there is one."""
-    sql, p = _stored_prompt_sql(connection.vendor)
+def stored_prompts(shas: Sequence[str]) -> dict[str, StoredPrompt]:
+    """The stored prompts among the hashes ``shas``, by hash."""
+    if not shas:
+        return {}
+    sql, p = _stored_prompts_sql(connection.vendor, len(shas))
     with connection.cursor() as cursor:
-        cursor.execute(sql, [sha])
-        found = cursor.fetchone()
-    return p.build(found) if found is not None else None
+        cursor.execute(sql, list(shas))
+        return {prompt.sha256: prompt for prompt in map(p.build, cursor.fetchall())}
 
 
-def insert_stored_prompt(stored: StoredPrompt) -> bool:
-    """Insert ``stored`` unless a prompt with its hash is stored already (``ON CONFLICT DO NOTHING``); True, and
-    its id set, if it was inserted."""
+def insert_stored_prompts(prompts: Sequence[StoredPrompt]) -> None:
+    """Insert ``prompts`` in one statement, skipping each whose hash is stored already (``ON CONFLICT DO
+    NOTHING``); those inserted get their id, the others keep none."""
+    if not prompts:
+        return
     columns = ["sha256", "api_style", "content", "created_at"]
-    values = [StoredPrompt._meta.get_field(c).get_db_prep_save(getattr(stored, c), connection) for c in columns]
+    fields = [StoredPrompt._meta.get_field(c) for c in columns]
+    values = [f.get_db_prep_save(getattr(prompt, f.attname), connection) for prompt in prompts for f in fields]
+    row = f"({', '.join(['%s'] * len(columns))})"
     with connection.cursor() as cursor:
         cursor.execute(f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
-                       f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT (sha256) DO NOTHING RETURNING id",
+                       f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256",
                        values)
-        inserted = cursor.fetchone()
-    if inserted is None:
-        return False
-    stored.pk = inserted[0]
-    stored._state.adding, stored._state.db = False, connection.alias
-    return True
+        inserted = dict((sha, pk) for pk, sha in cursor.fetchall())
+    for prompt in prompts:
+        if prompt.sha256 in inserted:
+            prompt.pk = inserted[prompt.sha256]
+            prompt._state.adding, prompt._state.db = False, connection.alias

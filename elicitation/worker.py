@@ -38,7 +38,8 @@ from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
-from .prompts import PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt
+from .prompts import (PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt,
+                      store_prompts)
 from .row_sql import claim
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,31 @@ class RunContext:
     owner: str
     sleep: Sleep = time.sleep
     prompts: dict[str, StoredPrompt] = field(default_factory=dict)  # stored prompts by hash (samples share one)
+    contents: dict[int, PromptContent] = field(default_factory=dict)  # what is sent, by row (``prepare``)
+
+    def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
+        """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
+        if row.pk in self.contents:
+            return self.contents.pop(row.pk)
+        if self.run.mode == Mode.LIKELIHOOD:
+            return likelihood.scored_text(self.kind, item)
+        return prompt_content(prompt_for_run(self.run, item, row.sample_index, self.demonstrations),
+                              self.endpoint.api_style)
+
+    def prepare(self, rows: Sequence[ModelResponse]) -> None:
+        """Build the prompts of a task's rows and look up (or store) them all at once: one SELECT, and one
+        INSERT for the new ones. A row whose prompt cannot be built is left to ``answer_row``, which records why."""
+        by_hash: dict[str, PromptContent] = {}
+        for row in rows:
+            try:
+                content = self.content_of(row, row.item)
+            except Exception:  # noqa: BLE001 - answer_row builds it again and records the error on the row
+                continue
+            self.contents[row.pk] = content
+            by_hash.setdefault(prompt_hash(content), content)
+        missing = {sha: content for sha, content in by_hash.items() if sha not in self.prompts}
+        if missing:
+            self.prompts.update(store_prompts(missing, self.endpoint.api_style))
 
     def stored(self, content: PromptContent) -> StoredPrompt:
         """The StoredPrompt of ``content``, looked up (or created) once per task."""
@@ -187,11 +213,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
-        if run.mode == Mode.LIKELIHOOD:  # the texts scored, not a question
-            content = likelihood.scored_text(ctx.kind, item)
-        else:
-            content = prompt_content(prompt_for_run(run, item, row.sample_index, ctx.demonstrations),
-                                     endpoint.api_style)
+        content = ctx.content_of(row, item)
         stored = ctx.stored(content)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
@@ -334,6 +356,7 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
                      demonstrations=row_sql.demonstrations(run.study) if run.few_shot else [],
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
+    ctx.prepare(rows)
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
         for row in rows:

@@ -6,8 +6,9 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from elicitation import throttle
@@ -419,8 +420,9 @@ def test_items_are_queued_in_groups_of_about_eight_requests(stub, imported_nv, m
 
 
 def test_a_task_answers_each_of_its_items_once_and_pays_its_own_costs_once(stub, imported_nv):
-    """``process_items``: one task's eight items, each asked once; the rows with their run, the demonstrations
-    and the check whether the run is done are read once for the group, not once per item."""
+    """``process_items``: one task's eight items, each asked once; the rows with their run, the demonstrations,
+    the prompts and the check whether the run is done are read (and the new prompts stored) once for the group,
+    not once per item."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -438,8 +440,12 @@ def test_a_task_answers_each_of_its_items_once_and_pays_its_own_costs_once(stub,
     assert ModelResponse.objects.filter(run=run, status="ok").count() == 9
     run.refresh_from_db()
     assert run.status == Status.COMPLETED
-    per_task = ("demonstrations", "pending rows", "run done?")
-    assert len(group.captured_queries) <= 8 * (len(single.captured_queries) - len(per_task)) + len(per_task) + 2, \
+    # per answer: the lease, the endpoint's slot taken and given back (limits in the database here), the
+    # request's count, the settlement; per task: the rows, the demonstrations, the prompts looked up and the new
+    # ones stored, whether the run is done, its failed answers counted and the run finished
+    per_answer, per_task, slot_rows_created = 5, 7, 3
+    assert len(single.captured_queries) <= per_answer + per_task
+    assert len(group.captured_queries) <= 8 * per_answer + per_task + slot_rows_created, \
         "\n".join(q["sql"][:120] for q in group.captured_queries)
 
 
@@ -454,28 +460,40 @@ def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
 
 
 def test_a_prompt_is_stored_once_also_when_two_workers_race(monkeypatch):
-    """store_prompt: the first call inserts the row, a later one finds it; a worker whose look-up came before
-    another's insert (the race, simulated by a look-up that finds nothing) gets that row, not a second one."""
+    """store_prompt(s): the first call inserts the row, a later one finds it; a worker whose look-up came before
+    another's insert (the race, simulated by a look-up that finds nothing) gets that row, not a second one; a
+    task's prompts, some stored and some new, in one look-up and one insert."""
     from elicitation import row_sql
     from elicitation.models import StoredPrompt
-    from elicitation.prompts import store_prompt
+    from elicitation.prompts import prompt_hash, store_prompt, store_prompts
 
     content = [{"role": "user", "content": "How likely is 'probably'?"}]
     first = store_prompt(content, "chat")
     assert first.pk and StoredPrompt.objects.get(pk=first.pk).content == content
     again = store_prompt(content, "chat")
     assert again.pk == first.pk and again.content == content and again.sha256 == first.sha256
-    real, look_ups = row_sql.stored_prompt, []
+    real, look_ups = row_sql.stored_prompts, []
 
-    def late(sha: str):  # the first look-up finds nothing: the other worker had not inserted it yet
-        look_ups.append(sha)
-        return None if len(look_ups) == 1 else real(sha)
+    def late(shas):  # the first look-up finds nothing: the other worker had not inserted it yet
+        look_ups.append(list(shas))
+        return {} if len(look_ups) == 1 else real(shas)
 
-    monkeypatch.setattr(row_sql, "stored_prompt", late)
+    monkeypatch.setattr(row_sql, "stored_prompts", late)
     assert store_prompt(content, "chat").pk == first.pk and len(look_ups) == 2
     assert StoredPrompt.objects.count() == 1
+    monkeypatch.setattr(row_sql, "stored_prompts", real)
     text = store_prompt("How likely is 'probably'?", "completions")
     assert text.pk != first.pk and StoredPrompt.objects.get(pk=text.pk).content == "How likely is 'probably'?"
+
+    contents = {prompt_hash(c): c for c in (content, [{"role": "user", "content": "And 'doubtful'?"}],
+                                           [{"role": "user", "content": "And 'almost certain'?"}])}
+    with CaptureQueriesContext(connection) as queries:
+        stored = store_prompts(contents, "chat")
+    assert len(queries.captured_queries) == 2  # one look-up, one insert of the two new ones
+    assert stored[first.sha256].pk == first.pk and StoredPrompt.objects.count() == 4
+    assert {sha: StoredPrompt.objects.get(pk=p.pk).content for sha, p in stored.items()} == contents
+    assert store_prompts(contents, "chat") == stored  # all stored now: found, none added
+    assert StoredPrompt.objects.count() == 4
 
 
 def test_the_workers_sql_reads_what_the_orm_reads(imported_nv, stub):

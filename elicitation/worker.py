@@ -111,8 +111,14 @@ class RunContext:
             self.contents[row.pk] = content
             by_hash.setdefault(prompt_hash(content), content)
         missing = {sha: content for sha, content in by_hash.items() if sha not in self.prompts}
-        if missing:
+        if not missing:
+            return
+        try:
             self.prompts.update(store_prompts(missing, self.endpoint.api_style))
+        except TRANSIENT_ERRORS:
+            raise
+        except Exception:  # noqa: BLE001 - each row's prompt is then stored alone, and a failure recorded on it
+            log.exception("run %s: cannot store a task's prompts together; storing them one by one", self.run.pk)
 
     def stored(self, content: PromptContent) -> StoredPrompt:
         """The StoredPrompt of ``content``, looked up (or created) once per task."""

@@ -449,6 +449,23 @@ def test_a_task_answers_each_of_its_items_once_and_pays_its_own_costs_once(stub,
         "\n".join(q["sql"][:120] for q in group.captured_queries)
 
 
+def test_a_task_whose_prompts_cannot_be_stored_together_stores_them_one_by_one(stub, imported_nv, monkeypatch):
+    """A failure of the batch (not a lost database) is logged; each row's prompt is then stored alone, and the
+    answers are given as usual."""
+    from elicitation import worker
+
+    def broken(contents, api_style):
+        raise ValueError("cannot store these together")
+
+    monkeypatch.setattr(worker, "store_prompts", broken)
+    stub.default = Reply.answer("I'd say 70")
+    items = items_of(imported_nv, 3)
+    run = started(imported_nv, make_endpoint(stub), items)
+    assert worker.process_items(run.pk, [i.pk for i in items]) is None
+    rows = ModelResponse.objects.filter(run=run)
+    assert [r.status for r in rows] == ["ok"] * 3 and all(r.prompt_id for r in rows)
+
+
 def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
     from elicitation import tasks
 

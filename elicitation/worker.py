@@ -341,7 +341,8 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
                   sleep: Sleep = time.sleep) -> float | None:
     """Answer every pending sample of ``item_ids`` (one task's items, ``runs.enqueue``) in one run, one after
     the other. What a task costs besides its answers — the rows read with their run, the study's
-    demonstrations, the check whether the run is done, the queue's own work — is paid once for them all.
+    demonstrations, the prompts looked up and stored (``RunContext.prepare``), the check whether the run is done,
+    the queue's own work — is paid once for them all.
 
     Returns None when nothing is left for these items (or the run is stopped), else the number of seconds
     after which to try again because another worker holds some of their rows.

@@ -157,6 +157,18 @@ class WebServer:
         return f"http://127.0.0.1:{self.port}"
 
 
+POSITION = re.compile(r'name="position" value="(\d+)"')
+
+
+def answer_confirmed(status: int, page: str, position: int | str) -> bool:
+    """Whether the reply to an answer's POST for ``position`` confirms it: the next question's page (200 with
+    another position: a refused answer comes back on its own question), or a redirect (after the last answer)."""
+    if status == 302:
+        return True
+    shown = POSITION.search(page) if status == 200 else None
+    return shown is not None and shown.group(1) != str(position)
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
@@ -234,8 +246,7 @@ class Participant:
         after the last, a redirect."""
         status, text, _ = self._request(f"/s/{self.slug}/question/", {
             "step": "item", "position": form[0], "item": form[1], "value": value, "client_time_ms": "900"})
-        shown = re.search(r'name="position" value="(\d+)"', text) if status == 200 else None
-        if status == 302 or (shown is not None and shown.group(1) != form[0]):
+        if answer_confirmed(status, text, form[0]):
             self.confirmed.append(int(form[0]))
             return True
         return False

@@ -10,6 +10,7 @@ from django.db import IntegrityError
 from django.test import Client
 from django.urls import reverse
 
+from private_services import answer_confirmed
 from surveys import flow
 from surveys.flow import Outcome, Step
 from surveys.instruments.speaker_belief import EXPRESSIONS
@@ -72,10 +73,7 @@ def expected_value(slot: Assignment) -> int:
 def saved(response, slot: Assignment) -> bool:
     """Whether the reply to an answer for ``slot`` says it was saved: the next question's page, or the redirect
     after the last answer."""
-    if response.status_code == 302:
-        return True
-    shown = re.search(r'name="position" value="(\d+)"', response.content.decode())
-    return response.status_code == 200 and shown is not None and int(shown.group(1)) != slot.position
+    return answer_confirmed(response.status_code, response.content.decode(), slot.position)
 
 
 def answer_all(client: Client, study: Study, participant: Participant, value_of=expected_value):

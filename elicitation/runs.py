@@ -139,12 +139,18 @@ TASKS_PER_SLOT = 8
 def items_per_task(run: ElicitationRun, n_items: int) -> int:
     """How many items one task answers: as many as make about ``ELICITATION_REQUESTS_PER_TASK`` requests (8),
     and never so many that fewer than ``TASKS_PER_SLOT`` tasks per endpoint slot are queued (a task answers its
-    items one after the other: with many tasks all slots stay busy to the end of a run). One item per task for sampled and multi-request runs whose item alone asks that
-    many."""
+    items one after the other: with many tasks all slots stay busy to the end of a run). One item per task for
+    sampled and multi-request runs whose item alone asks that many."""
     per_item = run.samples_per_item * requests_per_answer(run)
     by_requests = int(conf.requests_per_task() // max(1.0, per_item))
     spread = math.ceil(n_items / (TASKS_PER_SLOT * max(1, run.endpoint.max_concurrency)))
     return max(1, min(by_requests, spread))
+
+
+def task_groups(run: ElicitationRun, item_ids: list[int]) -> list[list[int]]:
+    """``item_ids`` cut, in order, into the groups one task each answers (``items_per_task``)."""
+    size = items_per_task(run, len(item_ids))
+    return [list(item_ids[k:k + size]) for k in range(0, len(item_ids), size)]
 
 
 def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
@@ -153,9 +159,7 @@ def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
     their run, the demonstrations, the check whether the run is done."""
     from .tasks import elicit_items
 
-    run_id, queue = run.pk, conf.queue()
-    size = items_per_task(run, len(item_ids))
-    groups = [list(item_ids[k:k + size]) for k in range(0, len(item_ids), size)]
+    run_id, queue, groups = run.pk, conf.queue(), task_groups(run, item_ids)
 
     def send() -> None:
         for group in groups:
@@ -243,15 +247,13 @@ def run_sync(run: ElicitationRun, on_item: Callable[[], None] | None = None,
         if run.status != Status.RUNNING:
             break
         waits = []
-        item_ids = pending_item_ids(run)
-        size = items_per_task(run, len(item_ids))
-        for k in range(0, len(item_ids), size):
-            group = item_ids[k:k + size]
+        for group in task_groups(run, pending_item_ids(run)):
             retry_in = process_items(run.pk, group, owner=owner, sleep=sleep)
             if retry_in is not None:
                 waits.append(retry_in)
-            for _ in group if on_item is not None else ():
-                on_item()
+            if on_item is not None:
+                for _ in group:
+                    on_item()
         if not waits:
             finish_if_done(run.pk)
             run.refresh_from_db(fields=["status"])

@@ -2,10 +2,10 @@
 
 Every page of a participant reads their row with the study's, and the question page (and the answer POST) the
 current slot with its item and the counts for "Question n of N"; a question shown for the first time gets its
-time. Building these with the ORM costs about
-5 ms of CPU per request (query compilation, more than the queries themselves); here the SQL is written once
-and rows become model instances through the same field converters the ORM applies (``surveys.sql_rows``), so
-callers get ordinary ``Participant`` / ``Study`` / ``Assignment`` / ``Item`` objects.
+time. Building these with the ORM costs about 5 ms of CPU per request (query compilation, more than the queries
+themselves); here the SQL is written once and rows become model instances through the same field converters
+the ORM applies (``surveys.sql_rows``), so callers get ordinary ``Participant`` / ``Study`` / ``Assignment`` /
+``Item`` objects.
 """
 from __future__ import annotations
 

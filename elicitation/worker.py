@@ -88,12 +88,10 @@ class RunContext:
     owner: str
     sleep: Sleep = time.sleep
     prompts: dict[str, StoredPrompt] = field(default_factory=dict)  # stored prompts by hash (samples share one)
-    contents: dict[int, PromptContent] = field(default_factory=dict)  # what is sent, by row (``prepare``)
+    prepared: dict[int, tuple[PromptContent, str]] = field(default_factory=dict)  # by row: content, hash
 
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
-        if row.pk in self.contents:
-            return self.contents.pop(row.pk)
         if self.run.mode == Mode.LIKELIHOOD:
             return likelihood.scored_text(self.kind, item)
         return prompt_content(prompt_for_run(self.run, item, row.sample_index, self.demonstrations),
@@ -108,8 +106,9 @@ class RunContext:
                 content = self.content_of(row, row.item)
             except Exception:  # noqa: BLE001 - answer_row builds it again and records the error on the row
                 continue
-            self.contents[row.pk] = content
-            by_hash.setdefault(prompt_hash(content), content)
+            sha = prompt_hash(content)
+            self.prepared[row.pk] = (content, sha)
+            by_hash.setdefault(sha, content)
         missing = {sha: content for sha, content in by_hash.items() if sha not in self.prompts}
         if not missing:
             return
@@ -120,12 +119,17 @@ class RunContext:
         except Exception:  # noqa: BLE001 - each row's prompt is then stored alone, and a failure recorded on it
             log.exception("run %s: cannot store a task's prompts together; storing them one by one", self.run.pk)
 
-    def stored(self, content: PromptContent) -> StoredPrompt:
-        """The StoredPrompt of ``content``, looked up (or created) once per task."""
-        sha = prompt_hash(content)
+    def prompt_of(self, row: ModelResponse, item: Item) -> tuple[PromptContent, StoredPrompt]:
+        """What is sent for ``row`` and its StoredPrompt: as ``prepare`` left them, else built, looked up (or
+        created) here; a prompt is stored once per task (samples share one)."""
+        if row.pk in self.prepared:
+            content, sha = self.prepared.pop(row.pk)
+        else:
+            content = self.content_of(row, item)
+            sha = prompt_hash(content)
         if sha not in self.prompts:
             self.prompts[sha] = store_prompt(content, self.endpoint.api_style, sha)
-        return self.prompts[sha]
+        return content, self.prompts[sha]
 
     def check_running(self) -> None:
         """Raise Stopped unless the run is (still) running."""
@@ -219,8 +223,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
-        content = ctx.content_of(row, item)
-        stored = ctx.stored(content)
+        content, stored = ctx.prompt_of(row, item)
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
         log.exception("run %s item %s: cannot build the prompt", run.pk, item.pk)

@@ -120,11 +120,12 @@ class Tally:
         self.confirmed |= other.confirmed
 
 
-def answer_confirmed(status: int, page: str, position: str) -> bool:
+def answer_confirmed(status: int, page: str, position: str, location: str = "") -> bool:
     """Whether the reply to an answer's POST confirms it: the next question's page (200 with another position:
-    a refused answer comes back on its own question), or a redirect (after the last answer)."""
+    a refused answer comes back on its own question), or, after the last answer, the redirect to the completion
+    page (any other redirect is a refusal)."""
     if status == 302:
-        return True
+        return location.rstrip("/").endswith("/done")
     shown = FORM.search(page) if status == 200 else None
     return shown is not None and shown.group(1) != position
 
@@ -148,7 +149,7 @@ async def _answering(browser: Browser, pid: str, tally: Tally, until: float, thi
         status, page, location = await browser.request("POST", f"/s/{SLUG}/question/", {
             "csrfmiddlewaretoken": browser.cookies.get("csrftoken", ""), "step": "item", "position": position,
             "item": item, "value": "50", "client_time_ms": "900"})
-        if not answer_confirmed(status, page, position):
+        if not answer_confirmed(status, page, position, location):
             tally.fail(status)
             status, page, _ = await browser.request("GET", f"/s/{SLUG}/question/")
             continue
@@ -326,7 +327,8 @@ class PlatformFlow:
             posted = self.client.post(f"/s/{SLUG}/question/", body,
                                       content_type="application/x-www-form-urlencoded")
             page = self.client.get(posted["Location"]) if posted.status_code == 302 else posted
-        if not answer_confirmed(posted.status_code, posted.content.decode(), position) or page.status_code != 200:
+        if (not answer_confirmed(posted.status_code, posted.content.decode(), position, posted.get("Location", ""))
+                or page.status_code != 200):
             raise RuntimeError(f"profile: answer refused ({posted.status_code}, then {page.status_code})")
         self.page = page.content.decode()
 

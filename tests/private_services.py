@@ -160,11 +160,12 @@ class WebServer:
 POSITION = re.compile(r'name="position" value="(\d+)"')
 
 
-def answer_confirmed(status: int, page: str, position: int | str) -> bool:
+def answer_confirmed(status: int, page: str, position: int | str, location: str = "") -> bool:
     """Whether the reply to an answer's POST for ``position`` confirms it: the next question's page (200 with
-    another position: a refused answer comes back on its own question), or a redirect (after the last answer)."""
+    another position: a refused answer comes back on its own question), or, after the last answer, the redirect
+    to the completion page (any other redirect is a refusal: already answered, not the current question)."""
     if status == 302:
-        return True
+        return location.rstrip("/").endswith("/done")
     shown = POSITION.search(page) if status == 200 else None
     return shown is not None and shown.group(1) != str(position)
 
@@ -244,9 +245,9 @@ class Participant:
         """Submit an answer to the question ``form`` (from :meth:`question`); whether the server confirmed it:
         with the next question's page (another position: a refused answer comes back on its own question) or,
         after the last, a redirect."""
-        status, text, _ = self._request(f"/s/{self.slug}/question/", {
+        status, text, location = self._request(f"/s/{self.slug}/question/", {
             "step": "item", "position": form[0], "item": form[1], "value": value, "client_time_ms": "900"})
-        if answer_confirmed(status, text, form[0]):
+        if answer_confirmed(status, text, form[0], location):
             self.confirmed.append(int(form[0]))
             return True
         return False

@@ -73,7 +73,8 @@ def expected_value(slot: Assignment) -> int:
 def saved(response, slot: Assignment) -> bool:
     """Whether the reply to an answer for ``slot`` says it was saved: the next question's page, or the redirect
     after the last answer."""
-    return answer_confirmed(response.status_code, response.content.decode(), slot.position)
+    return answer_confirmed(response.status_code, response.content.decode(), slot.position,
+                            response.get("Location", ""))
 
 
 def answer_all(client: Client, study: Study, participant: Participant, value_of=expected_value):

@@ -52,6 +52,7 @@ from django.utils.text import slugify
 
 from analysis.agents import agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
+from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
 from surveys.importers import ImportFailed, RowError, _decode, read_csv_records
@@ -321,9 +322,12 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, dict[str, str]]], list[RowE
         if not content.strip():
             continue
         try:
-            obj = json.loads(content)
+            obj = json_input.loads(content)
         except json.JSONDecodeError as exc:
             errors.append(RowError(line, "-", f"not valid JSON ({exc.msg} at character {exc.colno})"))
+            continue
+        except json_input.TooDeep as exc:
+            errors.append(RowError(line, "-", f"{exc}: a line holds one flat object"))
             continue
         if not isinstance(obj, dict):
             errors.append(RowError(line, "-", "a line must hold one JSON object ({\"key\": …, \"answer\": …})"))

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, transaction
 from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -38,6 +39,8 @@ class ProlificStudySerializer(serializers.ModelSerializer):
                                    if self.instance else {}), **attrs})
         if self.instance and "study" in attrs and attrs["study"].pk != self.instance.study_id:
             raise serializers.ValidationError({"study": "the study of a Prolific link cannot change."})
+        if not self.instance and ProlificStudy.objects.filter(study=attrs.get("study")).exists():
+            raise serializers.ValidationError({"study": already_linked(attrs["study"])})
         if self.instance and self.instance.published_at:
             sent = {name: "sent to Prolific at publication; change it on Prolific's site."
                     for name in PUBLISHED_FIELDS if name in attrs and attrs[name] != getattr(self.instance, name)}
@@ -48,6 +51,11 @@ class ProlificStudySerializer(serializers.ModelSerializer):
         except DjangoValidationError as exc:
             raise drf_errors(exc) from None
         return attrs
+
+
+def already_linked(study: Study) -> str:
+    return (f"study {study.slug!r} already has its Prolific settings: change them with "
+            f"PATCH /api/prolific/studies/{study.slug}/")
 
 
 SyncResultSchema = inline_serializer("ProlificSyncResult", {
@@ -69,6 +77,13 @@ class ProlificStudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, vie
     lookup_field = "study__slug"
     lookup_url_kwarg = "slug"
     required_permissions = {"publish": CHANGE, "sync": CHANGE, "send": CHANGE}
+
+    def perform_create(self, serializer) -> None:
+        try:  # two creates at once: the second finds the first's row through the unique study
+            with transaction.atomic():
+                serializer.save()
+        except IntegrityError:
+            raise serializers.ValidationError({"study": already_linked(serializer.validated_data["study"])}) from None
 
     @extend_schema(summary="Create the study on Prolific (link, codes, places) and publish it", request=None,
                    responses={200: ProlificStudySerializer, 409: Detail})

@@ -14,9 +14,10 @@ from django.db.models import ProtectedError, RestrictedError
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
+from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
 
 from . import flow

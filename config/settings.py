@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
+    "django_filters",  # the API lists' query filters (config/filters.py)
     "surveys",
     "elicitation",
     "analysis",
@@ -162,6 +163,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.StaffModelPermission"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.ApiPagination",  # ?limit= up to 5000
+    # ?study=, ?status=, … of the lists: each viewset's filterset_class (config/filters.py)
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "PAGE_SIZE": 500,
     # JSON with bounded nesting (config/json_input.py): too deep is a 400, not a RecursionError
     "DEFAULT_PARSER_CLASSES": ["config.json_input.JSONParser", "rest_framework.parsers.FormParser",

@@ -6,15 +6,17 @@
 """
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.permissions import RAW_IDS_PERMISSION
-from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
+from config.filters import ChoiceFilter, SlugFilter
+from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Study
 
 from .client import ProlificError
@@ -122,16 +124,22 @@ class SubmissionSerializer(serializers.ModelSerializer):
         exclude = ["prolific_study"]
 
 
-SUBMISSION_FILTERS = {"study": "prolific_study__study__slug", "state": "state", "decision": "decision",
-                      "status": "status"}
+class SubmissionFilter(django_filters.FilterSet):
+    study = SlugFilter("prolific_study__study__slug", help_text="a study's slug")
+    state = ChoiceFilter("state", Submission.State.choices)
+    decision = ChoiceFilter("decision", Submission.Decision.choices)
+    status = SlugFilter("status", help_text="Prolific's status, e.g. AWAITING REVIEW")
+
+    class Meta:
+        model = Submission
+        fields = ["study", "state", "decision", "status"]
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters(SUBMISSION_FILTERS)))
-class SubmissionViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class SubmissionViewSet(viewsets.ReadOnlyModelViewSet):
     """Prolific submissions (they name participants by PROLIFIC_PID) and the platform's decisions."""
 
     queryset = Submission.objects.select_related("prolific_study__study")
     serializer_class = SubmissionSerializer
-    query_filters = SUBMISSION_FILTERS
+    filterset_class = SubmissionFilter
     required_permissions = {"list": ["prolific.view_submission", RAW_IDS_PERMISSION],
                             "retrieve": ["prolific.view_submission", RAW_IDS_PERMISSION]}

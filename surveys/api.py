@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import copy
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import ProtectedError, RestrictedError
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
+from config.filters import ChoiceFilter, SlugFilter
 from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
 
@@ -42,32 +44,6 @@ class SlugField(serializers.SlugRelatedField):
         if isinstance(data, str) and "\x00" in data:
             self.fail("does_not_exist", slug_name=self.slug_field, value="(contains a NUL character)")
         return super().to_internal_value(data)
-
-
-class QueryFilterMixin:
-    """Narrow a viewset's queryset by query parameters: ``query_filters`` maps a parameter to a lookup,
-    e.g. ``{"study": "study__slug"}`` for ``?study=<slug>``. A lookup ending in ``_id`` takes a number only
-    (400 otherwise)."""
-
-    query_filters: dict[str, str] = {}
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        params = self.request.query_params
-        for param, lookup in self.query_filters.items():
-            value = params.get(param)
-            if not value:
-                continue
-            if lookup.endswith("_id") and not value.isdigit():
-                raise serializers.ValidationError({param: "must be a number"})
-            qs = qs.filter(**{lookup: value})
-        return qs
-
-
-def query_parameters(filters: dict[str, str]) -> list[OpenApiParameter]:
-    """The ``?param=`` filters of a QueryFilterMixin viewset, for the schema."""
-    return [OpenApiParameter(name, int if lookup.endswith("_id") else str, description=f"filter on {lookup}")
-            for name, lookup in filters.items()]
 
 
 # --- errors shared by the write endpoints ---------------------------------------------------------------
@@ -157,6 +133,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         "import_wide": ["surveys.add_response", "surveys.add_participant"],
     }
 
+    @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):
         study = self.get_object()
         counts = protected_counts(study)
@@ -298,13 +275,20 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug"})))
-class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ItemFilter(django_filters.FilterSet):
+    study = SlugFilter("study__slug", help_text="a study's slug")
+
+    class Meta:
+        model = Item
+        fields = ["study"]
+
+
+class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """Items; filter with ?study=<slug>. Items are added by the import and generate routes of a study."""
 
     queryset = Item.objects.select_related("study")
     serializer_class = ItemSerializer
-    query_filters = {"study": "study__slug"}
+    filterset_class = ItemFilter
 
 
 # --- participants -------------------------------------------------------------------------------------
@@ -326,14 +310,21 @@ class MarkSerializer(serializers.Serializer):
                                      "(their unanswered items go back to the draw), or reinstate (undo).")
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug",
-                                                                     "status": "status"})))
-class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ParticipantFilter(django_filters.FilterSet):
+    study = SlugFilter("study__slug", help_text="a study's slug")
+    status = ChoiceFilter("status", Participant.Status.choices)
+
+    class Meta:
+        model = Participant
+        fields = ["study", "status"]
+
+
+class ParticipantViewSet(viewsets.ReadOnlyModelViewSet):
     """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
 
     queryset = Participant.objects.select_related("study")
     serializer_class = ParticipantSerializer
-    query_filters = {"study": "study__slug", "status": "status"}
+    filterset_class = ParticipantFilter
     required_permissions = {"mark": ["surveys.change_participant"]}
 
     @extend_schema(summary="Mark participants returned / timed out / screened out, or reinstate them",
@@ -376,11 +367,18 @@ class ResponseSerializer(serializers.ModelSerializer):
         return fields
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "item__study__slug"})))
-class ResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ResponseFilter(django_filters.FilterSet):
+    study = SlugFilter("item__study__slug", help_text="a study's slug")
+
+    class Meta:
+        model = Response
+        fields = ["study"]
+
+
+class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
     """Human answers; filter with ?study=<slug>. Read-only: answers are never edited."""
 
     queryset = Response.objects.select_related("participant", "item", "assignment")
     serializer_class = ResponseSerializer
-    query_filters = {"study": "item__study__slug"}
+    filterset_class = ResponseFilter
 

@@ -71,6 +71,15 @@ def import_failure(exc: ImportFailed) -> ApiResponse:
                        status=status.HTTP_400_BAD_REQUEST)
 
 
+def form_text(data, name: str) -> str | None:
+    """A text field of a multipart form, stripped (None if empty); a NUL character is a 400, as in every
+    serializer field: it would end up in a participant id, which no database text column stores."""
+    value = (data.get(name) or "").strip()
+    if "\x00" in value:
+        raise serializers.ValidationError({name: "Null characters are not allowed."})
+    return value or None
+
+
 class UploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV, UTF-8 (a BOM is fine), comma-separated, with a header row.")
 
@@ -196,8 +205,8 @@ class StudyViewSet(viewsets.ModelViewSet):
         data = request.data
         upload = UploadSerializer(data=data)
         upload.is_valid(raise_exception=True)
-        names = {k: (data.get(k) or "").strip() or None
-                 for k in ("participant", "value", "expression", "statement", "text", "truth", "time")}
+        names = {k: form_text(data, k) for k in ("participant", "value", "expression", "statement", "text", "truth",
+                                                 "time")}
         missing = {k: "this column name is required." for k in ("participant", "value") if not names[k]}
         if missing:
             raise serializers.ValidationError(missing)
@@ -232,10 +241,9 @@ class StudyViewSet(viewsets.ModelViewSet):
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         file = upload.validated_data["file"]
-        prefix = (request.data.get("id_prefix") or "").strip() or f"{file.name.rsplit('.', 1)[0]}-"
+        prefix = form_text(request.data, "id_prefix") or f"{file.name.rsplit('.', 1)[0]}-"
         try:
-            summary = import_wide(study, file, id_column=(request.data.get("id_column") or "").strip() or None,
-                                  id_prefix=prefix)
+            summary = import_wide(study, file, id_column=form_text(request.data, "id_column"), id_prefix=prefix)
         except ImportFailed as exc:
             return import_failure(exc)
         return ApiResponse(vars(summary), status=status.HTTP_201_CREATED)

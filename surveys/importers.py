@@ -84,11 +84,20 @@ def _decode(source: str | Path | IO[bytes] | IO[str]) -> str:
     return data.removeprefix("\ufeff")
 
 
+NUL_MESSAGE = ("holds a NUL character (byte 0), which no text column can store: remove it (a file saved "
+               "as UTF-16 or a binary file shows this)")
+
+
+def nul_columns(names: Iterable[str], cells: Iterable[str]) -> list[str]:
+    """The columns (of ``names``) whose cell holds a NUL character."""
+    return [name for name, cell in zip(names, cells) if "\x00" in cell]
+
+
 def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterable[str]) -> list[CsvRecord]:
     """Data rows of a CSV file (UTF-8, BOM allowed) with their locations; blank rows are skipped.
 
-    ImportFailed if a required column is missing, a row has more or fewer cells than the header,
-    or the file is not valid CSV.
+    ImportFailed if a required column is missing, a row has more or fewer cells than the header, a cell holds
+    a NUL character (no database text takes one), or the file is not valid CSV.
     """
     reader = csv.reader(io.StringIO(_decode(source), newline=""))
     try:
@@ -96,6 +105,8 @@ def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterabl
     except csv.Error as exc:
         raise ImportFailed([RowError(1, "-", f"malformed CSV: {exc}")]) from None
     header = [h.strip() for h in header]
+    if any("\x00" in h for h in header):
+        raise ImportFailed([RowError(1, "-", f"the header {NUL_MESSAGE}", 1)])
     missing = [c for c in required if c not in header]
     if missing:
         hint = ""
@@ -125,6 +136,9 @@ def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterabl
             more_or_fewer = "more" if len(cells) > len(header) else "fewer"
             errors.append(RowError(start, "-", f"the row has {len(cells)} cells, {more_or_fewer} than the "
                                                f"{len(header)} columns of the header", row_number))
+            continue
+        if nul := nul_columns(header, cells):
+            errors.extend(RowError(start, column, NUL_MESSAGE, row_number) for column in nul)
             continue
         records.append(CsvRecord(start, row_number, dict(zip(header, cells))))
     if errors:

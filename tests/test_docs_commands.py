@@ -18,7 +18,7 @@ PROGRAMS = (".venv/bin/python", ".venv/bin/celery", ".venv/bin/pip", "make")
 
 def page_commands(text: str) -> list[str]:
     """Command lines of one page: lines of ```bash blocks (continuations joined, comments dropped) and inline
-    code that starts with a program (`make …`, `.venv/bin/…`) or `manage.py`."""
+    code (which may run over a line break) that starts with a program (`make …`, `.venv/bin/…`) or `manage.py`."""
     commands: list[str] = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         joined = re.sub(r"\\\n\s*", " ", block)
@@ -27,7 +27,8 @@ def page_commands(text: str) -> list[str]:
             if line and not line.startswith("#"):
                 commands.append(line)
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    for span in re.findall(r"`([^`\n]+)`", prose):
+    for span in re.findall(r"`([^`]+)`", prose):
+        span = " ".join(span.split())
         if "…" in span:  # prose about commands in general, e.g. `.venv/bin/python manage.py …`
             continue
         if span.startswith(PROGRAMS + ("python ", "celery ", "pip ", "manage.py ")):
@@ -63,6 +64,11 @@ COMMANDS = docs_commands()
 
 def test_the_docs_have_commands_to_check():
     assert sum("manage.py" in c for c in COMMANDS) > 25
+
+
+def test_inline_code_over_a_line_break_is_a_command_too():
+    text = "Create one (or `.venv/bin/python manage.py\nensure_admin --bogus`), then `make run`."
+    assert page_commands(text) == [".venv/bin/python manage.py ensure_admin --bogus", "make run"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -24,6 +24,10 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
 # The public address of the site; without SITE_URL, the one the last `make run` served on (config/site_url.py).
 SITE_URL = site_url(env_str("SITE_URL"), VAR_DIR)
+# Public reference data (manage.py fetch_data): the cache, and a mirror that replaces the public sources
+# (<mirror>/<folder>/<file>; tests and CI serve ../shared/data on loopback). Checksums are pinned either way.
+REFERENCE_DATA_DIR = Path(env_str("REFERENCE_DATA_DIR", str(VAR_DIR / "data")))
+REFERENCE_DATA_MIRROR = env_str("REFERENCE_DATA_MIRROR")
 # Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
 MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
 # Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable

@@ -98,4 +98,6 @@ def test_docs_command_runs_as_printed(command):
     assert name in commands, f"{command!r}: no management command {name!r}"
     command_class = load_command_class(commands[name], name)
     parser = command_class.create_parser("manage.py", name)
+    if "--help" in args:
+        return  # prints the help and exits; the command exists
     parser.parse_args(args)  # CommandError (the test fails) on an unknown option or a missing argument

@@ -47,6 +47,12 @@ def test_the_command_reference_holds_every_command_and_its_options(site):
     assert page.count("--pythonpath") == 1  # Django's common options are named once, not per command
 
 
+def test_the_site_publishes_the_api_schema_generated_from_the_code(site):
+    schema = yaml.safe_load((site / "reference" / "openapi.yaml").read_text(encoding="utf-8"))
+    assert schema["openapi"].startswith("3.")
+    assert "/api/studies/{slug}/report/" in schema["paths"] and "/api/runs/" in schema["paths"]
+
+
 def test_a_broken_internal_link_fails_the_build(tmp_path):
     """The site's own settings (validation, strict) on two small pages, one linking to a missing page."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))

@@ -74,3 +74,14 @@ def test_the_readme_links_lead_to_existing_pages():
     local = [link for link in links if "://" not in link]
     assert len(local) > 15
     assert not [link for link in local if not (ROOT / link).exists()]
+
+
+def test_every_setting_the_code_reads_is_in_the_settings_reference():
+    """Environment variables read by config/settings.py (env_str, env_int, …) and by the apps' own settings
+    helpers (elicitation/conf.py's _float, os.environ.get): each has a row in docs/reference/settings.md."""
+    pattern = re.compile(r"(?:env_[a-z]+|_float|_int|environ\.get|getenv)\(\s*\"([A-Z][A-Z0-9_]+)\"")
+    names = {name for folder in ("config", *APPS) for path in (ROOT / folder).rglob("*.py")
+             for name in pattern.findall(path.read_text(encoding="utf-8"))}
+    assert len(names) > 40
+    reference = (ROOT / "docs" / "reference" / "settings.md").read_text(encoding="utf-8")
+    assert sorted(name for name in names if f"`{name}`" not in reference) == []

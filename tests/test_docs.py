@@ -32,13 +32,13 @@ def site(tmp_path_factory) -> Path:
 
 
 def test_the_site_builds_strictly_with_every_page_in_the_navigation(site):
-    pages = {p.relative_to(ROOT / "docs").with_suffix("").as_posix() for p in (ROOT / "docs").rglob("*.md")}
-    built = {p.parent.relative_to(site).as_posix() for p in site.rglob("index.html")}
-    assert {("." if p == "index" else p) for p in pages} <= built
+    pages = {p.relative_to(ROOT / "docs").with_suffix(".html") for p in (ROOT / "docs").rglob("*.md")}
+    assert len(pages) > 20
+    assert all((site / page).exists() for page in pages)  # plain .html files: the site works opened from disk
 
 
 def test_the_command_reference_holds_every_command_and_its_options(site):
-    page = (site / "reference" / "commands" / "index.html").read_text(encoding="utf-8")
+    page = (site / "reference" / "commands.html").read_text(encoding="utf-8")
     ours = [name for name, app in get_commands().items() if app.split(".")[-1] in APPS]
     assert len(ours) > 15
     for name in ours:

@@ -41,3 +41,16 @@ class SlugFilter(django_filters.CharFilter):
 
     def __init__(self, field_name: str, **kwargs):
         super().__init__(field_name=field_name, lookup_expr="exact", **kwargs)
+
+
+class StudyFilter(SlugFilter):
+    """?study=<slug>: ``field_name`` leads to the study's slug (e.g. ``item__study__slug``)."""
+
+    def __init__(self, field_name: str, **kwargs):
+        super().__init__(field_name, help_text="a study's slug", **kwargs)
+
+
+def study_filterset(model: type, lookup: str) -> type[django_filters.FilterSet]:
+    """The FilterSet of a list filtered by study only (``lookup`` leads to the study's slug)."""
+    meta = type("Meta", (), {"model": model, "fields": ["study"]})
+    return type(f"{model.__name__}Filter", (django_filters.FilterSet,), {"study": StudyFilter(lookup), "Meta": meta})

@@ -37,8 +37,9 @@ class _CountingInput:
 
 
 def _content_length(environ: dict) -> int:
+    """The request's Content-Length (a WSGI environ key, not an environment variable); 0 if none."""
     try:
-        return max(0, int(environ.get("CONTENT_LENGTH") or 0))
+        return max(0, int(environ["CONTENT_LENGTH"] or 0)) if "CONTENT_LENGTH" in environ else 0
     except ValueError:
         return 0
 

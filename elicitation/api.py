@@ -15,7 +15,7 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
-from config.filters import ChoiceFilter, IdFilter, SlugFilter
+from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
 
@@ -95,7 +95,7 @@ class RunCreateSerializer(serializers.Serializer):
 
 
 class RunFilter(django_filters.FilterSet):
-    study = SlugFilter("study__slug", help_text="a study's slug")
+    study = StudyFilter("study__slug")
     status = ChoiceFilter("status", ElicitationRun.Status.choices)
     endpoint = SlugFilter("endpoint__name", help_text="an endpoint's name")
 
@@ -106,7 +106,7 @@ class RunFilter(django_filters.FilterSet):
 
 class ModelResponseFilter(django_filters.FilterSet):
     run = IdFilter("run_id", help_text="a run's id")
-    study = SlugFilter("run__study__slug", help_text="a study's slug")
+    study = StudyFilter("run__study__slug")
     status = ChoiceFilter("status", ModelResponse.Status.choices)
     item = IdFilter("item_id", help_text="an item's id")
 

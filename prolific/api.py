@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.permissions import RAW_IDS_PERMISSION
-from config.filters import ChoiceFilter, SlugFilter
+from config.filters import ChoiceFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Study
 
@@ -125,7 +125,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
 
 class SubmissionFilter(django_filters.FilterSet):
-    study = SlugFilter("prolific_study__study__slug", help_text="a study's slug")
+    study = StudyFilter("prolific_study__study__slug")
     state = ChoiceFilter("state", Submission.State.choices)
     decision = ChoiceFilter("decision", Submission.Decision.choices)
     status = SlugFilter("status", help_text="Prolific's status, e.g. AWAITING REVIEW")

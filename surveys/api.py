@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
-from config.filters import ChoiceFilter, SlugFilter
+from config.filters import ChoiceFilter, StudyFilter, study_filterset
 from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
 
@@ -283,20 +283,12 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
-class ItemFilter(django_filters.FilterSet):
-    study = SlugFilter("study__slug", help_text="a study's slug")
-
-    class Meta:
-        model = Item
-        fields = ["study"]
-
-
 class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """Items; filter with ?study=<slug>. Items are added by the import and generate routes of a study."""
 
     queryset = Item.objects.select_related("study")
     serializer_class = ItemSerializer
-    filterset_class = ItemFilter
+    filterset_class = study_filterset(Item, "study__slug")
 
 
 # --- participants -------------------------------------------------------------------------------------
@@ -319,7 +311,7 @@ class MarkSerializer(serializers.Serializer):
 
 
 class ParticipantFilter(django_filters.FilterSet):
-    study = SlugFilter("study__slug", help_text="a study's slug")
+    study = StudyFilter("study__slug")
     status = ChoiceFilter("status", Participant.Status.choices)
 
     class Meta:
@@ -375,18 +367,10 @@ class ResponseSerializer(serializers.ModelSerializer):
         return fields
 
 
-class ResponseFilter(django_filters.FilterSet):
-    study = SlugFilter("item__study__slug", help_text="a study's slug")
-
-    class Meta:
-        model = Response
-        fields = ["study"]
-
-
 class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
     """Human answers; filter with ?study=<slug>. Read-only: answers are never edited."""
 
     queryset = Response.objects.select_related("participant", "item", "assignment")
     serializer_class = ResponseSerializer
-    filterset_class = ResponseFilter
+    filterset_class = study_filterset(Response, "item__study__slug")
 

@@ -275,6 +275,38 @@ def test_every_bad_row_is_reported(study, nv_rows, tmp_path):
                                                         (starts[3], "uncertainty_expression")]
 
 
+def test_a_short_row_does_not_hide_the_other_errors(study, nv_rows, tmp_path):
+    """One pass: the short row and the bad cells of the other rows come together, in line order."""
+    header, rows = nv_rows
+    rows = [dict(r) for r in rows[1:6]]
+    rows[0]["is_control"] = "perhaps"
+    rows[4]["gender"] = "robot"
+    starts = write_rows(tmp_path / "f.csv", header, rows)
+    records = list(csv.reader(io.StringIO((tmp_path / "f.csv").read_text(), newline="")))
+    records[3] = records[3][:-2]  # the third data row is two cells short
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\n").writerows(records)
+    (tmp_path / "f.csv").write_text(out.getvalue())
+    exc = failed_import(study, tmp_path / "f.csv")
+    assert [(e.line, e.column) for e in exc.errors] == [(starts[0], "is_control"), (starts[2], "-"),
+                                                        (starts[4], "gender")]
+    assert "fewer" in exc.errors[1].message and exc.total == 3
+
+
+def test_many_errors_are_reported_up_to_the_cap_with_their_total(study, tmp_path):
+    from surveys.importers import MAX_REPORTED_ERRORS
+
+    lines = ["statement_type,name,gender,pronouns,is_control,uncertainty_expression,statement_id,statement"]
+    lines += [f"future,Ann,female,,maybe,likely,s{n},[[they]] will win." for n in range(30)]
+    lines += ["future,Ann,female"]  # short
+    (tmp_path / "f.csv").write_text("\n".join(lines) + "\n")
+    exc = failed_import(study, tmp_path / "f.csv")
+    assert exc.total == 31 and len(exc.errors) == 31
+    message = str(exc)
+    assert message.startswith("nothing imported: 31 error(s)") and message.count("\n  line ") == MAX_REPORTED_ERRORS
+    assert message.endswith(f"… and {31 - MAX_REPORTED_ERRORS} more")
+
+
 def test_empty_file(study, nv_rows, tmp_path):
     header, _ = nv_rows
     write_rows(tmp_path / "f.csv", header, [])

@@ -54,8 +54,12 @@ class Instrument:
     attention_filter_default: ClassVar[bool] = True
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
-    # CSV columns the item importer requires.
+    # CSV columns the item importer requires, in the order the template and the documentation list them;
+    # then the columns it reads when present; and the example rows of the template CSV
+    # (surveys/item_template.py: ``manage.py item_template KIND`` and the admin's import page).
     import_columns: ClassVar[tuple[str, ...]] = ()
+    optional_columns: ClassVar[tuple[str, ...]] = ()
+    template_rows: ClassVar[tuple[dict[str, str], ...]] = ()
     # Answer scale for numeric kinds.
     scale_min: ClassVar[float] = 0
     scale_max: ClassVar[float] = 100

@@ -64,6 +64,13 @@ class VerbalisationChoice(Instrument):
     report_sections = ("sileo",)
     attention_filter_default = False
     import_columns = ("premise", "hypothesis", "p")
+    optional_columns = ("key",)
+    template_rows = (
+        {"premise": "A woman in a red coat is pushing a stroller across a busy street.",
+         "hypothesis": "A woman is outside.", "p": "0.98", "key": "unli-01"},
+        {"premise": "Two boys kick a ball back and forth on a dusty field.",
+         "hypothesis": "Children are playing a game.", "p": "0.93", "key": "unli-02"},
+    )
     task_intro = TASK_INTRO
 
     # --- wording -------------------------------------------------------------------

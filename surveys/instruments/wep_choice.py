@@ -49,6 +49,13 @@ class WepChoice(Instrument):
     attention_filter_default = False
     final_choice_marker = FINAL_MARKER
     import_columns = ("statement", "options")
+    optional_columns = ("key",)
+    template_rows = (
+        {"statement": "The forecast gives rain tomorrow a 70% chance: it _ rain tomorrow.",
+         "options": "A.will almost certainly|B.will probably|C.might|D.will probably not", "key": "rain-70"},
+        {"statement": "Nine of the ten trains today were on time: the next train _ be on time.",
+         "options": "A.will almost certainly|B.will probably|C.might|D.will probably not", "key": "train-90"},
+    )
     task_intro = TASK_INTRO
 
     # --- wording -------------------------------------------------------------------

@@ -59,6 +59,10 @@ class Instrument:
     # (surveys/item_template.py: ``manage.py item_template KIND`` and the admin's import page).
     import_columns: ClassVar[tuple[str, ...]] = ()
     optional_columns: ClassVar[tuple[str, ...]] = ()
+    # Kinds whose items have no expression: how many items a participant answers when the researcher does not
+    # say (``create_study``), and why that many (printed). None: the kind draws by expression instead.
+    default_items_per_participant: ClassVar[int | None] = None
+    items_per_participant_reason: ClassVar[str] = ""
     template_rows: ClassVar[tuple[dict[str, str], ...]] = ()
     # Answer scale for numeric kinds.
     scale_min: ClassVar[float] = 0

@@ -50,6 +50,9 @@ class WepChoice(Instrument):
     final_choice_marker = FINAL_MARKER
     import_columns = ("statement", "options")
     optional_columns = ("key",)
+    default_items_per_participant = 30
+    items_per_participant_reason = ("Tang et al. RQ2's 360 items in 12 shares of 30 (each a scenario with 20 "
+                                    "numbers to read), about 15 minutes")
     template_rows = (
         {"statement": "The forecast gives rain tomorrow a 70% chance: it _ rain tomorrow.",
          "options": "A.will almost certainly|B.will probably|C.might|D.will probably not", "key": "rain-70"},

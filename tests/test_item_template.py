@@ -52,3 +52,16 @@ def test_the_admin_import_page_links_the_template_of_the_studys_kind(admin_clien
     assert download.status_code == 200 and download["Content-Type"].startswith("text/csv")
     assert 'filename="verbalisation_choice-items-template.csv"' in download["Content-Disposition"]
     assert download.content.decode() == item_template("verbalisation_choice")
+
+
+def test_the_documentation_lists_each_kinds_required_columns_in_the_same_order():
+    """docs/tutorials/own-study.md's table of kinds: the required columns (before "optional") in the order of
+    the kind's import_columns, which the template, the import page and the error messages use."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "own-study.md").read_text(encoding="utf-8")
+    for kind in KINDS:
+        row = next(line for line in page.splitlines() if line.startswith("|") and f"| `{kind}` |" in line)
+        required = row.split(f"| `{kind}` |", 1)[1].split("optional", 1)[0]
+        assert tuple(re.findall(r"`([a-z][a-z_]*)`", required)) == get_instrument(kind).import_columns, kind

@@ -124,3 +124,18 @@ def test_two_requests_racing_with_one_key_create_one_run(api, stub, imported_nv,
     second = api.client.post("/api/runs/", body, content_type="application/json", **api.auth, **header)
     assert second.status_code == 200 and second.json()["id"] == first.json()["id"]
     assert ElicitationRun.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_elicit_command_says_the_broker_is_unavailable_instead_of_queued(stub, imported_nv, broker_down):
+    import io
+
+    from django.core.management import call_command
+
+    make_endpoint(stub, name="stubbed")
+    out = io.StringIO()
+    key = imported_nv.main_items().order_by("id").first().key
+    call_command("elicit", "nv", "--endpoint", "stubbed", "--items", key, stdout=out)
+    text = out.getvalue()
+    assert "queued, broker unavailable" in text and "queued on Celery queue" not in text
+    assert ElicitationRun.objects.get().status == "running"

@@ -152,3 +152,11 @@ def test_given_numbers_are_clipped_per_scenario_and_keep_their_truths():
         given = wide if f["extra"]["numbers"] == "wide" else list(PAPER_NARROW)
         assert f["extra"]["share"] == float(tang_rq2.inside(given, f["extra"]["interval"], low, high).mean())
     assert samples[("score", "narrow")] == list(PAPER_NARROW)
+
+
+def test_notes_name_every_number_redrawn_or_clipped():
+    notes = tang_rq2.notes(generate(seed=1))
+    assert len(notes) == 3 and all("wide numbers: -8 redrawn as " in n for n in notes)
+    assert tang_rq2.notes(generate()) == []
+    clipped = tang_rq2.notes(generate(numbers=[PAPER_NARROW, [-8] + WIDE[1:]]))
+    assert clipped[0] == "height, wide numbers: -8 clipped to 1 (a height below 1 is not possible)"

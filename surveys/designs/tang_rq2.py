@@ -42,6 +42,7 @@ SCENARIOS: tuple[str, ...] = ("height", "score", "sound")
 # The smallest number each scenario's quantity allows: a height above 0 (integers: 1), a score or a loudness
 # in decibels not below 0.
 SCENARIO_MIN: dict[str, int] = {"height": 1, "score": 0, "sound": 0}
+QUANTITY: dict[str, str] = {"height": "height", "score": "score", "sound": "loudness in decibels"}
 NUMBER_SETS: dict[str, tuple[float, float]] = {"narrow": (100.0, 10.0), "wide": (100.0, 40.0)}
 CHOICE_ORDER: tuple[int, ...] = (5, 3)
 SAMPLE_SIZE = 20
@@ -191,6 +192,31 @@ def rq2_scenario(extra: Mapping[str, Any]) -> str:
 def item_key(extra: Mapping[str, Any]) -> str:
     """``scenario|choices|numbers|confidence|interval``, e.g. ``height|5|narrow|0.500|between``."""
     return f"{extra['scenario']}|{extra['choices']}|{extra['numbers']}|{extra['confidence']:.3f}|{extra['interval']}"
+
+
+def notes(items: Sequence[Any]) -> list[str]:
+    """One line per scenario and NUMBERS set whose numbers were redrawn or clipped to the scenario's floor
+    (``items``: Item objects or field dicts of one generation)."""
+    lines, seen = [], set()
+    for item in items:
+        extra = item["extra"] if isinstance(item, Mapping) else item.extra
+        key = (extra["scenario"], extra["numbers"])
+        if key in seen:
+            continue
+        seen.add(key)
+        floor = SCENARIO_MIN[extra["scenario"]]
+        if "clipped" in extra:
+            low = [v for v in extra["clipped"] if v < floor]
+            lines.append(f"{extra['scenario']}, {extra['numbers']} numbers: {', '.join(map(_fmt, low))} clipped to "
+                         f"{floor} (a {QUANTITY[extra['scenario']]} below {floor} is not possible)")
+        elif extra["seed"] is not None:
+            drawn = draw_numbers(extra["seed"])[extra["numbers"]]
+            changed = [(d, v) for d, v in zip(drawn, extra["sample"]) if d != v]
+            if changed:
+                lines.append(f"{extra['scenario']}, {extra['numbers']} numbers: "
+                             f"{', '.join(f'{_fmt(d)} redrawn as {_fmt(v)}' for d, v in changed)} "
+                             f"(a {QUANTITY[extra['scenario']]} below {floor} is not possible)")
+    return lines
 
 
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:

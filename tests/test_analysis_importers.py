@@ -84,16 +84,20 @@ def test_wide_reimport_is_refused_and_changes_nothing(wep_study):
     assert counts(wep_study) == before
 
 
-def test_wide_bad_cell_names_line_and_column_and_creates_nothing(wep_study, tmp_path):
+def fagen_with(tmp_path, cells: dict[tuple[int, int], str]):
+    """A copy of the Fagen-Ulmschneider file with the cells at (0-based line, column) replaced."""
     lines = FAGEN.read_text(encoding="utf-8").splitlines()
-    cells = lines[5].split(",")
-    cells[3] = "seventy"  # Probable
-    lines[5] = ",".join(cells)
-    cells = lines[9].split(",")
-    cells[0] = "101"
-    lines[9] = ",".join(cells)
-    bad = tmp_path / "bad.csv"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for (line, column), value in cells.items():
+        row = lines[line].split(",")
+        row[column] = value
+        lines[line] = ",".join(row)
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_wide_bad_cell_names_line_and_column_and_creates_nothing(wep_study, tmp_path):
+    bad = fagen_with(tmp_path, {(5, 3): "seventy", (9, 0): "101"})  # line 6 "Probable"; line 10
     with pytest.raises(ImportFailed) as info:
         import_wide(wep_study, bad)
     found = {(e.line, e.column, e.message) for e in info.value.errors}
@@ -262,12 +266,7 @@ def test_importers_read_numbers_as_the_page_does(imported_nv, wep_study, tmp_pat
     assert got[(4, "answer")] == "'1_0' is not a number" and got[(5, "rt")] == "'1e3' is not a number"
     assert counts(imported_nv)[:3] == (0, 0, 0)
 
-    lines = FAGEN.read_text(encoding="utf-8").splitlines()
-    cells = lines[5].split(",")
-    cells[3] = "7e1"
-    lines[5] = ",".join(cells)
-    wide = tmp_path / "wide.csv"
-    wide.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    wide = fagen_with(tmp_path, {(5, 3): "7e1"})
     with pytest.raises(ImportFailed) as info:
         import_wide(wep_study, wide)
     assert (6, '"Probable"', "'7e1' is not a number") in {(e.line, e.column, e.message) for e in info.value.errors}

@@ -52,20 +52,17 @@ def test_a_run_started_while_the_broker_is_down_is_answered_with_its_id_then_hea
     assert api.get(f"/api/runs/{run.pk}/").json()["status_reason"].startswith("queued, broker unavailable")
 
     broker_down.undo()  # the broker is back: the sweep finds the queue empty and queues the run's items
-    celery_app.conf.task_always_eager = True
-    try:
-        assert sweep(backlog=0, min_age=0) == {run.pk: 3}
-    finally:
-        celery_app.conf.task_always_eager = False
+    broker_down.setitem(celery_app.conf, "task_always_eager", True)
+    assert sweep(backlog=0, min_age=0) == {run.pk: 3}
     run.refresh_from_db()
     assert (run.status, run.status_reason) == ("completed", "")
     assert sorted(ModelResponse.objects.filter(run=run).values_list("value", flat=True)) == [70, 70, 70]
     assert len(stub.requests) == 3
 
 
-def test_a_successful_send_clears_the_broker_reason(api, stub, imported_nv, settings,
+def test_a_successful_send_clears_the_broker_reason(api, stub, imported_nv, monkeypatch,
                                                     django_capture_on_commit_callbacks):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
     make_endpoint(stub, name="stubbed")
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:2])
     made = api.post("/api/runs/", run_body(imported_nv, keys, start=False)).json()

@@ -104,9 +104,13 @@ def test_an_idempotency_key_returns_the_run_of_the_first_request(api, client, dj
     assert plain.status_code == 201 and ElicitationRun.objects.count() == 3  # no key: a new run each time
 
 
-def test_two_requests_racing_with_one_key_create_one_run(api, stub, imported_nv, monkeypatch):
-    """The second request checked for the key before the first saved its run: the database constraint
-    refuses the second run and the request answers with the first."""
+@pytest.mark.parametrize("refused_by", ["validation", "database"])
+def test_two_requests_racing_with_one_key_create_one_run(api, stub, imported_nv, monkeypatch, refused_by):
+    """The second request checked for the key before the first saved its run: the model's validation of the
+    unique constraint, or the database itself when both validated before either saved, refuses the second
+    run, and the request answers with the first."""
+    if refused_by == "database":
+        monkeypatch.setattr(ElicitationRun, "validate_constraints", lambda self, exclude=None: None)
     make_endpoint(stub, name="stubbed")
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:2])
     body, header = run_body(imported_nv, keys, start=False), {"HTTP_IDEMPOTENCY_KEY": "race"}

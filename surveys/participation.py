@@ -33,7 +33,8 @@ def participation(study: Study) -> dict[str, Any]:
         "decline_rate": round(declined / entered, 4) if entered else None,
         "completion_rate": round(completed / consented, 4) if consented else None,
         "test_participants": tests,
-        "withdrawn": Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN).count(),
+        "withdrawn": Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN,
+                                                was_test=False).count(),
     }
 
 

@@ -112,6 +112,7 @@ def participant_page(*steps: Step) -> Callable:
                           "left off."),
                     ), study)
             study = participant.study
+            request.test_participant = participant.is_test  # base.html's banner on every page
             with in_study_language(study):
                 progress = flow.current_step(participant)
                 if progress.step not in steps:
@@ -260,9 +261,10 @@ def done(request: HttpRequest, study: Study, participant: Participant, progress:
         return render(request, "surveys/ended.html", {"study": study, "participant": participant})
     # normally completed with the last answer; complete() covers a participant left just short of it
     code = participant.completion_code if participant.completed_at else flow.complete(participant)
+    redirect_now = request.session.pop(_redirect_key(study), False)
     return render(request, "surveys/done.html", {
         "study": study, "code": code, "url": flow.completion_url(code),
-        "redirect": request.session.pop(_redirect_key(study), False),
+        "redirect": redirect_now and not participant.is_test,  # a test participant is never sent to Prolific
     })
 
 

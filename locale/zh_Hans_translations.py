@@ -98,6 +98,10 @@ ZH_HANS: dict[str, str] = {
         "您的完成代码是<strong class=\"code\" id=\"completion-code\">%(code)s</strong>",
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
+    "Test participant": "测试参与者",
+    "you entered with a test link. Your answers are kept apart from the real data, and nothing is sent to "
+    "Prolific.": "您是通过测试链接进入的。您的回答与真实数据分开保存，不会发送任何内容到Prolific。",
+    "This was a test: you are not sent back to Prolific.": "这是一次测试：不会将您送回Prolific。",
     "This study has ended for you": "本研究对您已经结束",
     "You have returned this study": "您已退回本研究",
     "Prolific tells us that you returned this study, so it cannot be continued.": "Prolific通知我们您已退回本研究,因此无法继续。",

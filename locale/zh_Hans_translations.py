@@ -99,6 +99,17 @@ ZH_HANS: dict[str, str] = {
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
     "Test participant": "测试参与者",
+    "Taking you back to %(platform)s…": "正在带您返回%(platform)s…",
+    "Return to %(platform)s": "返回%(platform)s",
+    "This link is not valid": "此链接无效",
+    "The address names a way into this study that does not exist. Please open the study again with the link you "
+    "were given.": "网址指向的参与途径在本研究中不存在。请使用您收到的链接重新打开本研究。",
+    "This link is missing your id": "此链接缺少您的ID",
+    "The address has no %(name)s. Please open the study again with the link you were given.":
+        "网址中没有%(name)s。请使用您收到的链接重新打开本研究。",
+    "This link has an invalid id": "此链接中的ID无效",
+    "The %(name)s in the address (%(value)s) is not valid: it should be 1 to %(max)s letters, digits, hyphens or "
+    "underscores.": "网址中的%(name)s(%(value)s)无效：应为1到%(max)s个字母、数字、连字符或下划线。",
     "you entered with a test link. Your answers are kept apart from the real data, and nothing is sent to "
     "Prolific.": "您是通过测试链接进入的。您的回答与真实数据分开保存，不会发送任何内容到Prolific。",
     "This was a test: you are not sent back to Prolific.": "这是一次测试：不会将您送回Prolific。",

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods
 
 from config import throttle
 
-from . import flow
+from . import channels, flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
@@ -166,7 +166,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         study = _study(slug)
     except FlowError as exc:
         return problem(request, exc)
-    if flow.PID_PARAM not in request.GET and request.session.get(_session_key(study)):
+    if request.session.get(_session_key(study)) and not flow.names_participant(study, request.GET):
         return _step_redirect(study, Step.CONSENT)  # the step page redirects on to the current step
     try:
         with in_study_language(study):
@@ -262,9 +262,11 @@ def done(request: HttpRequest, study: Study, participant: Participant, progress:
     # normally completed with the last answer; complete() covers a participant left just short of it
     code = participant.completion_code if participant.completed_at else flow.complete(participant)
     redirect_now = request.session.pop(_redirect_key(study), False)
+    target = channels.completion(participant, code)
     return render(request, "surveys/done.html", {
-        "study": study, "code": code, "url": flow.completion_url(code),
-        "redirect": redirect_now and not participant.is_test,  # a test participant is never sent to Prolific
+        "study": study, "code": code, "url": target.url, "platform": target.platform,
+        # a test participant is never sent to Prolific; a channel without a completion address sends nobody
+        "redirect": redirect_now and bool(target.url) and not participant.is_test,
     })
 
 

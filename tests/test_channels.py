@@ -135,3 +135,10 @@ def test_the_admin_shows_each_channels_link_and_refuses_bad_settings(admin_clien
         with pytest.raises(ValidationError) as caught:
             RecruitmentChannel(study=study, **fields).full_clean()
         assert field in caught.value.message_dict
+
+
+def test_the_participants_api_names_the_channel(admin_client, study):
+    flow.enter(study, {"channel": "sona", "id": "abc123"})
+    flow.enter(study, {"PROLIFIC_PID": PID})
+    rows = admin_client.get("/api/participants/?study=nv").json()["results"]
+    assert sorted((r["prolific_pid"], r["channel"]) for r in rows) == [(PID, None), ("sona-abc123", "sona")]

@@ -309,7 +309,7 @@ class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
 # --- participants -------------------------------------------------------------------------------------
 class ParticipantSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    channel = serializers.SlugRelatedField(slug_field="name", read_only=True,
+    channel = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True,
                                            help_text="The recruitment channel they came through; null: Prolific.")
 
     class Meta:

@@ -99,6 +99,11 @@ ZH_HANS: dict[str, str] = {
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
     "Test participant": "测试参与者",
+    "Thank you for considering this study. You may close this page.": "感谢您考虑参加本研究。您可以关闭此页面。",
+    "We have recorded only that you chose not to take part, and when. If you change your mind, open the study link "
+    "again.": "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请重新打开研究链接。",
+    "The answers you gave are kept. If you think this is a mistake, please contact the researchers.":
+        "您已给出的回答会被保留。如果您认为这是一个错误，请联系研究人员。",
     "Taking you back to %(platform)s…": "正在带您返回%(platform)s…",
     "Return to %(platform)s": "返回%(platform)s",
     "This link is not valid": "此链接无效",

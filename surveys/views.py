@@ -189,7 +189,8 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
             messages.info(request, _(STALE_PAGE))
             return _step_redirect(study, flow.current_step(participant).step)
         if not agreed:
-            return render(request, "surveys/declined.html", {"study": study})
+            return render(request, "surveys/declined.html",
+                          {"study": study, "via_channel": participant.channel_id is not None})
         return _step_redirect(study, Step.INSTRUCTIONS)
     return render(request, "surveys/consent.html",
                   _step_context(study, Step.CONSENT, request.path, False, form=form))
@@ -258,7 +259,8 @@ def _question_page(request: HttpRequest, study: Study, progress: Progress, error
 def done(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
     """Completion (code, link back to Prolific; redirects right after the last answer) or the ended page."""
     if progress.step == Step.ENDED:
-        return render(request, "surveys/ended.html", {"study": study, "participant": participant})
+        return render(request, "surveys/ended.html", {"study": study, "participant": participant,
+                                                      "via_channel": participant.channel_id is not None})
     # normally completed with the last answer; complete() covers a participant left just short of it
     code = participant.completion_code if participant.completed_at else flow.complete(participant)
     redirect_now = request.session.pop(_redirect_key(study), False)

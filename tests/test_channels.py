@@ -142,3 +142,17 @@ def test_the_participants_api_names_the_channel(admin_client, study):
     flow.enter(study, {"PROLIFIC_PID": PID})
     rows = admin_client.get("/api/participants/?study=nv").json()["results"]
     assert sorted((r["prolific_pid"], r["channel"]) for r in rows) == [(PID, None), ("sona-abc123", "sona")]
+
+
+def test_a_channel_participant_who_declines_or_has_ended_is_not_told_about_prolific(client, study):
+    client.get(entry(study, "channel=sona&id=abc123"))
+    declined = client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
+    assert "You may close this page" in declined.content.decode() and "Prolific" not in declined.content.decode()
+    participant = Participant.objects.get()
+    flow.mark_participants(Participant.objects.filter(pk=participant.pk), Participant.Status.SCREENED_OUT)
+    ended = client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+    assert "please contact the researchers" in ended and "Prolific" not in ended
+    prolific_client = Client()  # Prolific's participants keep their wording
+    prolific_client.get(entry(study, f"PROLIFIC_PID={PID}"))
+    page = prolific_client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
+    assert "Please return the study on Prolific" in page.content.decode()

@@ -343,3 +343,12 @@ def test_admin_queue_reject_refuses_what_prolific_would_refuse(live, prolific, a
     admin_client.post("/admin/prolific/submission/", {"action": "reject_action", "_selected_action": [row.pk]})
     row.refresh_from_db()
     assert row.decision == "reject" and row.state == "queued"
+
+
+def test_a_reward_prolific_refuses_is_reported_in_its_words(live, prolific, settings):
+    settings.PROLIFIC_MIN_HOURLY_REWARD = 600  # a GBP workspace here, while Prolific wants 800 for this one
+    link = ProlificStudy.objects.create(study=live, places=10, reward_cents=100, estimated_minutes=10)
+    with pytest.raises(PublishError, match=r"400, error 140101\): The reward per hour \(600\) is below the minimum"):
+        publish(link)
+    link.refresh_from_db()
+    assert link.prolific_status == "UNPUBLISHED" and not link.published_at

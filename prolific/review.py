@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Iterable
+from typing import Iterable, Iterator
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -56,6 +57,16 @@ FOLLOW_UP_MARGIN = timedelta(days=2)
 
 class PublishError(Exception):
     """The study cannot be published; the message says why."""
+
+
+@contextmanager
+def _using(client: ProlificClient | None) -> Iterator[ProlificClient]:
+    """``client``, or a new one (ProlificError without a token) closed at the end."""
+    if client is not None:
+        yield client
+        return
+    with ProlificClient() as own:
+        yield own
 
 
 # --- publishing ---------------------------------------------------------------------------------------
@@ -136,24 +147,20 @@ def publish(link: ProlificStudy, client: ProlificClient | None = None) -> Prolif
     problems = publish_problems(link)
     if problems:
         raise PublishError("cannot publish: " + "; ".join(problems))
-    own = client is None
     try:
-        client = client or ProlificClient()
-        if not link.prolific_id:
-            created = client.create_study(study_payload(link))
-            link.prolific_id, link.prolific_status = created["id"], created.get("status", "UNPUBLISHED")
-            link.save(update_fields=["prolific_id", "prolific_status"])
-        published = client.publish_study(link.prolific_id)
-        link.prolific_status = published.get("status") or "PUBLISHING"
-        link.published_at = timezone.now()
-        link.save(update_fields=["prolific_status", "published_at"])
-        link.prolific_status = client.get_study(link.prolific_id).get("status") or link.prolific_status
-        link.save(update_fields=["prolific_status"])
+        with _using(client) as api:
+            if not link.prolific_id:
+                created = api.create_study(study_payload(link))
+                link.prolific_id, link.prolific_status = created["id"], created.get("status", "UNPUBLISHED")
+                link.save(update_fields=["prolific_id", "prolific_status"])
+            published = api.publish_study(link.prolific_id)
+            link.prolific_status = published.get("status") or "PUBLISHING"
+            link.published_at = timezone.now()
+            link.save(update_fields=["prolific_status", "published_at"])
+            link.prolific_status = api.get_study(link.prolific_id).get("status") or link.prolific_status
+            link.save(update_fields=["prolific_status"])
     except ProlificError as exc:
         raise PublishError(str(exc)) from None
-    finally:
-        if own and client is not None:
-            client.close()
     return link
 
 
@@ -273,42 +280,37 @@ def sync(link: ProlificStudy, client: ProlificClient | None = None) -> SyncResul
     if not link.prolific_id:
         result.errors.append("not on Prolific yet: publish it first")
         return result
-    own = client is None
     try:
-        client = client or ProlificClient()
-        status = client.get_study(link.prolific_id).get("status")
-        listing = client.submissions(link.prolific_id)
+        with _using(client) as api:
+            _sync(link, api, result)
     except ProlificError as exc:
         link.sync_error = str(exc)
         link.save(update_fields=["sync_error"])
         result.errors.append(str(exc))
-        if own and client is not None:
-            client.close()
-        return result
-    try:
-        rows = listing.rows
-        pids = {str(r.get("participant_id") or r.get("participant") or "") for r in rows}
-        participants = {p.prolific_pid: p
-                        for p in Participant.objects.filter(study=link.study, prolific_pid__in=pids)}
-        for row in rows:
-            with transaction.atomic():
-                submission = _store(link, row, participants, result)
-                _give_back_slots(submission, result)
-                submission.refresh_from_db()
-                _record_decision(link, submission, result)
-            result.seen += 1
-        if listing.note:
-            result.errors.append(listing.note)
-        link.synced_at, link.sync_error = timezone.now(), listing.note
-        link.prolific_status = status or link.prolific_status
-        link.save(update_fields=["synced_at", "sync_error", "prolific_status"])
-        if link.review_policy == ProlificStudy.Policy.AUTOMATIC:
-            sent, failed = send_decisions(link.submissions.all(), client=client, retry_failed=True)
-            result.sent, result.failed = sent, failed
-    finally:
-        if own:
-            client.close()
     return result
+
+
+def _sync(link: ProlificStudy, api: ProlificClient, result: SyncResult) -> None:
+    """The work of :func:`sync` over one client: status, every page, each submission in its own transaction."""
+    status = api.get_study(link.prolific_id).get("status")
+    listing = api.submissions(link.prolific_id)
+    rows = listing.rows
+    pids = {str(r.get("participant_id") or r.get("participant") or "") for r in rows}
+    participants = {p.prolific_pid: p for p in Participant.objects.filter(study=link.study, prolific_pid__in=pids)}
+    for row in rows:
+        with transaction.atomic():
+            submission = _store(link, row, participants, result)
+            _give_back_slots(submission, result)
+            submission.refresh_from_db()
+            _record_decision(link, submission, result)
+        result.seen += 1
+    if listing.note:
+        result.errors.append(listing.note)
+    link.synced_at, link.sync_error = timezone.now(), listing.note
+    link.prolific_status = status or link.prolific_status
+    link.save(update_fields=["synced_at", "sync_error", "prolific_status"])
+    if link.review_policy == ProlificStudy.Policy.AUTOMATIC:
+        result.sent, result.failed = send_decisions(link.submissions.all(), client=api, retry_failed=True)
 
 
 # --- sending decisions ----------------------------------------------------------------------------------
@@ -352,16 +354,13 @@ def send_decisions(submissions: QuerySet[Submission] | Iterable[Submission], cli
         states = [Submission.State.QUEUED] + ([Submission.State.FAILED] if retry_failed else [])
         submissions = submissions.filter(state__in=states).select_related("prolific_study")
     sent = failed = 0
-    own = client is None
-    try:
-        for submission in submissions:
-            client = client or ProlificClient()
-            outcome = send_one(submission, client, retry_failed)
-            sent += outcome is True
-            failed += outcome is False
-    finally:
-        if own and client is not None:
-            client.close()
+    pending = list(submissions)
+    if pending:  # no client (and no token needed) when nothing is to be sent
+        with _using(client) as api:
+            for submission in pending:
+                outcome = send_one(submission, api, retry_failed)
+                sent += outcome is True
+                failed += outcome is False
     return sent, failed
 
 

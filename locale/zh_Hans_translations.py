@@ -53,6 +53,7 @@ ZH_HANS: dict[str, str] = {
     "Please enter a upper bound.": "请输入上限。",
     "Each bound must be a number (for example 12 or -3.5).": "每个界限都必须是数字(例如12或-3.5)。",
     "The lower bound must not be greater than the upper bound.": "下限不能大于上限。",
+    "Please give one answer only.": "请只给出一个答案。",
     "Lower bound": "下限",
     "Upper bound": "上限",
     "I agree": "我同意",

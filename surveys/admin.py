@@ -12,7 +12,8 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from . import flow
-from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, raw_responses_view,
+from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, item_template_view,
+                          raw_responses_view,
                           test_participant_view)
 from .instruments import AnswerError, instrument_choices
 from .channels import entry_link
@@ -157,6 +158,9 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
             path("<path:object_id>/test-participant/",
                  wrap(lambda r, object_id: test_participant_view(self, r, object_id)),
                  name="surveys_study_test_participant"),
+            path("<path:object_id>/item-template.csv",
+                 wrap(lambda r, object_id: item_template_view(self, r, object_id)),
+                 name="surveys_study_item_template"),
             path("<path:object_id>/raw-responses.csv",
                  wrap(lambda r, object_id: raw_responses_view(self, r, object_id)),
                  name="surveys_study_raw_responses"),

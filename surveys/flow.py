@@ -64,6 +64,7 @@ ANSWER_MESSAGES = (
     gettext_noop("Please enter a upper bound."),
     gettext_noop("Each bound must be a number (for example 12 or -3.5)."),
     gettext_noop("The lower bound must not be greater than the upper bound."),
+    gettext_noop("Please give one answer only."),
 )
 
 ENDED_STATUSES = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.SCREENED_OUT)
@@ -403,10 +404,10 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     if (position, item_id) != (slot.position, slot.item_id):
         return _not_current(participant, position, item_id)
     kind = participant.study.kind
-    data = kind.shape.form_data(answer)
-    if kind.shape.is_empty(data):
-        return Submission(Outcome.INVALID, _(kind.shape.empty_message))
     try:
+        data = kind.shape.form_data(answer)
+        if kind.shape.is_empty(data):
+            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
         typed = kind.validate_answer(slot.item, data)
     except AnswerError as exc:
         return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES

@@ -294,6 +294,8 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
 # --- participants -------------------------------------------------------------------------------------
 class ParticipantSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    channel = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True,
+                                           help_text="The recruitment channel they came through; null: Prolific.")
 
     class Meta:
         model = Participant
@@ -322,7 +324,7 @@ class ParticipantFilter(django_filters.FilterSet):
 class ParticipantViewSet(viewsets.ReadOnlyModelViewSet):
     """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
 
-    queryset = Participant.objects.select_related("study")
+    queryset = Participant.objects.select_related("study", "channel")
     serializer_class = ParticipantSerializer
     filterset_class = ParticipantFilter
     required_permissions = {"mark": ["surveys.change_participant"]}

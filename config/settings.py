@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
+    "django_filters",  # the API lists' query filters (config/filters.py)
     "surveys",
     "elicitation",
     "analysis",
@@ -180,8 +181,13 @@ REST_FRAMEWORK = {
     # staff AND the model permission the admin asks for the same action (config/permissions.py)
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.StaffModelPermission"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.ApiPagination",  # ?limit= up to 5000
+    # ?study=, ?status=, … of the lists: each viewset's filterset_class (config/filters.py)
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "PAGE_SIZE": 500,
+    # JSON with bounded nesting (config/json_input.py): too deep is a 400, not a RecursionError
+    "DEFAULT_PARSER_CLASSES": ["config.json_input.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
 }
 
 # OpenAPI 3 schema (/api/schema/) and its documentation pages (/api/docs/, /api/redoc/), from the code.

@@ -6,6 +6,7 @@ validated by ``create_run`` (ValidationError → 400 naming the field) and state
 """
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
 from django.db.models import ProtectedError
@@ -15,7 +16,8 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
-from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
+from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
+from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
 
 from . import idempotency
@@ -94,8 +96,27 @@ class RunCreateSerializer(serializers.Serializer):
         return attrs
 
 
-RUN_FILTERS = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
-RESPONSE_FILTERS = {"run": "run_id", "study": "run__study__slug", "status": "status", "item": "item_id"}
+class RunFilter(django_filters.FilterSet):
+    study = StudyFilter("study__slug")
+    status = ChoiceFilter("status", ElicitationRun.Status.choices)
+    endpoint = SlugFilter("endpoint__name", help_text="an endpoint's name")
+
+    class Meta:
+        model = ElicitationRun
+        fields = ["study", "status", "endpoint"]
+
+
+class ModelResponseFilter(django_filters.FilterSet):
+    run = IdFilter("run_id", help_text="a run's id")
+    study = StudyFilter("run__study__slug")
+    status = ChoiceFilter("status", ModelResponse.Status.choices)
+    item = IdFilter("item_id", help_text="an item's id")
+
+    class Meta:
+        model = ModelResponse
+        fields = ["run", "study", "status", "item"]
+
+
 ProgressSchema = OpenApiTypes.OBJECT
 
 
@@ -107,6 +128,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     serializer_class = ModelEndpointSerializer
     lookup_field = "name"
 
+    @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):
         endpoint = self.get_object()
         try:
@@ -118,7 +140,6 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(parameters=query_parameters(RUN_FILTERS)),
     create=extend_schema(
         summary="Create a run (a draft; \"start\": true starts it at once)",
         description="With an `Idempotency-Key` header, sending the same request again (after a timeout or an "
@@ -133,13 +154,13 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
         responses={200: ElicitationRunSerializer, 201: ElicitationRunSerializer, 409: Detail,
                    422: Detail}),
 )
-class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
+class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
                             viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
     """Runs, each with its progress; create, start, cancel and resume them."""
 
     queryset = ElicitationRun.objects.select_related("study", "endpoint").order_by("-created_at")
     serializer_class = ElicitationRunSerializer
-    query_filters = RUN_FILTERS
+    filterset_class = RunFilter
     required_permissions = {
         "start": ["elicitation.change_elicitationrun"],
         "cancel": ["elicitation.change_elicitationrun"],
@@ -256,11 +277,10 @@ class ModelResponseSerializer(serializers.ModelSerializer):
         exclude = ["lease_owner", "lease_until"]
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters(RESPONSE_FILTERS)))
-class ModelResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ModelResponseViewSet(viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",
                                                                                          "sample_index")
     serializer_class = ModelResponseSerializer
-    query_filters = RESPONSE_FILTERS
+    filterset_class = ModelResponseFilter

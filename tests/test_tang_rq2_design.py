@@ -87,7 +87,10 @@ def test_numbers_file(tmp_path):
     path = tmp_path / "numbers.txt"
     path.write_text("# narrow, then wide\n" + ", ".join(map(str, PAPER_NARROW)) + "\n" + " ".join(map(str, WIDE)) + "\n")
     assert read_numbers(path) == {"narrow": list(PAPER_NARROW), "wide": WIDE}
-    assert generate(numbers=path) == generate(numbers=[PAPER_NARROW, WIDE])
+    assert generate(numbers=read_numbers(path)) == generate(numbers=[PAPER_NARROW, WIDE])
+    for name in (path, str(path)):  # the design itself never opens a file: that is the command line's job
+        with pytest.raises(DesignError, match="command line"):
+            generate(numbers=name)
     path.write_text("1, 2, 3\n")
     with pytest.raises(DesignError, match="two lines"):
         read_numbers(path)

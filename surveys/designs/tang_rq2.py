@@ -129,13 +129,19 @@ def scenario_numbers(sets: Mapping[str, list[float]], scenario: str, drawn_with:
 
 
 def read_numbers(path: str | Path) -> dict[str, list[float]]:
-    """The two NUMBERS sets from a file: two non-empty lines (narrow, then wide), numbers separated by commas
+    """The two NUMBERS sets from a file, for the command line only (``generate_items --numbers FILE``): the API
+    and the admin pass the sets as values, never a server path. See :func:`parse_numbers`."""
+    return parse_numbers(Path(path).read_text(encoding="utf-8"), str(path))
+
+
+def parse_numbers(text: str, source: str = "numbers") -> dict[str, list[float]]:
+    """The two NUMBERS sets from text: two non-empty lines (narrow, then wide), numbers separated by commas
     and/or spaces; lines starting with # are ignored. DesignError names the line at fault."""
-    lines = [(i, line.strip()) for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1)
+    lines = [(i, line.strip()) for i, line in enumerate(text.splitlines(), start=1)
              if line.strip() and not line.lstrip().startswith("#")]
     if len(lines) != 2:
-        raise DesignError(f"{path}: expected two lines of numbers (narrow, then wide), found {len(lines)}")
-    return dict(zip(NUMBER_SETS, (_parse_line(text, f"{path}, line {i}") for i, text in lines)))
+        raise DesignError(f"{source}: expected two lines of numbers (narrow, then wide), found {len(lines)}")
+    return dict(zip(NUMBER_SETS, (_parse_line(text, f"{source}, line {i}") for i, text in lines)))
 
 
 def _parse_line(text: str, where: str) -> list[float]:
@@ -156,8 +162,11 @@ def _parse_line(text: str, where: str) -> list[float]:
 def _numbers(numbers: Any, seed: int | None) -> dict[str, list[float]]:
     if numbers is None:
         return draw_numbers(seed)
-    if isinstance(numbers, (str, Path)):
-        return read_numbers(numbers)
+    if isinstance(numbers, (str, bytes, Path)):
+        # A value, never a file name: an option from the API could otherwise read any server file.
+        raise DesignError("numbers: give the two NUMBERS sets as values, [[narrow…], [wide…]] or "
+                          '{"narrow": […], "wide": […]}; a file is read only by the command line '
+                          "(manage.py generate_items --numbers FILE)")
     if isinstance(numbers, Mapping):
         sets = {name: list(numbers[name]) for name in NUMBER_SETS if name in numbers}
     else:
@@ -221,7 +230,8 @@ def notes(items: Sequence[Any]) -> list[str]:
 
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:
     """The 360 item field dicts. ``numbers``: the two NUMBERS sets (narrow, wide) as a pair of sequences, a
-    mapping {"narrow": …, "wide": …} or a file for :func:`read_numbers`; by default drawn with ``seed``.
+    mapping {"narrow": …, "wide": …} (values only: a file is read by the command line, :func:`read_numbers`); by
+    default drawn with ``seed``.
     Values a scenario's quantity does not allow are redrawn (drawn sets) or clipped (given sets)."""
     sets = _numbers(numbers, seed)
     used_seed = None if numbers is not None else (DEFAULT_SEED if seed is None else seed)

@@ -67,7 +67,7 @@ class Lab:
         self.env = django_env(self.pg.url(), self.var, CELERY_BROKER_URL=self.redis.url(0),
                               ELICITATION_LEASE_GRACE_SECONDS="3", LOG_LEVEL="WARNING",
                               ELICITATION_SWEEP_SECONDS="5", ELICITATION_SWEEP_MIN_AGE_SECONDS="5",
-                              TRUST_X_FORWARDED_FOR="1")
+                              TRUSTED_PROXY_COUNT="1")  # each participant sends X-Forwarded-For as its proxy would
         os.environ.update(self.env)
         import django
 

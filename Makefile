@@ -10,7 +10,7 @@ EXTRAS ?= dev
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run check-port test check-deploy bench faults clean
+.PHONY: install browser migrate demo run check-port test docs check-deploy bench faults clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +85,10 @@ check-port:
 test: install browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The documentation site (docs/, mkdocs.yml) into site/; --strict: a warning (a broken link) fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 check-deploy: install
 	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=example.org \
 	  $(PY) manage.py check --deploy --fail-level WARNING
@@ -105,4 +109,4 @@ faults: install
 	$(PY) bench/faults.py $(if $(FAULTS),--only $(FAULTS))
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache site

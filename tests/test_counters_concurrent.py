@@ -68,25 +68,50 @@ def run_children(env: dict[str, str], kind: str) -> list[int]:
     return counts
 
 
-@pytest.fixture(scope="module")
-def database_file(tmp_path_factory) -> Path:
-    """A migrated SQLite database with a study and a user, made once and copied by each test."""
+def own_postgres_database(url: str) -> str:
+    """A fresh database of this test's own on the server of ``url`` (DATABASE_URL)."""
+    import psycopg
+
+    server, name = url.rsplit("/", 1)
+    own = f"{name.split('?')[0] or 'postgres'}_counters"
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{own}"')
+        conn.execute(f'CREATE DATABASE "{own}"')
+    return f"{server}/{own}"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(request, tmp_path_factory) -> tuple[str, Path | None]:
+    """A migrated database with a study and a user, made once per module: a SQLite file each test copies, or
+    (with DATABASE_URL=postgres://…) a PostgreSQL database of this module's own, emptied of counts by each test."""
     var = tmp_path_factory.mktemp("counters")
-    env = django_env(f"sqlite:///{var / 'db.sqlite3'}", var)
+    if request.param == "sqlite":
+        url, template = f"sqlite:///{var / 'db.sqlite3'}", var / "db.sqlite3"
+    else:
+        if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+            pytest.skip("set DATABASE_URL=postgres://… to count on PostgreSQL too")
+        url, template = own_postgres_database(os.environ["DATABASE_URL"]), None
+    env = django_env(url, var)
     manage(env, "migrate", "--noinput")
     manage(env, "shell", "-c", "from surveys.models import Study; Study.objects.create(pk=1, slug='s', title='S');"
                                "from django.contrib.auth.models import User; User.objects.create_user('boss')")
-    return var / "db.sqlite3"
+    return url, template
 
 
-def prepared_env(var: Path, database_file: Path, **extra: str) -> dict[str, str]:
-    shutil.copy(database_file, var / "db.sqlite3")
-    return django_env(f"sqlite:///{var / 'db.sqlite3'}", var, LOG_LEVEL="ERROR", LOGIN_MAX_FAILURES="100000",
-                      **extra)
+def prepared_env(var: Path, database: tuple[str, Path | None], **extra: str) -> dict[str, str]:
+    url, template = database
+    if template is not None:
+        shutil.copy(template, var / "db.sqlite3")
+        url = f"sqlite:///{var / 'db.sqlite3'}"
+    env = django_env(url, var, LOG_LEVEL="ERROR", LOGIN_MAX_FAILURES="100000", **extra)
+    if template is None:
+        manage(env, "shell", "-c", "from surveys.models import EntryCount; from axes.models import AccessAttempt;"
+                                   "EntryCount.objects.all().delete(); AccessAttempt.objects.all().delete()")
+    return env
 
 
 @pytest.mark.parametrize("store", ["database", "redis"])
-def test_the_entry_counter_counts_every_entry_once(store, database_file):
+def test_the_entry_counter_counts_every_entry_once(store, database):
     extra = {}
     if store == "redis":
         if not REDIS_URL:
@@ -96,7 +121,7 @@ def test_the_entry_counter_counts_every_entry_once(store, database_file):
         redis.Redis.from_url(REDIS_URL).flushdb()
         extra["CACHE_URL"] = REDIS_URL
     with tempfile.TemporaryDirectory() as var:
-        env = prepared_env(Path(var), database_file, **extra)
+        env = prepared_env(Path(var), database, **extra)
         counts = run_children(env, "entry")
         # every entry saw its own number: none counted twice, none lost
         assert sorted(counts) == list(range(1, TOTAL + 1))
@@ -106,9 +131,9 @@ def test_the_entry_counter_counts_every_entry_once(store, database_file):
             assert int(stored.strip().splitlines()[-1]) == TOTAL
 
 
-def test_the_login_lockout_counts_every_failure_once(database_file):
+def test_the_login_lockout_counts_every_failure_once(database):
     with tempfile.TemporaryDirectory() as var:
-        env = prepared_env(Path(var), database_file)
+        env = prepared_env(Path(var), database)
         run_children(env, "login")
         stored = manage(env, "shell", "-c", "from django.db.models import Sum; from axes.models import AccessAttempt;"
                                             "print(AccessAttempt.objects.aggregate(n=Sum('failures_since_start'))['n'])")

@@ -45,11 +45,11 @@ def _valid(address: str) -> str | None:
 
 def client_address(request: HttpRequest | None) -> str:
     """The client's address: the hop ``TRUSTED_PROXY_COUNT`` places from the right of X-Forwarded-For,
-    or REMOTE_ADDR without proxies (or when the header is missing, too short or not an address); "-" without
-    a request."""
+    or REMOTE_ADDR without proxies (or when the header is missing, too short or not an address); "" when
+    unknown (no request, as in a login made by code; a Unix socket), which django-axes stores as NULL."""
     if request is None:
-        return "-"
-    remote = request.META.get("REMOTE_ADDR", "") or "-"
+        return ""
+    remote = request.META.get("REMOTE_ADDR", "")
     proxies = settings.TRUSTED_PROXY_COUNT
     if proxies <= 0:
         return remote

@@ -38,7 +38,8 @@ def test_the_client_is_the_hop_that_many_proxies_from_the_right(settings, proxie
 def test_without_a_header_or_a_request(settings):
     settings.TRUSTED_PROXY_COUNT = 1
     assert client_address(request()) == "10.0.0.1"
-    assert client_address(None) == "-"
+    assert client_address(None) == ""
+    assert client_address(RequestFactory().get("/", REMOTE_ADDR="")) == ""
 
 
 @pytest.mark.parametrize("environ, expected", [

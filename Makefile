@@ -60,7 +60,7 @@ demo run: export SITE_URL ?= http://$(HOST):$(PORT)
 
 # `make run DEBUG=0`: production mode on this machine, out of the box: a secret key kept in var/secret-key
 # (unless SECRET_KEY is set), this host allowed, and plain HTTP (no HTTPS redirect or HTTPS-only cookies)
-# while SITE_URL is http://. Behind a real proxy set these yourself (README › Deploying).
+# while SITE_URL is http://. Behind a real proxy set these yourself (docs/howto/deploy.md).
 ifneq (,$(filter 0 false no off,$(DEBUG)))
 VAR_DIR := $(or $(HEDGELAB_VAR_DIR),var)
 export SECRET_KEY ?= $(shell mkdir -p $(VAR_DIR) && { [ -s $(VAR_DIR)/secret-key ] || head -c 48 /dev/urandom | base64 > $(VAR_DIR)/secret-key; } && cat $(VAR_DIR)/secret-key)

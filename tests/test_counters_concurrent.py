@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -68,20 +69,21 @@ def run_children(env: dict[str, str], kind: str) -> list[int]:
     return counts
 
 
-def own_postgres_database(url: str) -> str:
-    """A fresh database of this test's own on the server of ``url`` (DATABASE_URL)."""
+def own_postgres_database(url: str, create: bool = True) -> str:
+    """A fresh database of this test's own on the server of ``url`` (DATABASE_URL); dropped with create=False."""
     import psycopg
 
     server, name = url.rsplit("/", 1)
     own = f"{name.split('?')[0] or 'postgres'}_counters"
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{own}"')
-        conn.execute(f'CREATE DATABASE "{own}"')
+        conn.execute(f'DROP DATABASE IF EXISTS "{own}" WITH (FORCE)')
+        if create:
+            conn.execute(f'CREATE DATABASE "{own}"')
     return f"{server}/{own}"
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database(request, tmp_path_factory) -> tuple[str, Path | None]:
+def database(request, tmp_path_factory) -> Iterator[tuple[str, Path | None]]:
     """A migrated database with a study and a user, made once per module: a SQLite file each test copies, or
     (with DATABASE_URL=postgres://…) a PostgreSQL database of this module's own, emptied of counts by each test."""
     var = tmp_path_factory.mktemp("counters")
@@ -95,7 +97,9 @@ def database(request, tmp_path_factory) -> tuple[str, Path | None]:
     manage(env, "migrate", "--noinput")
     manage(env, "shell", "-c", "from surveys.models import Study; Study.objects.create(pk=1, slug='s', title='S');"
                                "from django.contrib.auth.models import User; User.objects.create_user('boss')")
-    return url, template
+    yield url, template
+    if template is None:
+        own_postgres_database(os.environ["DATABASE_URL"], create=False)
 
 
 def prepared_env(var: Path, database: tuple[str, Path | None], **extra: str) -> dict[str, str]:

@@ -138,7 +138,9 @@ AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_LOCKOUT_SECONDS)
 AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_response"
-AXES_RESET_ON_SUCCESS = True
+# A success clears nothing: with reset on success, anyone with an account could log in between guesses at
+# another's password and start the address's count again. Failures count for the lockout's length.
+AXES_RESET_ON_SUCCESS = False
 AXES_VERBOSE = False  # no start-up banner in every command's output
 # Database outages (surveys.outage): wait before the one retry; the calm page reloads after this many seconds.
 OUTAGE_RETRY_DELAY = float(env_str("OUTAGE_RETRY_DELAY", "0.5"))

@@ -62,10 +62,16 @@ def test_a_forged_forwarded_for_does_not_escape_the_lockout(client, boss, settin
                    HTTP_X_FORWARDED_FOR="198.51.100.8").status_code == 302
 
 
-def test_a_success_clears_the_pair_and_axes_reset_ends_a_lockout(client, boss):
+def test_logging_in_to_ones_own_account_does_not_reset_the_count(client, boss):
+    """Someone with an account cannot log in between guesses at another's password to start again."""
+    User.objects.create_user("mallory", password="mallory-own-password-1", is_staff=True)
     attempt(client, "boss", "wrong")
     attempt(client, "boss", "wrong")
-    assert attempt(client, "boss", PASSWORD).status_code == 302
+    assert attempt(client, "mallory", "mallory-own-password-1").status_code == 302
+    assert attempt(Client(), "boss", "wrong").status_code == 429
+
+
+def test_axes_reset_ends_a_lockout(boss):
     locked = Client()
     for _ in range(3):
         attempt(locked, "boss", "wrong", ip="10.0.0.2")

@@ -378,7 +378,7 @@ class EntryCount(models.Model):
     several web processes are all counted."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
-    client = models.CharField(max_length=64, help_text="SHA-256 of the client address.")
+    client = models.CharField(max_length=64, help_text="HMAC-SHA-256 of the client address (keyed with SECRET_KEY).")
     started_at = models.DateTimeField(help_text="Start of the current window (its first entry).")
     count = models.PositiveIntegerField(default=0)
 

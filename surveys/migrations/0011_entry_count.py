@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
             name='EntryCount',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('client', models.CharField(help_text='SHA-256 of the client address.', max_length=64)),
+                ('client', models.CharField(help_text='HMAC-SHA-256 of the client address (keyed with SECRET_KEY).', max_length=64)),
                 ('started_at', models.DateTimeField(help_text='Start of the current window (its first entry).')),
                 ('count', models.PositiveIntegerField(default=0)),
                 ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='surveys.study')),

@@ -10,7 +10,7 @@ EXTRAS ?= dev
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run test docs check-deploy bench faults clean
+.PHONY: install browser migrate demo run check-port test docs check-deploy bench faults clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -75,8 +75,12 @@ endif
 demo: migrate
 	$(PY) manage.py load_demo
 
-run: demo
+# the port is checked before anything is set up: a taken port is said at once, and make exits non-zero
+run: check-port demo
 	@bash bin/run-platform "$(HOST)" "$(PORT)"
+
+check-port:
+	@$(PYTHON) bin/check-port "$(HOST)" "$(PORT)"
 
 test: install browser
 	$(PY) -m pytest $(PYTEST_ARGS)

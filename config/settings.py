@@ -2,10 +2,14 @@
 server-less setup (SQLite and a Celery broker kept in a SQLite file)."""
 from __future__ import annotations
 
+import os
+import warnings
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
+from .client_address import proxy_count
 from .env import env_bool, env_int, env_list, env_str
 from .site_url import site_url
 
@@ -63,6 +67,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
     "django_filters",  # the API lists' query filters (config/filters.py)
+    "axes",  # admin login lockout (config/login_lockout.py)
     "surveys",
     "elicitation",
     "analysis",
@@ -74,14 +79,16 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RejectNullCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "surveys.outage.SessionMiddleware",  # Django's, with a database outage while saving treated as one
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.throttle.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # turns a login refused by the lockout into its 429 page
 ]
+# django-axes checks the lockout before any password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 ROOT_URLCONF = "config.urls"
 TEMPLATES = [
@@ -122,17 +129,33 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Django's cache holds the login and entry throttles (config.throttle), which every web process must share:
-# by default files in VAR_DIR/cache (the processes of one machine, as `make run` starts them); CACHE_URL=redis://…
-# for web processes on several machines.
+# Django's cache: by default files in VAR_DIR/cache; CACHE_URL=redis://… for web processes on several machines.
+# With Redis the entry cap counts there (surveys.entry_counter), otherwise in the database.
 _CACHE_URL = env_str("CACHE_URL", "")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
           if _CACHE_URL else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                               "LOCATION": str(VAR_DIR / "cache")}}
-TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
-# Admin login: after this many failures (per client address or per username) wait this long.
+# Reverse proxies in front of the web processes, each appending to X-Forwarded-For: the client address is the
+# hop that many places from the right (config.client_address). 0: REMOTE_ADDR. TRUST_X_FORWARDED_FOR=1 is the
+# deprecated spelling of 1.
+TRUSTED_PROXY_COUNT = proxy_count(os.environ)
+if os.environ.get("TRUST_X_FORWARDED_FOR", "").strip():
+    warnings.warn("TRUST_X_FORWARDED_FOR is deprecated: set TRUSTED_PROXY_COUNT to the number of reverse proxies "
+                  f"(read as TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT})", FutureWarning, stacklevel=1)
+# Admin login (django-axes): after this many failures from one client address, or for one username from one
+# address, wait this long.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_LOCKOUT_SECONDS)
+# Never by username alone (a stranger could lock anyone out): by address, and by (username, address).
+AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_response"
+# A success clears nothing: with reset on success, anyone with an account could log in between guesses at
+# another's password and start the address's count again. Failures count for the lockout's length.
+AXES_RESET_ON_SUCCESS = False
+AXES_VERBOSE = False  # no start-up banner in every command's output
 # Database outages (surveys.outage): wait before the one retry; the calm page reloads after this many seconds.
 OUTAGE_RETRY_DELAY = float(env_str("OUTAGE_RETRY_DELAY", "0.5"))
 OUTAGE_REFRESH_SECONDS = env_int("OUTAGE_REFRESH_SECONDS", 5)

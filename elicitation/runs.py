@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from django.db import transaction
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Sum
 from django.utils import timezone
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
@@ -296,6 +296,16 @@ def requests_in_flight(run: ElicitationRun, held) -> int:
     return len(holders & set(held.values_list("lease_owner", flat=True))) if holders else 0
 
 
+def runs_ahead(run: ElicitationRun) -> list[int]:
+    """Running runs started or resumed before ``run`` that still have answers to get, oldest first: their tasks
+    are ahead of ``run``'s in the Celery queue, which every run shares."""
+    if run.last_started_at is None:
+        return []
+    pending = ModelResponse.objects.filter(run=OuterRef("pk"), status=ModelResponse.Status.PENDING)
+    return list(ElicitationRun.objects.filter(status=Status.RUNNING, last_started_at__lt=run.last_started_at)
+                .filter(Exists(pending)).order_by("last_started_at", "pk").values_list("pk", flat=True))
+
+
 def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     """The figures of the run page: counts, tokens, cost, answers per second, recent failures."""
     rows = ModelResponse.objects.filter(run=run)
@@ -320,14 +330,20 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     held = rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now)
     working = held.count()  # answers a worker holds: asking, or waiting to retry
     in_flight = requests_in_flight(run, held) if working else 0
-    quiet_for = None
-    if run.status == Status.RUNNING and pending and not working:
+    quiet_for = queued_behind = queue_position = None
+    status_display = run.get_status_display()
+    idle = run.status == Status.RUNNING and pending and not working
+    ahead = runs_ahead(run) if idle else []
+    if ahead:  # waiting for the runs before it, not stuck: position 1 is the run being answered
+        queued_behind, queue_position = ahead[-1], len(ahead) + 1
+        status_display = f"Queued behind run {queued_behind} (position {queue_position} in the queue)"
+    elif idle:
         last = rows.aggregate(last=Max("answered_at"))["last"]
         since = max(t for t in (last, run.last_started_at) if t is not None) if (last or run.last_started_at) else None
         quiet_for = (now - since).total_seconds() if since else None
     return {
-        "run": run.pk, "status": run.status, "status_display": run.get_status_display(),
-        "status_reason": run.status_reason,
+        "run": run.pk, "status": run.status, "status_display": status_display,
+        "status_reason": run.status_reason, "queued_behind": queued_behind, "queue_position": queue_position,
         "total": total, "done": ok + unparseable, "ok": ok, "unparseable": unparseable,
         "failed": counts.get(ModelResponse.Status.FAILED, 0), "pending": pending, "in_flight": in_flight,
         "working": working,

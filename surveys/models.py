@@ -416,3 +416,21 @@ class Withdrawal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_reason_display()}: {self.respondent_id} from {self.study_slug}"
+
+
+class EntryCount(models.Model):
+    """New participants admitted from one client address to one study in the current window
+    (``ENTRY_MAX_PER_CLIENT`` in ``ENTRY_WINDOW_SECONDS``; surveys.entry_counter). The address is stored
+    hashed. One row per (study, address), counted with an atomic UPDATE so that concurrent entries from
+    several web processes are all counted."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    client = models.CharField(max_length=64, help_text="HMAC-SHA-256 of the client address (keyed with SECRET_KEY).")
+    started_at = models.DateTimeField(help_text="Start of the current window (its first entry).")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "client"], name="entrycount_study_client")]
+
+    def __str__(self) -> str:
+        return f"{self.count} since {self.started_at:%Y-%m-%d %H:%M}"

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from config import throttle
+from config.client_address import client_address
 
 from . import channels, flow
 from .flow import FlowError, Outcome, Progress, Step
@@ -171,7 +171,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         with in_study_language(study):
             participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""),
-                                     client=throttle.client_ip(request))
+                                     client=client_address(request))
     except FlowError as exc:
         with in_study_language(study):
             return problem(request, exc, study)

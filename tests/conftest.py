@@ -34,7 +34,7 @@ def imported_nv(nv_study, belem_dir):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Throttle counters (config.throttle) live in Django's cache: every test starts with none."""
+    """Django's cache (the entry counter when it is Redis) starts empty in every test."""
     from django.core.cache import cache
 
     cache.clear()

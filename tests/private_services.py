@@ -185,7 +185,7 @@ class Participant:
     slug: str
     pid: str
     pause: float = 0.0
-    address: str = ""  # sent as X-Forwarded-For (a server with TRUST_X_FORWARDED_FOR sees it as the client)
+    address: str = ""  # sent as X-Forwarded-For (a server with TRUSTED_PROXY_COUNT=1 sees it as the client)
     statuses: list[int] = field(default_factory=list)
     confirmed: list[int] = field(default_factory=list)  # positions whose answer the server confirmed
     bodies_500: list[str] = field(default_factory=list)

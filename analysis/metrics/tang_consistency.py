@@ -39,7 +39,9 @@ C(n+4, 5)/n⁵ (a weakly monotone 5-sequence); empirical monotonicity 1/n for a 
 
 Paired comparisons (two agents on the same units, or two levels of a condition — 5 vs 3 choices, narrow vs
 wide numbers — on units matched on everything else, agents pooled): ``scipy.stats.ttest_rel(a, b)`` on the
-units' 0/1 scores, df = m − 1 for m pairs, and Cohen's d = (ā − b̄) / √((s²_a + s²_b)/2) (sample variances).
+units' 0/1 scores, df = m − 1 for m pairs, and Cohen's d_av = (ā − b̄) / ((s_a + s_b)/2): the mean difference over
+the *average of the two sample standard deviations* (ddof 1), as the authors' analysis computes it (their
+published d values; not the root mean square √((s²_a + s²_b)/2), which gives another d when s_a ≠ s_b).
 """
 from __future__ import annotations
 
@@ -274,7 +276,8 @@ def expected_random(choices: int, metric: str, truth_step: int = 1) -> float:
 
 
 def paired_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
-    """Paired t-test of a against b (t, df, p), Cohen's d = (ā − b̄)/√((s²_a + s²_b)/2), the means ×100, n."""
+    """Paired t-test of a against b (t, df, p), Cohen's d_av = (ā − b̄)/((s_a + s_b)/2) (sample SDs), the
+    means ×100, n. d is NaN when both SDs are 0."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = x.size
     if n < 2:
@@ -283,7 +286,7 @@ def paired_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = stats.ttest_rel(x, y)
-    spread = math.sqrt((np.var(x, ddof=1) + np.var(y, ddof=1)) / 2)
+    spread = (np.std(x, ddof=1) + np.std(y, ddof=1)) / 2
     d = float((x.mean() - y.mean()) / spread) if spread > 0 else math.nan
     return {"mean_a": float(x.mean() * 100), "mean_b": float(y.mean() * 100), "t": float(res.statistic),
             "df": float(n - 1), "p": float(res.pvalue), "d": d, "n": n}

@@ -32,7 +32,8 @@ TITLES = {
     "consistency": "Tang et al. RQ2: consistency (0–100) per agent, overall and per scenario, choice set and number "
                    "set, with the random baseline (10 draws)",
     "consistency_tests": "Paired comparisons: agents differing only in prompt style (per scenario and metric), "
-                         "5 vs 3 choices and narrow vs wide numbers (agents pooled): t, df, p, Cohen's d",
+                         "5 vs 3 choices and narrow vs wide numbers (agents pooled): paired t, df, p, Cohen's d_av = "
+                         "(mean a − mean b) / ((sd a + sd b)/2); positive: a more consistent",
 }
 
 

@@ -36,6 +36,10 @@ SAMPLE_SIZE = 20
 DEFAULT_SEED = 20240613
 # The paper's first (narrow) set, as printed in its Results and Fig. 7.
 PAPER_NARROW = (116, 93, 94, 89, 108, 76, 117, 92, 103, 97, 114, 79, 96, 96, 111, 89, 98, 91, 100, 105)
+# The wide set the authors used: not printed in the paper; recovered from their chain-of-thought answers
+# (rq2_cot_result.txt, the N(100, 40) prompts list the sample back).
+PAPER_WIDE = (55, 145, 136, 120, 136, 72, 95, 62, 89, 121, 72, 84, 72, 66, 73, 99, 55, 109, 166, 129)
+PAPER = "paper"  # ``numbers="paper"``: the two sets above
 
 # Scenario sentences: {n} sample size, {numbers} the sample, then the sentence to complete ("_" = the choice).
 SCENARIO_TEXT: dict[str, str] = {
@@ -110,6 +114,8 @@ def _parse_line(text: str, where: str) -> list[float]:
 def _numbers(numbers: Any, seed: int | None) -> dict[str, list[float]]:
     if numbers is None:
         return draw_numbers(seed)
+    if isinstance(numbers, str) and numbers.strip().lower() == PAPER:
+        return {"narrow": list(PAPER_NARROW), "wide": list(PAPER_WIDE)}
     if isinstance(numbers, (str, Path)):
         return read_numbers(numbers)
     if isinstance(numbers, Mapping):
@@ -150,7 +156,8 @@ def item_key(extra: Mapping[str, Any]) -> str:
 
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:
     """The 360 item field dicts. ``numbers``: the two NUMBERS sets (narrow, wide) as a pair of sequences, a
-    mapping {"narrow": …, "wide": …} or a file for :func:`read_numbers`; by default drawn with ``seed``."""
+    mapping {"narrow": …, "wide": …}, a file for :func:`read_numbers`, or ``"paper"`` for the authors' sets
+    (:data:`PAPER_NARROW`, :data:`PAPER_WIDE`); by default drawn with ``seed``."""
     sets = _numbers(numbers, seed)
     used_seed = None if numbers is not None else (DEFAULT_SEED if seed is None else seed)
     items = []

@@ -15,8 +15,9 @@ class Command(BaseCommand):
         parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
         parser.add_argument("--design", required=True, choices=sorted(DESIGNS))
         parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
-        parser.add_argument("--numbers", help="tang-rq2: file with the two NUMBERS sets (narrow, then wide), "
-                                              "20 numbers each, one set per line")
+        parser.add_argument("--numbers", help="tang-rq2: 'paper' for the authors' two NUMBERS sets (the narrow set "
+                                              "of the Methods and the wide set they used), or a file with the two "
+                                              "sets (narrow, then wide), 20 numbers each, one set per line")
         # Django's own --settings (the settings module) is read by manage.py itself, so the context settings
         # are --contexts.
         parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "

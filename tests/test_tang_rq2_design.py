@@ -100,6 +100,7 @@ def test_numbers_file(tmp_path):
 def test_items_fit_the_model(db):
     study = Study.objects.create(slug="rq2", title="RQ2", instrument="wep_choice")
     Item.objects.bulk_create([Item(study=study, **f) for f in generate(seed=1)])
+    assert study.report_option("reading") == "text"
     assert study.items.count() == 360
     item = study.items.get(key="sound|3|wide|0.725|below_high")
     assert item.extra["truth_choice"] in "ABC" and item.ground_truth == item.extra["share"]
@@ -115,6 +116,8 @@ def test_generate_items_with_the_papers_numbers(db):
     call_command("generate_items", "rq2-paper", "--design", "tang-rq2", "--numbers", "paper")
     items = {i.key: i.extra for i in study.items.all()}
     assert len(items) == 360
+    study.refresh_from_db()
+    assert study.report_options == {"reading": "authors"}  # the paper's replication reads answers the authors' way
     assert items["height|5|narrow|0.050|below_low"]["sample"] == list(PAPER_NARROW)
     wide = [55, 145, 136, 120, 136, 72, 95, 62, 89, 121, 72, 84, 72, 66, 73, 99, 55, 109, 166, 129]
     assert items["score|3|wide|0.500|between"]["sample"] == wide

@@ -154,6 +154,12 @@ def item_key(extra: Mapping[str, Any]) -> str:
     return f"{extra['scenario']}|{extra['choices']}|{extra['numbers']}|{extra['confidence']:.3f}|{extra['interval']}"
 
 
+def report_defaults(numbers: Any = None, **_: Any) -> dict[str, str]:
+    """The paper's replication (``numbers="paper"``) reads answers the authors' way (report option
+    ``reading``, analysis/metrics/tang_reading.py); other studies keep the Methods' reading."""
+    return {"reading": "authors"} if isinstance(numbers, str) and numbers.strip().lower() == PAPER else {}
+
+
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:
     """The 360 item field dicts. ``numbers``: the two NUMBERS sets (narrow, wide) as a pair of sequences, a
     mapping {"narrow": …, "wide": …}, a file for :func:`read_numbers`, or ``"paper"`` for the authors' sets

@@ -9,8 +9,7 @@ from django.core.management import CommandError, call_command
 from analysis.metrics.tang_consistency import reversed_pairs, unit_scores
 from analysis.metrics.tang_reading import authors_choices, cot_letter, standard_first_listed
 from analysis.reports import build_report
-from surveys.models import Study
-from test_tang_rq2_report import answer_run
+from test_tang_rq2_report import answer_run, rq2_study
 
 
 def test_a_standard_answer_listing_the_options_is_its_first_option():
@@ -66,9 +65,7 @@ def test_the_pair_unlikely_likely_in_that_order_is_not_complementary_under_the_a
 
 @pytest.fixture
 def rq2(db):
-    call_command("create_study", "rq2r", "--instrument", "wep_choice")
-    call_command("generate_items", "rq2r", "--design", "tang-rq2", "--seed", "1")
-    return Study.objects.get(slug="rq2r")
+    return rq2_study("rq2r")
 
 
 def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, capsys):

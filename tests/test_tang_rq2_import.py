@@ -11,7 +11,7 @@ from analysis.model_answer_import import ModelAnswerFile, import_model_answers
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.importers import ImportFailed
-from surveys.models import Study
+from test_tang_rq2_report import rq2_study
 
 pytestmark = pytest.mark.django_db
 
@@ -34,9 +34,7 @@ COT = [
 
 @pytest.fixture
 def study():
-    call_command("create_study", "rq2p", "--instrument", "wep_choice")
-    call_command("generate_items", "rq2p", "--design", "tang-rq2", "--numbers", "paper")
-    return Study.objects.get(slug="rq2p")
+    return rq2_study("rq2p", "--numbers", "paper")
 
 
 def write(path, lines):

@@ -85,6 +85,9 @@ def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, cap
     assert overall[("gpt (greedy)", "monotonicity")] == 0
     # the report command stores the option on the study
     call_command("report", "rq2r", "--option", "reading=authors", "--no-figures", "--out", str(tmp_path))
+    printed = capsys.readouterr().out
+    assert "report options of rq2r: reading=authors" in printed
+    assert "Tang RQ2 reading: authors (the authors' code)" in printed
     rq2.refresh_from_db()
     assert rq2.report_options == {"reading": "authors"}
     authors = build_report(rq2)

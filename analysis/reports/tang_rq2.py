@@ -153,6 +153,12 @@ class TangRQ2Section:
         return [(f"consistency-by-{by}", consistency_bars(*self.scopes[by], by=by))
                 for by in ("scenario", "choices", "numbers")]
 
+    def summary_text(self) -> str:
+        """What the ``report`` command prints: the reading, what its rules touched, then the scores."""
+        rules = "; ".join(f"{RULES[k]}: {v}" for k, v in self.reading_rules.items())
+        head = f"Tang RQ2 reading: {self.reading} ({READING_NAMES[self.reading]}); {rules}"
+        return f"{head}\n{self.consistency.round(3).to_string(index=False)}"
+
     def meta(self) -> dict[str, Any]:
         agents = sorted(a for a in self.consistency["agent"].unique()) if not self.consistency.empty else []
         return {"agents": agents, "model_answers": self.answers, "unparsed_answers": self.unparsed,

@@ -111,3 +111,9 @@ def test_unknown_report_options_are_refused(rq2):
     rq2.report_options = {"reading": "nope"}
     with pytest.raises(ValidationError, match="must be one of"):
         rq2.full_clean()
+
+
+def test_the_admin_shows_the_report_options(rq2, admin_client):
+    page = admin_client.get(f"/admin/surveys/study/{rq2.pk}/change/")
+    assert page.status_code == 200
+    assert 'name="report_options"' in page.content.decode() and "reading" in page.content.decode()

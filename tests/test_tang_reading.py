@@ -7,17 +7,19 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from analysis.metrics.tang_consistency import reversed_pairs, unit_scores
-from analysis.metrics.tang_reading import authors_choices, cot_letter, standard_first_listed
+from analysis.metrics.tang_reading import authors_choices, cot_letter, standard_first_option
 from analysis.reports import build_report
 from test_tang_rq2_report import answer_run, rq2_study
 
 
-def test_a_standard_answer_listing_the_options_is_its_first_option():
-    assert standard_first_listed("A.is likely to be B.is maybe C.is unlikely to be.", 3) == "A"
-    assert standard_first_listed("A.is unlikely to be B.is maybe C.is likely to be\n\nThe correct ...", 3) == "A"
-    assert standard_first_listed("A.is likely to be\nB.is maybe\nC.is unlikely to be", 3) == "A"
-    assert standard_first_listed("D.is unlikely to be", 5) is None
-    assert standard_first_listed("B.is likely to be", 5) is None
+def test_a_standard_answer_is_the_first_option_letter_it_writes():
+    assert standard_first_option("A.is likely to be B.is maybe C.is unlikely to be.", 3) == "A"
+    assert standard_first_option("A.is unlikely to be B.is maybe C.is likely to be\n\nThe correct ...", 3) == "A"
+    assert standard_first_option("A.is likely to be\nB.is maybe\nC.is unlikely to be", 3) == "A"
+    assert standard_first_option("A.is unlikely to be", 3) == "A"  # the letter wins over the phrase (C's)
+    assert standard_first_option("D.is unlikely to be", 5) == "D"
+    assert standard_first_option("D.is unlikely to be", 3) is None  # not a letter of the set
+    assert standard_first_option("is likely to be", 5) is None
 
 
 def test_a_cot_answer_is_the_letter_right_after_i_choose():
@@ -37,8 +39,8 @@ def test_authors_choices_and_what_each_rule_touched():
     choices = pd.Series([3, 3, 3, 5, 5])
     text = pd.Series([None, "C", "B", "B", "A"])  # the text reading: unreadable, C, B, B (the phrase), A
     read = authors_choices(raw, style, choices, text)
-    assert read.choice.tolist() == ["A", "C", "B", "E", "A"]
-    assert read.counts == {"listed_first": 1, "cot_letter": 0, "cot_lowest": 1}
+    assert read.choice.tolist() == ["A", "C", "B", "A", "A"]  # no letter after "I choose:": the first option
+    assert read.counts == {"standard_first": 1, "cot_letter": 0, "cot_first": 1}
 
 
 def pair_rows(first: str, second: str) -> pd.DataFrame:
@@ -71,7 +73,7 @@ def rq2(db):
 def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, capsys):
     assert rq2.report_option("reading") == "text"  # default for a new study
     # standard: every answer lists the 3 or 5 options (unreadable as text; the first, A, for the authors);
-    # CoT: "I choose:" followed by a phrase (read as text; the lowest option for the authors)
+    # CoT: "I choose:" followed by a phrase (read as text; the first option, A, for the authors)
     lists = {3: "A.is likely to be B.is maybe C.is unlikely to be", 5: "A.is almost certainly B.is likely to be "
              "C.is maybe D.is unlikely to be E.is almost certainly not"}
     answer_run(rq2, "standard", lambda i: lists[i.extra["choices"]])
@@ -79,7 +81,8 @@ def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, cap
     text = build_report(rq2)
     assert text.meta()["reading"] == "text" and 'reading = "text"' in text.titles()["consistency"]
     rules = text.meta()["reading_rules"]
-    assert rules["standard answers listing the options, read as their first option"] == 360
+    assert rules["standard answers read by the first option letter they write (a list of the options, or a "
+                 "letter with another option's phrase) where the text reading differs"] == 360
     overall = text.tables()["consistency"].query("scope == 'overall'").set_index(["agent", "metric"])["score"]
     assert overall[("gpt (greedy)", "empirical")] == 0  # unreadable
     assert overall[("gpt (greedy)", "monotonicity")] == 0
@@ -93,12 +96,11 @@ def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, cap
     authors = build_report(rq2)
     assert authors.meta()["reading"] == "authors" and "the authors' code" in authors.titles()["consistency_tests"]
     assert authors.meta()["reading_rules"]["CoT answers with no option letter after \"I choose:\", counted as "
-                                           "the lowest option"] == 360
+                                           "the first option (A)"] == 360
     overall = authors.tables()["consistency"].query("scope == 'overall'").set_index(["agent", "metric"])["score"]
     assert overall[("gpt (greedy)", "monotonicity")] == 100  # always A: monotone with ties
-    assert overall[("gpt (greedy, cot)", "monotonicity")] == 100  # always the lowest option
-    # the lowest option for every prompt: a complementary pair only on 3 choices? (C, C) is not one
-    assert overall[("gpt (greedy, cot)", "pairwise")] == 0
+    assert overall[("gpt (greedy, cot)", "monotonicity")] == 100  # always A
+    assert overall[("gpt (greedy, cot)", "pairwise")] == 0  # (A, A) is never complementary
 
 
 def test_unknown_report_options_are_refused(rq2):

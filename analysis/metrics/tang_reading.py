@@ -6,13 +6,18 @@
   say ("regardless of their order"). This is the choice the platform parsed and stored with the answer.
 - **authors** (what the authors' analysis did; the shipped replication uses it):
 
-  1. a *standard* answer that lists the options, i.e. two or more written as ``<letter>.is …`` (e.g.
-     "A.is likely to be B.is maybe C.is unlikely to be", or the same reversed "A.is unlikely to be B.is maybe
-     C.is likely to be"), is read as its first option's letter (A above, whatever phrase follows it);
+  1. a *standard* answer is read by the letter of the first option it writes as ``<letter>.is …``, whatever
+     phrase follows: an answer listing the options ("A.is likely to be B.is maybe C.is unlikely to be", or
+     reversed, "A.is unlikely to be B.is maybe C.is likely to be") is A, and so is "A.is unlikely to be" on 3
+     choices (the letter of "likely" with the phrase of C); the text reading finds such answers unreadable.
+     (Checked against the authors' published t and d: without the second case their monotonicity
+     comparisons are not reproduced.) An answer without such a letter keeps the text reading;
   2. a *CoT* answer is read only from the option letter right after "I choose:" (the last one; spaces
      skipped; the letter must be one of the item's and not start a word, e.g. "I choose: B. is likely to be"
-     → B, "I choose: C." → C); an answer with no such letter (no "I choose:", or a phrase, or a letter of
-     another set) counts as the *lowest* option, the last letter of the set (E of 5, C of 3);
+     → B, "I choose: C." → C); an answer with no such letter (no "I choose:", or a phrase, or a sentence
+     such as "I choose: If one additional score …") counts as the option of the lowest index, the first: A.
+     (Checked against the authors' published t and d: reading those answers as the least probable option,
+     C or E, does not reproduce the score scenario's comparisons; A does);
   3. in the pair-wise metric on 3 choices, the pair (unlikely, likely) — C for the first interval of a
      complementary pair (below low; between; below high) and A for the second — is *not* counted as
      complementary. This contradicts the Methods' "regardless of order": it is the authors' code, not the
@@ -31,19 +36,20 @@ from .tang_consistency import LETTERS, READINGS
 MARKER = "I choose:"
 LISTED = re.compile(r"(?<![A-Za-z])([A-E])\.\s*is\b")
 RULES = {
-    "listed_first": "standard answers listing the options, read as their first option",
+    "standard_first": "standard answers read by the first option letter they write (a list of the options, or a "
+                      "letter with another option's phrase) where the text reading differs",
     "cot_letter": "CoT answers read from the letter after \"I choose:\" differently from the text reading",
-    "cot_lowest": "CoT answers with no option letter after \"I choose:\", counted as the lowest option",
+    "cot_first": "CoT answers with no option letter after \"I choose:\", counted as the first option (A)",
     "pair_order": "pair-wise units on 3 choices answered (unlikely, likely) in that order, not counted",
 }
 
 
-def standard_first_listed(raw: str, choices: int) -> str | None:
-    """Rule 1: the first option's letter of a standard answer listing two or more options, else None."""
-    found = [m.group(1) for m in LISTED.finditer(raw or "")]
-    if len(set(found)) < 2 or found[0] not in LETTERS[:choices]:
+def standard_first_option(raw: str, choices: int) -> str | None:
+    """Rule 1: the letter of the first option a standard answer writes as ``<letter>.is …``, else None."""
+    match = LISTED.search(raw or "")
+    if match is None or match.group(1) not in LETTERS[:choices]:
         return None
-    return found[0]
+    return match.group(1)
 
 
 def cot_letter(raw: str, choices: int) -> str | None:
@@ -71,20 +77,20 @@ def authors_choices(raw: pd.Series, style: pd.Series, choices: pd.Series, text_c
     ``style``: each answer's prompt style ("cot" or another); ``choices``: 5 or 3; ``text_choice``: the letter
     of the text reading (NaN/"" when unread), kept for standard answers that list no options."""
     out = text_choice.astype(object).where(text_choice.astype("string").fillna("") != "", None)
-    listed = lowest = changed = 0
+    first = no_letter = changed = 0
     for idx in raw.index:
         n = int(choices[idx])
         if style[idx] == "cot":
             letter = cot_letter(raw[idx], n)
             if letter is None:
-                letter = LETTERS[n - 1]
-                lowest += 1
+                letter = LETTERS[0]
+                no_letter += 1
             elif letter != out[idx]:
                 changed += 1
             out[idx] = letter
         else:
-            first = standard_first_listed(raw[idx], n)
-            if first is not None:
-                listed += 1
-                out[idx] = first
-    return Reading(choice=out, counts={"listed_first": listed, "cot_letter": changed, "cot_lowest": lowest})
+            letter = standard_first_option(raw[idx], n)
+            if letter is not None:
+                first += letter != out[idx]
+                out[idx] = letter
+    return Reading(choice=out, counts={"standard_first": first, "cot_letter": changed, "cot_first": no_letter})

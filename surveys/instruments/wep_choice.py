@@ -36,8 +36,9 @@ READING = ReportOption(
     "reading",
     {"text": "the Methods' reading: an answer is the one option it names (an answer listing several is "
              "unreadable); a CoT answer is read after its last \"I choose:\"; pair-wise complements in either order",
-     "authors": "the authors' code: a standard answer listing the options is its first option; a CoT answer is the "
-                "option letter right after \"I choose:\", and one with no letter there the lowest option; on 3 "
+     "authors": "the authors' code: a standard answer is the first option letter it writes (a list of the options "
+                "is A, so is \"A.is unlikely to be\"); a CoT answer is the "
+                "option letter right after \"I choose:\", and one with no letter there the first option (A); on 3 "
                 "choices the pair (unlikely, likely) in that order is not complementary"},
     help="How answers are read and the pair-wise metric scored (Tang et al. RQ2).")
 TASK_INTRO = ("Each question shows 20 numbers someone recorded and asks how likely it is that one more number "

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0010_study_idle_timeout'),
+        ('surveys', '0011_recruitment_channels'),
     ]
 
     operations = [

@@ -103,6 +103,9 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "items_per_participant",
                                "draw_speaker_names", "attention_filter", "attention_threshold",
                                "idle_timeout_minutes", "reference_study")}),
+        ("Report", {"fields": ("report_options",),
+                    "description": "Named report options of the study's kind, e.g. {\"reading\": \"authors\"} for "
+                                   "WEP choice (Tang et al. RQ2). Unset options take their default."}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "

@@ -98,7 +98,7 @@ class StudySerializer(serializers.ModelSerializer):
         model = Study
         fields = ["id", "slug", "title", "instrument", "status", "description", "consent_text", "instructions",
                   "pledge_text", "items_per_expression", "controls_per_participant", "draw_speaker_names",
-                  "attention_threshold", "reference_study", "completion_code", "failed_attention_code",
+                  "attention_threshold", "report_options", "reference_study", "completion_code", "failed_attention_code",
                   "screened_out_code", "participant_link", "items", "participants", "created_at"]
         read_only_fields = ["created_at"]
 

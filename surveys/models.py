@@ -111,6 +111,11 @@ class Study(models.Model):
         "instrument's default (on for speaker belief; off for the Tang, Bahaj and Sileo kinds, whose papers "
         "keep every respondent).",
     )
+    report_options = models.JSONField(
+        default=dict, blank=True,
+        help_text="Named report options, e.g. {\"reading\": \"authors\"} (WEP choice: \"text\", the Methods' reading, "
+        "default; \"authors\", the authors' code). Unset options take their default.",
+    )
     reference_study = models.ForeignKey(
         "self",
         null=True,
@@ -136,6 +141,23 @@ class Study(models.Model):
     def kind(self):
         """The study's instrument object."""
         return get_instrument(self.instrument)
+
+    def clean(self) -> None:
+        from surveys.report_options import option_errors
+
+        try:
+            declared = self.kind.report_options
+        except (KeyError, ValueError):  # an unknown instrument: its own field error says so
+            return
+        errors = option_errors(declared, self.report_options)
+        if errors:
+            raise ValidationError({"report_options": errors})
+
+    def report_option(self, name: str) -> str:
+        """The study's value of the report option ``name``, or the option's default."""
+        from surveys.report_options import resolved
+
+        return resolved(self.kind.report_options, self.report_options)[name]
 
     @property
     def applies_attention_filter(self) -> bool:

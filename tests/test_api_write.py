@@ -91,6 +91,17 @@ def test_create_update_and_validate_a_study(api):
     assert (study.status, study.attention_threshold) == ("live", 0.3)
 
 
+def test_report_options_through_the_api(api):
+    made = api.post("/api/studies/", {"slug": "rq2", "title": "RQ2", "instrument": "wep_choice"})
+    assert made.status_code == 201 and made.json()["report_options"] == {}
+    changed = api.patch("/api/studies/rq2/", {"report_options": {"reading": "authors"}})
+    assert changed.status_code == 200 and changed.json()["report_options"] == {"reading": "authors"}
+    refused = api.patch("/api/studies/rq2/", {"report_options": {"reading": "mine"}})
+    assert refused.status_code == 400 and "must be one of text, authors" in str(refused.json())
+    assert api.patch("/api/studies/rq2/", {"report_options": {"hue": "red"}}).status_code == 400
+    assert Study.objects.get(slug="rq2").report_options == {"reading": "authors"}
+
+
 def test_instrument_fixed_once_items_and_slug_once_participants(api):
     study = Study.objects.create(slug="fixed", title="F")
     Item.objects.create(study=study, key="k", expression="likely", statement="s.")

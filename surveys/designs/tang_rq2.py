@@ -49,6 +49,10 @@ SAMPLE_SIZE = 20
 DEFAULT_SEED = 20240613
 # The paper's first (narrow) set, as printed in its Results and Fig. 7.
 PAPER_NARROW = (116, 93, 94, 89, 108, 76, 117, 92, 103, 97, 114, 79, 96, 96, 111, 89, 98, 91, 100, 105)
+# The wide set the authors used: not printed in the paper; recovered from their chain-of-thought answers
+# (rq2_cot_result.txt, the N(100, 40) prompts list the sample back).
+PAPER_WIDE = (55, 145, 136, 120, 136, 72, 95, 62, 89, 121, 72, 84, 72, 66, 73, 99, 55, 109, 166, 129)
+PAPER = "paper"  # ``numbers="paper"``: the two sets above
 
 # Scenario sentences: {n} sample size, {numbers} the sample, then the sentence to complete ("_" = the choice).
 SCENARIO_TEXT: dict[str, str] = {
@@ -162,11 +166,13 @@ def _parse_line(text: str, where: str) -> list[float]:
 def _numbers(numbers: Any, seed: int | None) -> dict[str, list[float]]:
     if numbers is None:
         return draw_numbers(seed)
+    if isinstance(numbers, str) and numbers.strip().lower() == PAPER:
+        return {"narrow": list(PAPER_NARROW), "wide": list(PAPER_WIDE)}
     if isinstance(numbers, (str, bytes, Path)):
         # A value, never a file name: an option from the API could otherwise read any server file.
         raise DesignError("numbers: give the two NUMBERS sets as values, [[narrow…], [wide…]] or "
-                          '{"narrow": […], "wide": […]}; a file is read only by the command line '
-                          "(manage.py generate_items --numbers FILE)")
+                          '{"narrow": […], "wide": […]}, or "paper" for the authors\' sets; a file is read only by '
+                          "the command line (manage.py generate_items --numbers FILE)")
     if isinstance(numbers, Mapping):
         sets = {name: list(numbers[name]) for name in NUMBER_SETS if name in numbers}
     else:
@@ -203,6 +209,12 @@ def item_key(extra: Mapping[str, Any]) -> str:
     return f"{extra['scenario']}|{extra['choices']}|{extra['numbers']}|{extra['confidence']:.3f}|{extra['interval']}"
 
 
+def report_defaults(numbers: Any = None, **_: Any) -> dict[str, str]:
+    """The paper's replication (``numbers="paper"``) reads answers the authors' way (report option
+    ``reading``, analysis/metrics/tang_reading.py); other studies keep the Methods' reading."""
+    return {"reading": "authors"} if isinstance(numbers, str) and numbers.strip().lower() == PAPER else {}
+
+
 def notes(items: Sequence[Any]) -> list[str]:
     """One line per scenario and NUMBERS set whose numbers were redrawn or clipped to the scenario's floor
     (``items``: Item objects or field dicts of one generation)."""
@@ -230,9 +242,9 @@ def notes(items: Sequence[Any]) -> list[str]:
 
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:
     """The 360 item field dicts. ``numbers``: the two NUMBERS sets (narrow, wide) as a pair of sequences, a
-    mapping {"narrow": …, "wide": …} (values only: a file is read by the command line, :func:`read_numbers`); by
-    default drawn with ``seed``.
-    Values a scenario's quantity does not allow are redrawn (drawn sets) or clipped (given sets)."""
+    mapping {"narrow": …, "wide": …}, or ``"paper"`` for the authors' sets (:data:`PAPER_NARROW`,
+    :data:`PAPER_WIDE`) — values only: a file is read by the command line, :func:`read_numbers`; by default drawn
+    with ``seed``. Values a scenario's quantity does not allow are redrawn (drawn sets) or clipped (given sets)."""
     sets = _numbers(numbers, seed)
     used_seed = None if numbers is not None else (DEFAULT_SEED if seed is None else seed)
     items = []

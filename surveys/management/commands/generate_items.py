@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from surveys.cli import get_study
 from surveys.designs import DESIGNS, DesignError, generate_items
-from surveys.designs.tang_rq2 import read_numbers
+from surveys.designs.tang_rq2 import PAPER, read_numbers
 
 DESIGN_HELP = "; ".join(f"{d.name}: {d.summary}" for d in DESIGNS.values())
 
@@ -16,8 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
         parser.add_argument("--design", required=True, choices=sorted(DESIGNS))
         parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
-        parser.add_argument("--numbers", help="tang-rq2: file with the two NUMBERS sets (narrow, then wide), "
-                                              "20 numbers each, one set per line")
+        parser.add_argument("--numbers", help="tang-rq2: 'paper' for the authors' two NUMBERS sets (the narrow set "
+                                              "of the Methods and the wide set they used), or a file with the two "
+                                              "sets (narrow, then wide), 20 numbers each, one set per line")
         # Django's own --settings (the settings module) is read by manage.py itself, so the context settings
         # are --contexts.
         parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "
@@ -32,7 +33,11 @@ class Command(BaseCommand):
         chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start")}
         try:
             # Paths are for the command line only: the file is read here and the design gets its values.
-            chosen["numbers"] = read_numbers(options["numbers"]) if options["numbers"] else None
+            given = options["numbers"]
+            if given and given.strip().lower() == PAPER:
+                chosen["numbers"] = PAPER  # the authors' sets, a value
+            else:
+                chosen["numbers"] = read_numbers(given) if given else None
         except (DesignError, OSError, UnicodeDecodeError) as exc:
             raise CommandError(str(exc)) from None
         if options["contexts"]:

@@ -17,7 +17,7 @@ import importlib
 import io
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,14 @@ class Report:
         if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at"):
             raise AttributeError(name)
         return getattr(self.primary, name)
+
+    def seen_by(self, raw_ids: bool) -> "Report":
+        """A copy whose tables name participants by raw PROLIFIC_PID only when ``raw_ids`` (the caller checks
+        *view participant*); otherwise by the salted ``respondent_id``. The report itself is never changed: it
+        may be shared from the cache."""
+        sections = {name: replace(s, raw_ids=raw_ids) if hasattr(s, "raw_ids") else s
+                    for name, s in self.sections.items()}
+        return replace(self, sections=sections)
 
     def section(self, name: str) -> Any:
         return self.sections[name]

@@ -8,6 +8,7 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from access.owned_admin import OwnedAdminMixin
 from config.permissions import allowed
 from surveys.models import Item
 
@@ -23,7 +24,7 @@ RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_pe
 
 
 @admin.register(ModelEndpoint)
-class ModelEndpointAdmin(admin.ModelAdmin):
+class ModelEndpointAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("name", "model", "base_url", "api_style", "api_key_env", "key", "max_concurrency",
                     "requests_per_minute", "price_prompt_per_1k", "price_completion_per_1k")
     search_fields = ("name", "model", "base_url")
@@ -41,7 +42,7 @@ class ModelEndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(ElicitationRun)
-class ElicitationRunAdmin(admin.ModelAdmin):
+class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     form = RunForm
     list_display = ("id", "__str__", "study", "endpoint", "mode", "status", "answers", "cost", "created_at", "page")
     list_display_links = ("id", "__str__")
@@ -173,7 +174,7 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 
 @admin.register(ModelResponse)
-class ModelResponseAdmin(admin.ModelAdmin):
+class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "run", "item_link", "sample_index", "status", "answer", "bin", "short_raw", "attempts",
                     "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",

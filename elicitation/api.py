@@ -14,6 +14,7 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
+from access.api import OwnedViewSetMixin, SharingSerializerMixin
 from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
 from surveys.models import Item, Study
 
@@ -24,7 +25,7 @@ from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, creat
 from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
 
 
-class ModelEndpointSerializer(serializers.ModelSerializer):
+class ModelEndpointSerializer(SharingSerializerMixin, serializers.ModelSerializer):
     key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
                                                           "(for this web process; the key is never shown).")
 
@@ -97,7 +98,7 @@ RESPONSE_FILTERS = {"run": "run_id", "study": "run__study__slug", "status": "sta
 ProgressSchema = OpenApiTypes.OBJECT
 
 
-class ModelEndpointViewSet(viewsets.ModelViewSet):
+class ModelEndpointViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     """Model endpoints (any OpenAI-compatible API). ``api_key_env`` is the NAME of the environment variable
     holding the key; the key itself is never stored or shown. Deleting an endpoint with runs is refused (409)."""
 
@@ -120,7 +121,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     create=extend_schema(summary="Create a run (a draft; \"start\": true starts it at once)",
                          request=RunCreateSerializer, responses={201: ElicitationRunSerializer, 409: Detail}),
 )
-class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
+class ElicitationRunViewSet(OwnedViewSetMixin, QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
                             viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
     """Runs, each with its progress; create, start, cancel and resume them."""
 
@@ -136,7 +137,7 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
     }
 
     def create(self, request, *args, **kwargs):
-        data = RunCreateSerializer(data=request.data)
+        data = RunCreateSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         start = options.pop("start")
@@ -193,7 +194,7 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         source = self.get_object()
         if problem := refusal(source):
             return ApiResponse({"detail": problem}, status=status.HTTP_409_CONFLICT)
-        data = RefineSerializer(data=request.data)
+        data = RefineSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         try:
             run, problem = create_and_start(source, created_by=request.user, **data.validated_data)
@@ -226,7 +227,7 @@ class ModelResponseSerializer(serializers.ModelSerializer):
 
 
 @extend_schema_view(list=extend_schema(parameters=query_parameters(RESPONSE_FILTERS)))
-class ModelResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ModelResponseViewSet(OwnedViewSetMixin, QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",

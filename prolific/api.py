@@ -12,6 +12,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from access.api import OwnedViewSetMixin
 from config.permissions import RAW_IDS_PERMISSION
 from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
 from surveys.models import Study
@@ -61,7 +62,7 @@ SendResultSchema = inline_serializer("ProlificSendResult", {"sent": serializers.
                                                             "failed": serializers.IntegerField()})
 
 
-class ProlificStudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class ProlificStudyViewSet(OwnedViewSetMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     """A study's Prolific settings; publish it, read its submissions, send the queued decisions."""
 
     queryset = ProlificStudy.objects.select_related("study").order_by("study__slug")
@@ -112,7 +113,7 @@ SUBMISSION_FILTERS = {"study": "prolific_study__study__slug", "state": "state", 
 
 
 @extend_schema_view(list=extend_schema(parameters=query_parameters(SUBMISSION_FILTERS)))
-class SubmissionViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class SubmissionViewSet(OwnedViewSetMixin, QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
     """Prolific submissions (they name participants by PROLIFIC_PID) and the platform's decisions."""
 
     queryset = Submission.objects.select_related("prolific_study__study")

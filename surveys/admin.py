@@ -11,7 +11,10 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from access.owned_admin import OwnedAdminMixin
+
 from . import flow
+from .admin_ids import RawIdsAdminMixin
 from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, raw_responses_view,
                           test_participant_view)
 from .instruments import AnswerError, instrument_choices
@@ -74,7 +77,7 @@ class DemonstrationInline(admin.TabularInline):
 
 
 @admin.register(Study)
-class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "To stop collecting, set the study's status to Closed."
     list_display = ("title", "slug", "status", "instrument", "item_count", "participants_progress", "links")
     list_filter = ("status", "instrument")
@@ -202,7 +205,7 @@ class UsedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Item)
-class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+class ItemAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "Items that were shown to participants or models stay, so their answers keep their meaning."
     # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar: the key,
     # control and demonstration flags are in the filters and on the item's page.
@@ -250,7 +253,7 @@ class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 
 # --- participants -----------------------------------------------------------------------------------
 @admin.register(Participant)
-class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+class ParticipantAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = ("Mark participants as returned or timed out instead; their answers are kept. To honour a "
                      "request to withdraw, use the action “Withdraw”; test participants: “Remove test participants”.")
     # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar; ρ rounded.
@@ -357,18 +360,28 @@ class WithdrawalAdmin(admin.ModelAdmin):
 
 # --- responses --------------------------------------------------------------------------------------
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
-    """Read-only: answers are never added, edited or deleted by hand."""
+class ResponseAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
+    """Read-only: answers are never added, edited or deleted by hand. PROLIFIC_PIDs only for *view participant*."""
 
-    list_display = ("participant", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    pid_fields = ("prolific_pid",)
+    list_display = ("participant", "prolific_pid", "item", "answer", "time_taken_ms", "client_time_ms", "created_at",
+                    "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
+    readonly_fields = ("prolific_pid",)
     list_select_related = ("participant", "participant__study", "item")
     date_hierarchy = "created_at"
 
     @admin.display(description="answer")
     def answer(self, obj: Response) -> str:
         return obj.answer.text()
+
+    @admin.display(description="PROLIFIC_PID", ordering="participant__prolific_pid")
+    def prolific_pid(self, obj: Response) -> str:
+        return obj.participant.prolific_pid
+
+    def pid_of(self, obj: Response) -> str:
+        return obj.participant.prolific_pid
 
     def has_add_permission(self, request):
         return False

@@ -46,13 +46,14 @@ class Report:
     sections: dict[str, Any]
     skipped: dict[str, str] = field(default_factory=dict)  # section → why it could not be built yet
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    cache_key: str | None = None  # set by analysis.report_cache: its figures are rendered once under it
 
     @property
     def primary(self) -> Any:
         return next(iter(self.sections.values()))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at"):
+        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at", "cache_key"):
             raise AttributeError(name)
         return getattr(self.primary, name)
 
@@ -82,6 +83,18 @@ class Report:
 
     def figures(self) -> list[tuple[str, Any]]:
         return [fig for section in self.sections.values() for fig in section.figures()]
+
+    def figure_files(self) -> list[tuple[str, bytes, bytes]]:
+        """Every figure as (name, PNG at 150 dpi, SVG): rendered once per cached report (analysis.report_cache)."""
+        from analysis.report_cache import rendered
+
+        return rendered(self, "files", lambda: [(name, *figure_bytes(fig)) for name, fig in self.figures()])
+
+    def figure_uris(self) -> list[dict[str, str]]:
+        """Every figure as {"name", "src": a PNG data URI} for the admin page, rendered once per cached report."""
+        from analysis.report_cache import rendered
+
+        return rendered(self, "uris", lambda: [{"name": name, "src": png_data_uri(fig)} for name, fig in self.figures()])
 
     def meta(self) -> dict[str, Any]:
         """The primary section's meta, then each other section's under its name, and the section list."""
@@ -134,8 +147,10 @@ class Report:
         data = self.to_json()
         names: list[str] = []
         if figures:
-            for name, fig in self.figures():
-                written += save_figure(fig, out / name)
+            for name, png, svg in self.figure_files():
+                for path, content in ((out / f"{name}.png", png), (out / f"{name}.svg", svg)):
+                    path.write_bytes(content)
+                    written.append(path)
                 names.append(name)
         data["meta"]["figures"] = names
         path = out / "report.json"
@@ -210,17 +225,17 @@ def html_table(table: Any, digits: int = 3) -> str:
     return shown.to_html(index=False, border=0, classes="report-table", na_rep="", escape=True)
 
 
-def save_figure(fig: Any, stem: Path) -> list[Path]:
-    """Save as ``stem``.png (150 dpi) and ``stem``.svg, then close the figure."""
+def figure_bytes(fig: Any) -> tuple[bytes, bytes]:
+    """(PNG at 150 dpi, SVG) of the figure, as save_figure writes them, then closed."""
     import matplotlib.pyplot as plt
 
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    png, svg = io.BytesIO(), io.BytesIO()
     try:
-        fig.savefig(paths[0], dpi=150)
-        fig.savefig(paths[1])
+        fig.savefig(png, format="png", dpi=150)
+        fig.savefig(svg, format="svg")
     finally:
         plt.close(fig)
-    return paths
+    return png.getvalue(), svg.getvalue()
 
 
 def png_data_uri(fig: Any) -> str:

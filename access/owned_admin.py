@@ -1,6 +1,8 @@
 """The admin side of ownership: lists show what the user may see, pages and actions refuse the rest."""
 from __future__ import annotations
 
+from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path
 from django.contrib.auth import get_user_model
 
 from .ownership import OWNED_BY, may, may_manage_sharing, visible
@@ -30,6 +32,17 @@ class OwnedAdminMixin:
 
     def has_delete_permission(self, request, obj=None):
         return super().has_delete_permission(request, obj) and may(request.user, obj)
+
+    def get_list_filter(self, request):
+        """A filter on a study or endpoint offers only those of the rows listed (not every researcher's)."""
+        out = []
+        for entry in super().get_list_filter(request):
+            if isinstance(entry, str):
+                field = get_fields_from_path(self.model, entry)[-1]
+                if field.is_relation and field.related_model._meta.label_lower in OWNED_BY:
+                    entry = (entry, admin.RelatedOnlyFieldListFilter)
+            out.append(entry)
+        return out
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         related = db_field.related_model

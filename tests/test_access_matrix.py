@@ -265,3 +265,11 @@ def test_existing_objects_get_a_sensible_owner(db):
     owners = dict(Study.objects.values_list("slug", "owner__username"))
     assert owners == {"added": "adder", "ran": "runner", "lonely": admin_user.username}
     assert ModelEndpoint.objects.get(pk=endpoint.pk).owner == runner
+
+
+def test_admin_filters_name_only_the_users_studies_and_endpoints(world):
+    admin = Client()
+    admin.force_login(world["users"]["other"])
+    for name in ("surveys_participant", "surveys_item", "elicitation_elicitationrun", "elicitation_modelresponse"):
+        page = admin.get(reverse(f"admin:{name}_changelist")).content.decode()
+        assert MARK not in page and "alpha-ep" not in page, name

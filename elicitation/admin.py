@@ -34,7 +34,10 @@ class ModelEndpointAdmin(OwnedAdminMixin, admin.ModelAdmin):
         ("Prices (USD per 1,000 tokens)", {"fields": ("price_prompt_per_1k", "price_completion_per_1k")}),
         ("Requests", {"fields": ("timeout_seconds", "max_retries", "retry_backoff_seconds",
                                  "retry_backoff_max_seconds", "supports_seed")}),
+        ("Access", {"fields": ("owner", "shared_with"),
+                    "description": "Who may run studies on this endpoint (access.ownership)."}),
     )
+    filter_horizontal = ("shared_with",)
 
     @admin.display(description="key variable")
     def key(self, obj: ModelEndpoint) -> str:

@@ -94,7 +94,10 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "
                                      "enter the completion codes there."}),
+        ("Access", {"fields": ("owner", "shared_with"),
+                    "description": "Who may use this study and its data (access.ownership)."}),
     )
+    filter_horizontal = ("shared_with",)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(

@@ -273,3 +273,14 @@ def test_admin_filters_name_only_the_users_studies_and_endpoints(world):
     for name in ("surveys_participant", "surveys_item", "elicitation_elicitationrun", "elicitation_modelresponse"):
         page = admin.get(reverse(f"admin:{name}_changelist")).content.decode()
         assert MARK not in page and "alpha-ep" not in page, name
+
+
+def test_only_the_owner_edits_the_sharing_in_the_admin(world):
+    url = reverse("admin:surveys_study_change", args=[world["study"].pk])
+    pages = {}
+    for role in ("owner", "shared"):
+        admin = Client()
+        admin.force_login(world["users"][role])
+        pages[role] = admin.get(url).content.decode()
+    assert 'name="shared_with"' in pages["owner"] and 'name="owner"' in pages["owner"]
+    assert 'name="shared_with"' not in pages["shared"] and "Access" in pages["shared"]

@@ -9,6 +9,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from access.owned_admin import OwnedAdminMixin
+from access.ownership import visible
 from config.permissions import allowed
 from surveys.models import Item
 
@@ -148,7 +149,7 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
 
     @admin.action(description="Start the selected draft runs")
     def start_runs(self, request, queryset):
-        self._each(request, queryset, "started", start_run)
+        self._each(request, _on_usable_endpoints(queryset, request), "started", start_run)
 
     @admin.action(description="Cancel the selected runs (answers so far are kept)")
     def cancel_runs(self, request, queryset):
@@ -156,7 +157,12 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
 
     @admin.action(description="Resume the selected runs (ask only what is missing or failed)")
     def resume_runs(self, request, queryset):
-        self._each(request, queryset, "resumed", resume_run)
+        self._each(request, _on_usable_endpoints(queryset, request), "resumed", resume_run)
+
+
+def _on_usable_endpoints(runs, request):
+    """The runs whose endpoint the user may send requests to (their own or shared: its key is used)."""
+    return runs.filter(endpoint__in=visible(ModelEndpoint.objects.all(), request.user))
 
 
 class ItemExpressionFilter(admin.SimpleListFilter):

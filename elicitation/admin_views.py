@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from access.ownership import visible
+from access.ownership import require, visible
 from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
@@ -97,6 +97,8 @@ def run_action_view(model_admin, request: HttpRequest, object_id: str, action: s
         return HttpResponseNotAllowed(["POST"])
     _require_change(model_admin, request)
     run = _run(request, object_id)
+    if action in ("start", "resume"):
+        require(request.user, run.endpoint)  # requests go out with the endpoint's key
     try:
         if action == "start":
             queued = start_run(run)

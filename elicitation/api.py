@@ -15,6 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
 from access.api import OwnedViewSetMixin, SharingSerializerMixin
+from access.ownership import require
 from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
 from surveys.models import Item, Study
 
@@ -154,8 +155,12 @@ class ElicitationRunViewSet(OwnedViewSetMixin, QueryFilterMixin, viewsets.Generi
             run.refresh_from_db()
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
 
-    def _transition(self, do) -> ApiResponse:
+    def _transition(self, do, sends: bool = False) -> ApiResponse:
+        """``do(run)``; ``sends``: it sends requests with the endpoint's key, so the endpoint must be the
+        user's own or shared with them too (403 otherwise)."""
         run = self.get_object()
+        if sends:
+            require(self.request.user, run.endpoint)
         try:
             do(run)
         except RunStateError as exc:
@@ -167,7 +172,7 @@ class ElicitationRunViewSet(OwnedViewSetMixin, QueryFilterMixin, viewsets.Generi
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        return self._transition(start_run)
+        return self._transition(start_run, sends=True)
 
     @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
                    responses={200: ElicitationRunSerializer, 409: Detail})
@@ -182,7 +187,7 @@ class ElicitationRunViewSet(OwnedViewSetMixin, QueryFilterMixin, viewsets.Generi
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._transition(resume_run)
+        return self._transition(resume_run, sends=True)
 
     @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
                    description="The options of `manage.py refine`. 409 when the run cannot be refined (a "

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from access.owned_admin import OwnedAdminMixin
+from access.ownership import visible
 
 from . import flow
 from .admin_ids import RawIdsAdminMixin
@@ -350,6 +351,11 @@ class WithdrawalAdmin(admin.ModelAdmin):
     list_filter = ("reason", "study_slug")
     search_fields = ("respondent_id", "note", "requested_by")
     date_hierarchy = "created_at"
+
+    def get_queryset(self, request):
+        """The records of the user's own and shared studies (a record keeps the slug, not the study)."""
+        slugs = visible(Study.objects.all(), request.user).values("slug")
+        return super().get_queryset(request).filter(study_slug__in=slugs)
 
     def has_add_permission(self, request):
         return False

@@ -284,3 +284,40 @@ def test_only_the_owner_edits_the_sharing_in_the_admin(world):
         pages[role] = admin.get(url).content.decode()
     assert 'name="shared_with"' in pages["owner"] and 'name="owner"' in pages["owner"]
     assert 'name="shared_with"' not in pages["shared"] and "Access" in pages["shared"]
+
+
+def test_a_run_is_started_only_on_an_endpoint_shared_with_the_user(world):
+    theirs = ModelEndpoint.objects.create(name="zeta-ep", base_url="http://127.0.0.1:9/v1", model="z",
+                                          owner=world["users"]["super"])
+    draft = ElicitationRun.objects.create(study=world["study"], endpoint=theirs, status="draft")
+    api, admin = clients(world["users"]["owner"])  # the study is theirs, the endpoint is not
+    assert api.post(f"/api/runs/{draft.pk}/start/").status_code == 403
+    assert api.post(f"/api/runs/{draft.pk}/resume/").status_code == 403
+    assert admin.post(reverse("admin:elicitation_elicitationrun_action", args=[draft.pk, "start"])).status_code == 403
+    admin.post(reverse("admin:elicitation_elicitationrun_changelist"),
+               {"action": "start_runs", "_selected_action": [draft.pk]})
+    assert ElicitationRun.objects.get(pk=draft.pk).status == "draft"
+
+
+def test_withdrawal_records_follow_their_study(world):
+    from surveys.models import Withdrawal
+
+    Withdrawal.objects.create(study_slug="alpha", respondent_id="alpha-withdrawn", reason="withdrawn",
+                              requested_by="owner", participant_status="completed")
+    url = reverse("admin:surveys_withdrawal_changelist")
+    for role, shown in (("owner", True), ("other", False)):
+        user = world["users"][role]
+        user.user_permissions.add(Permission.objects.get(codename="view_withdrawal"))
+        admin = Client()
+        admin.force_login(User.objects.get(pk=user.pk))
+        assert ("alpha-withdrawn" in admin.get(url).content.decode()) is shown, role
+
+
+def test_show_links_as_a_user_lists_their_studies(world):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("show_links", "--as", "other", stdout=out)
+    assert "'beta'" in out.getvalue() and "'alpha'" not in out.getvalue()

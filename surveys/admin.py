@@ -373,8 +373,7 @@ class ResponseAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
     """Read-only: answers are never added, edited or deleted by hand. PROLIFIC_PIDs only for *view participant*."""
 
     pid_fields = ("prolific_pid",)
-    list_display = ("participant", "prolific_pid", "item", "answer", "time_taken_ms", "client_time_ms", "created_at",
-                    "imported")
+    list_display = ("prolific_pid", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
     readonly_fields = ("prolific_pid",)

@@ -72,7 +72,10 @@ INSTALLED_APPS = [
     "elicitation",
     "analysis",
     "prolific",
+    "access",  # ownership and sharing (django-rules), the API token admin
 ]
+# Object-level rules (access.ownership, django-rules) next to the model permissions of the admin.
+AUTHENTICATION_BACKENDS = ["rules.permissions.ObjectPermissionBackend", "django.contrib.auth.backends.ModelBackend"]
 
 MIDDLEWARE = [
     "surveys.outage.OutageMiddleware",  # outermost: retries a request once after a database outage

@@ -8,6 +8,8 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from access.owned_admin import OwnedAdminMixin
+from access.ownership import visible
 from config.permissions import allowed
 from surveys.models import Item
 
@@ -23,7 +25,7 @@ RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_pe
 
 
 @admin.register(ModelEndpoint)
-class ModelEndpointAdmin(admin.ModelAdmin):
+class ModelEndpointAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("name", "model", "base_url", "api_style", "api_key_env", "key", "max_concurrency",
                     "requests_per_minute", "price_prompt_per_1k", "price_completion_per_1k")
     search_fields = ("name", "model", "base_url")
@@ -33,7 +35,10 @@ class ModelEndpointAdmin(admin.ModelAdmin):
         ("Prices (USD per 1,000 tokens)", {"fields": ("price_prompt_per_1k", "price_completion_per_1k")}),
         ("Requests", {"fields": ("timeout_seconds", "max_retries", "retry_backoff_seconds",
                                  "retry_backoff_max_seconds", "supports_seed")}),
+        ("Access", {"fields": ("owner", "shared_with"),
+                    "description": "Who may run studies on this endpoint (access.ownership)."}),
     )
+    filter_horizontal = ("shared_with",)
 
     @admin.display(description="key variable")
     def key(self, obj: ModelEndpoint) -> str:
@@ -41,7 +46,7 @@ class ModelEndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(ElicitationRun)
-class ElicitationRunAdmin(admin.ModelAdmin):
+class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     form = RunForm
     list_display = ("id", "__str__", "study", "endpoint", "mode", "status", "answers", "cost", "created_at", "page")
     list_display_links = ("id", "__str__")
@@ -144,7 +149,7 @@ class ElicitationRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Start the selected draft runs")
     def start_runs(self, request, queryset):
-        self._each(request, queryset, "started", start_run)
+        self._each(request, _on_usable_endpoints(queryset, request), "started", start_run)
 
     @admin.action(description="Cancel the selected runs (answers so far are kept)")
     def cancel_runs(self, request, queryset):
@@ -152,7 +157,12 @@ class ElicitationRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Resume the selected runs (ask only what is missing or failed)")
     def resume_runs(self, request, queryset):
-        self._each(request, queryset, "resumed", resume_run)
+        self._each(request, _on_usable_endpoints(queryset, request), "resumed", resume_run)
+
+
+def _on_usable_endpoints(runs, request):
+    """The runs whose endpoint the user may send requests to (their own or shared: its key is used)."""
+    return runs.filter(endpoint__in=visible(ModelEndpoint.objects.all(), request.user))
 
 
 class ItemExpressionFilter(admin.SimpleListFilter):
@@ -173,7 +183,7 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 
 @admin.register(ModelResponse)
-class ModelResponseAdmin(admin.ModelAdmin):
+class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "run", "item_link", "sample_index", "status", "answer", "bin", "short_raw", "attempts",
                     "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",

@@ -16,6 +16,8 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
+from access.api import OwnedViewSetMixin, SharingSerializerMixin
+from access.ownership import require
 from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
@@ -28,7 +30,7 @@ from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, creat
 from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
 
 
-class ModelEndpointSerializer(serializers.ModelSerializer):
+class ModelEndpointSerializer(SharingSerializerMixin, serializers.ModelSerializer):
     key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
                                                           "(for this web process; the key is never shown).")
 
@@ -120,7 +122,7 @@ class ModelResponseFilter(django_filters.FilterSet):
 ProgressSchema = OpenApiTypes.OBJECT
 
 
-class ModelEndpointViewSet(viewsets.ModelViewSet):
+class ModelEndpointViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     """Model endpoints (any OpenAI-compatible API). ``api_key_env`` is the NAME of the environment variable
     holding the key; the key itself is never stored or shown. Deleting an endpoint with runs is refused (409)."""
 
@@ -154,7 +156,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
         responses={200: ElicitationRunSerializer, 201: ElicitationRunSerializer, 409: Detail,
                    422: Detail}),
 )
-class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
+class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
                             viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
     """Runs, each with its progress; create, start, cancel and resume them."""
 
@@ -177,7 +179,7 @@ class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMi
                 return self._replayed(earlier)
         except idempotency.IdempotencyError as exc:
             return ApiResponse({"detail": str(exc)}, status=exc.status)
-        data = RunCreateSerializer(data=request.data)
+        data = RunCreateSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         start = options.pop("start")
@@ -205,8 +207,12 @@ class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMi
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_200_OK,
                            headers={"Idempotent-Replayed": "true"})
 
-    def _transition(self, do) -> ApiResponse:
+    def _transition(self, do, sends: bool = False) -> ApiResponse:
+        """``do(run)``; ``sends``: it sends requests with the endpoint's key, so the endpoint must be the
+        user's own or shared with them too (403 otherwise)."""
         run = self.get_object()
+        if sends:
+            require(self.request.user, run.endpoint)
         try:
             do(run)
         except RunStateError as exc:
@@ -218,7 +224,7 @@ class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMi
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        return self._transition(start_run)
+        return self._transition(start_run, sends=True)
 
     @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
                    responses={200: ElicitationRunSerializer, 409: Detail})
@@ -233,7 +239,7 @@ class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMi
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._transition(resume_run)
+        return self._transition(resume_run, sends=True)
 
     @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
                    description="The options of `manage.py refine`. 409 when the run cannot be refined (a "
@@ -245,7 +251,7 @@ class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMi
         source = self.get_object()
         if problem := refusal(source):
             return ApiResponse({"detail": problem}, status=status.HTTP_409_CONFLICT)
-        data = RefineSerializer(data=request.data)
+        data = RefineSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         try:
             run, problem = create_and_start(source, created_by=request.user, **data.validated_data)
@@ -277,7 +283,7 @@ class ModelResponseSerializer(serializers.ModelSerializer):
         exclude = ["lease_owner", "lease_until"]
 
 
-class ModelResponseViewSet(viewsets.ReadOnlyModelViewSet):
+class ModelResponseViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",

@@ -46,6 +46,12 @@ class ModelEndpoint(models.Model):
     supports_seed = models.BooleanField(default=True)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # access.ownership: the owner and the users it is shared with use the endpoint (and its key)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="owned_endpoints",
+                              help_text="Empty: superusers only. The owner decides who it is shared with.")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_endpoints",
+                                         help_text="Researchers who may run studies on this endpoint.")
 
     class Meta:
         ordering = ["name"]

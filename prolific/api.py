@@ -14,6 +14,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from access.api import OwnedViewSetMixin
 from config.permissions import RAW_IDS_PERMISSION
 from config.filters import ChoiceFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
@@ -71,7 +72,7 @@ SendResultSchema = inline_serializer("ProlificSendResult", {"sent": serializers.
                                                             "failed": serializers.IntegerField()})
 
 
-class ProlificStudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class ProlificStudyViewSet(OwnedViewSetMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     """A study's Prolific settings; publish it, read its submissions, send the queued decisions."""
 
     queryset = ProlificStudy.objects.select_related("study").order_by("study__slug")
@@ -135,7 +136,7 @@ class SubmissionFilter(django_filters.FilterSet):
         fields = ["study", "state", "decision", "status"]
 
 
-class SubmissionViewSet(viewsets.ReadOnlyModelViewSet):
+class SubmissionViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Prolific submissions (they name participants by PROLIFIC_PID) and the platform's decisions."""
 
     queryset = Submission.objects.select_related("prolific_study__study")

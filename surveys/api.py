@@ -18,6 +18,8 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
+from access.api import OwnedViewSetMixin, SharingSerializerMixin
+from access.ownership import OWNED_BY, visible
 from config.filters import ChoiceFilter, StudyFilter, study_filterset
 from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
@@ -38,7 +40,16 @@ def drf_errors(exc: DjangoValidationError) -> serializers.ValidationError:
 
 
 class SlugField(serializers.SlugRelatedField):
-    """SlugRelatedField that refuses text PostgreSQL cannot compare (NUL characters) with a 400."""
+    """SlugRelatedField that refuses text PostgreSQL cannot compare (NUL characters) with a 400, and offers
+    only the studies and endpoints the user may use (access.ownership): another researcher's is "not found".
+    Without the request in the serializer's context, none (pass ``context=self.get_serializer_context()``)."""
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if queryset.model._meta.label_lower in OWNED_BY:
+            request = self.context.get("request")
+            queryset = visible(queryset, getattr(request, "user", None))
+        return queryset
 
     def to_internal_value(self, data):
         if isinstance(data, str) and "\x00" in data:
@@ -85,7 +96,7 @@ class UploadSerializer(serializers.Serializer):
 
 
 # --- studies ------------------------------------------------------------------------------------------
-class StudySerializer(serializers.ModelSerializer):
+class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
     participant_link = serializers.CharField(read_only=True, help_text="The link to paste into Prolific.")
     instrument = serializers.ChoiceField(choices=instrument_choices(), default="speaker_belief",
                                          help_text="Item kind; fixed once the study has items.")
@@ -98,8 +109,9 @@ class StudySerializer(serializers.ModelSerializer):
         model = Study
         fields = ["id", "slug", "title", "instrument", "status", "description", "consent_text", "instructions",
                   "pledge_text", "items_per_expression", "controls_per_participant", "draw_speaker_names",
-                  "attention_threshold", "report_options", "reference_study", "completion_code", "failed_attention_code",
-                  "screened_out_code", "participant_link", "items", "participants", "created_at"]
+                  "attention_threshold", "report_options", "reference_study", "completion_code",
+                  "failed_attention_code", "screened_out_code", "participant_link", "items", "participants",
+                  "created_at", "owner", "shared_with"]
         read_only_fields = ["created_at"]
 
     def get_items(self, study: Study) -> int:
@@ -120,7 +132,8 @@ class StudySerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError({"reference_study": "a study cannot be its own reference."})
         candidate = copy.copy(study) if study is not None else Study()
         for name, value in attrs.items():
-            setattr(candidate, name, value)
+            if name != "shared_with":  # a many-to-many list: saved by the serializer, not an attribute
+                setattr(candidate, name, value)
         try:
             candidate.full_clean(validate_unique=False)
         except DjangoValidationError as exc:
@@ -128,7 +141,7 @@ class StudySerializer(serializers.ModelSerializer):
         return attrs
 
 
-class StudyViewSet(viewsets.ModelViewSet):
+class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     """Studies: create, read, update (texts, codes, design, status) and delete (refused while data depend on
     the study: close it instead). Below a study: item and answer imports, generated items."""
 
@@ -283,7 +296,7 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
-class ItemViewSet(viewsets.ReadOnlyModelViewSet):
+class ItemViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Items; filter with ?study=<slug>. Items are added by the import and generate routes of a study."""
 
     queryset = Item.objects.select_related("study")
@@ -321,7 +334,7 @@ class ParticipantFilter(django_filters.FilterSet):
         fields = ["study", "status"]
 
 
-class ParticipantViewSet(viewsets.ReadOnlyModelViewSet):
+class ParticipantViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
 
     queryset = Participant.objects.select_related("study", "channel")
@@ -337,7 +350,7 @@ class ParticipantViewSet(viewsets.ReadOnlyModelViewSet):
         data = MarkSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         ids = data.validated_data["participants"]
-        queryset = Participant.objects.filter(pk__in=ids)
+        queryset = visible(Participant.objects.filter(pk__in=ids), request.user)
         unknown = sorted(set(ids) - set(queryset.values_list("pk", flat=True)))
         if unknown:
             raise serializers.ValidationError({"participants": f"no such participant: {unknown[:10]}"})
@@ -369,7 +382,7 @@ class ResponseSerializer(serializers.ModelSerializer):
         return fields
 
 
-class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
+class ResponseViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Human answers; filter with ?study=<slug>. Read-only: answers are never edited."""
 
     queryset = Response.objects.select_related("participant", "item", "assignment")

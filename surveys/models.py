@@ -129,6 +129,12 @@ class Study(models.Model):
     failed_attention_code = models.CharField(max_length=40, default=_new_code)
     screened_out_code = models.CharField(max_length=40, default=_new_code)
     created_at = models.DateTimeField(auto_now_add=True)
+    # access.ownership: the owner and the users it is shared with use the study (within their permissions)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="owned_studies",
+                              help_text="Empty: superusers only. The owner decides who it is shared with.")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies",
+                                         help_text="Researchers who may use this study as its owner does.")
 
     class Meta:
         verbose_name_plural = "studies"
@@ -342,7 +348,7 @@ class Participant(models.Model):
         ordering = ["study", "started_at"]
 
     def __str__(self) -> str:
-        return f"{self.prolific_pid} in {self.study.slug}"
+        return f"participant {self.pk} in {self.study.slug}"  # no PROLIFIC_PID: shown to staff without view_participant
 
 
 class Assignment(models.Model):
@@ -363,7 +369,7 @@ class Assignment(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.participant.prolific_pid} #{self.position}: {self.item.key}"
+        return f"participant {self.participant_id} #{self.position}: {self.item.key}"
 
     def speaker(self) -> tuple[str, str] | None:
         """(name, gender) shown in this slot, or None to use the item's own speaker."""
@@ -400,7 +406,7 @@ class Response(TypedAnswer, models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.participant.prolific_pid}: {self.item.key} = {self.answer.text()}"
+        return f"participant {self.participant_id}: {self.item.key} = {self.answer.text()}"
 
     def clean(self) -> None:
         if self.assignment_id and (

@@ -302,6 +302,7 @@ def test_raw_csv_needs_staff(client, demo_study, django_user_model):
     assert response.status_code == 302 and "/admin/login/" in response.url
     viewer = django_user_model.objects.create_user("viewer", password="a-long-Passw0rd!", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(codename="view_study"))
+    demo_study.shared_with.add(viewer)  # ownership: tests/test_access_matrix.py
     client.force_login(viewer)
     assert client.get(url).status_code == 403  # may see studies, not responses
     viewer.user_permissions.add(Permission.objects.get(codename="view_response"))

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
 from config.celery import app as celery_app
-from elicitation.models import ElicitationRun, ModelResponse
+from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.models import Assignment, Item, Participant, Response, Study
 
@@ -46,6 +46,8 @@ def user_api(client, django_user_model, name="researcher", perms=None, superuser
         for codename in perms or []:
             app, code = codename.split(".")
             user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=code))
+        for owned in (*Study.objects.all(), *ModelEndpoint.objects.all()):  # ownership: test_access_matrix.py
+            owned.shared_with.add(user)
     return Api(client, Token.objects.create(user=user).key)
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import human_answers, study_answers
-from analysis.filtering import apply_attention_filter
+from analysis.filtering import compute_attention_filter
 from analysis.metrics.answers import HUMAN
 from analysis.metrics.tang_divergence import MEASURES, pair_table, tang_table
 from analysis.reports import ReportError
@@ -81,11 +81,12 @@ def build(study: Study) -> TangRQ1Section:
     if human_answers(study).empty and study.reference_study is not None:
         source = study.reference_study
     try:
-        apply_attention_filter(source)
+        decisions = compute_attention_filter(source).decisions
     except ValueError as exc:
         raise ReportError(str(exc)) from None
     humans = human_answers(source)
-    humans = humans[humans["included"].fillna(True).astype(bool)]
+    included = humans["participant_id"].map(lambda pk: decisions.get(pk, (None, True))[1])
+    humans = humans[included.astype(bool).to_numpy()]
     if humans.empty:
         raise ReportError(f"study {study.slug!r} has no human answers to compare the models with: import the "
                           "Fagen-Ulmschneider survey into it, or set its reference study to one that has them")

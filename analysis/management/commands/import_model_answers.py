@@ -3,6 +3,7 @@
 [--scale auto|1|100] …"""
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
@@ -17,6 +18,7 @@ class Command(BaseCommand):
             "and nothing is imported; the same file cannot be imported twice into a study.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study whose items the answers belong to")
         parser.add_argument("file", help="path of the CSV or JSON Lines file (UTF-8)")
         parser.add_argument("--model", required=True,
@@ -71,7 +73,7 @@ class Command(BaseCommand):
                             help="keep empty/NA cells as unparseable answers (default: skip and count them)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         try:
             fields = parse_assignments(options["field"], "--field")
             fixed = parse_assignments(options["fixed"], "--set")

@@ -4,7 +4,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.reports import ReportError, build_report
+from access.cli import acting_user, add_as_argument, may_see_raw_ids
+from analysis.report_cache import cached_report
+from analysis.reports import ReportError
 from surveys.cli import get_study
 from surveys.report_options import option_errors, parse_options
 
@@ -14,6 +16,7 @@ class Command(BaseCommand):
             "table and the figures as PNG and SVG. A verifiable study is reported with its reference study.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study")
         parser.add_argument("--out", metavar="DIR", help="output folder (default: VAR_DIR/reports/<study>)")
         parser.add_argument("--no-figures", action="store_true", help="write JSON and CSV only")
@@ -23,12 +26,13 @@ class Command(BaseCommand):
                                  "repeat for several")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        user = acting_user(options)
+        study = get_study(options["study"], user)
         if options["option"]:
             self.set_options(study, options["option"])
         out = Path(options["out"]) if options["out"] else Path(settings.VAR_DIR) / "reports" / study.slug
         try:
-            report = build_report(study)
+            report = cached_report(study).seen_by(may_see_raw_ids(user))
         except ReportError as exc:
             raise CommandError(str(exc)) from None
         written = report.write(out, figures=not options["no_figures"])

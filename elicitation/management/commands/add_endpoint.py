@@ -6,6 +6,8 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
+from access.ownership import may
 from elicitation.models import ModelEndpoint
 
 
@@ -24,6 +26,7 @@ class Command(BaseCommand):
             "never stored: give the NAME of the environment variable that holds it (--key-env).")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("name", help="short name (letters, digits, - and _), used with elicit --endpoint")
         parser.add_argument("--base-url", help="e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
         parser.add_argument("--model", help="model id sent with each request, e.g. gpt-4o-2024-08-06")
@@ -41,12 +44,15 @@ class Command(BaseCommand):
         parser.add_argument("--update", action="store_true", help="change an existing endpoint")
 
     def handle(self, *args, **o):
+        user = acting_user(o)
         existing = ModelEndpoint.objects.filter(name=o["name"]).first()
+        if existing and user is not None and not may(user, existing):
+            raise CommandError(f"endpoint {o['name']!r} belongs to another researcher (--as {user})")
         if existing and not o["update"]:
             raise CommandError(f"endpoint {o['name']!r} exists; add --update to change it")
         if not existing and o["update"]:
             raise CommandError(f"no endpoint called {o['name']!r} to update")
-        endpoint = existing or ModelEndpoint(name=o["name"])
+        endpoint = existing or ModelEndpoint(name=o["name"], owner=user)
         if not existing and not (o["base_url"] and o["model"]):
             raise CommandError("a new endpoint needs --base-url and --model")
         simple = {"base_url": "base_url", "model": "model", "api_style": "api_style", "key_env": "api_key_env",

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from access.cli import add_as_argument, acting_user, scoped
 from elicitation import conf
 from elicitation.estimate import estimate_run
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
@@ -25,6 +26,7 @@ class Command(BaseCommand):
             "process with --sync. Prints the estimated tokens and cost first.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", nargs="?", help="slug of the study whose items are posed")
         parser.add_argument("--endpoint", help="name of a registered endpoint (see add_endpoint)")
         parser.add_argument("--mode", default="greedy", choices=[m for m, _ in ElicitationRun.Mode.choices])
@@ -50,11 +52,11 @@ class Command(BaseCommand):
     # --- entry -------------------------------------------------------------------------------
     def handle(self, *args, **o):
         if o["cancel"]:
-            return self._cancel(self._run(o["cancel"]))
+            return self._cancel(self._run(o["cancel"], acting_user(o)))
         if o["status"]:
-            return self._print_progress(self._run(o["status"]))
+            return self._print_progress(self._run(o["status"], acting_user(o)))
         if o["resume"]:
-            run = self._run(o["resume"])
+            run = self._run(o["resume"], acting_user(o))
             self._print_estimate(run, left_only=True)
             try:
                 queued = resume_run(run, queue=not o["sync"])
@@ -92,8 +94,9 @@ class Command(BaseCommand):
             self._wait(run)
 
     # --- pieces ------------------------------------------------------------------------------
-    def _run(self, pk: int) -> ElicitationRun:
-        run = ElicitationRun.objects.select_related("study", "endpoint").filter(pk=pk).first()
+    def _run(self, pk: int, user=None) -> ElicitationRun:
+        """Run ``pk`` (one of ``user``'s studies' with ``--as``), or CommandError."""
+        run = scoped(ElicitationRun.objects.select_related("study", "endpoint"), user).filter(pk=pk).first()
         if run is None:
             raise CommandError(f"no run {pk}")
         return run
@@ -101,10 +104,10 @@ class Command(BaseCommand):
     def _create(self, o) -> ElicitationRun | None:
         if not o["study"]:
             raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
-        study = get_study(o["study"])
+        study = get_study(o["study"], acting_user(o))
         if not o["endpoint"]:
             raise CommandError("--endpoint is required (register one with .venv/bin/python manage.py add_endpoint)")
-        endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
+        endpoint = lookup(scoped(ModelEndpoint.objects.all(), acting_user(o)), "name", o["endpoint"], "endpoint")
         if not o["estimate_only"] and (problem := missing_key(endpoint)):
             raise CommandError(problem)  # before a run is created: it could not get a single answer
         if o["mode"] == ElicitationRun.Mode.LIKELIHOOD and not o["estimate_only"]:

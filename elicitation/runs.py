@@ -15,8 +15,8 @@ from redis.exceptions import RedisError
 from surveys.models import Item, Study
 
 from . import conf, throttle
+from .destinations import url_problem
 from .estimate import MICRO, requests_per_answer
-from .key_env import key_variable_problem
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -47,7 +47,7 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
         errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
                           f"{run.endpoint.name} is a chat endpoint.")
-    if run.endpoint_id and (key_problem := key_variable_problem(run.endpoint.api_key_env)):
+    if run.endpoint_id and (key_problem := run.endpoint.key_problem()):
         errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
     if run.max_tokens < 1:
         errors["max_tokens"] = "at least 1 token."
@@ -78,9 +78,10 @@ def missing_key(endpoint: ModelEndpoint) -> str:
 
 
 def _check_key(run: ElicitationRun) -> None:
-    """Refuse a run whose endpoint names a key variable the operator does not allow, or one that is unset;
+    """Refuse a run whose endpoint is at an address requests may not go to, or names a key variable the
+    operator does not allow for its host, or one that is unset;
     and a likelihood run whose endpoint cannot return prompt log-probabilities (one probe request)."""
-    if problem := key_variable_problem(run.endpoint.api_key_env):
+    if problem := url_problem(run.endpoint.base_url) or run.endpoint.key_problem():
         raise RunStateError(f"endpoint {run.endpoint.name}: {problem}")
     if problem := missing_key(run.endpoint):
         raise RunStateError(problem)

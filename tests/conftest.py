@@ -1,9 +1,25 @@
 """Shared fixtures. Tests run on SQLite by default and on PostgreSQL when DATABASE_URL is set."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+from stub_openai import LOOPBACK_SETTINGS, allow_loopback
+
+allow_loopback(os.environ)  # subprocesses (workers, servers) inherit it
+
+
+@pytest.fixture(autouse=True)
+def _loopback_endpoints():
+    """Endpoints may reach the loopback stub (pytest-django has read the settings before this file)."""
+    from django.test import override_settings
+
+    from config.env import env_list
+
+    with override_settings(**{name: env_list(name) for name in LOOPBACK_SETTINGS}):
+        yield
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"

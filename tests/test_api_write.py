@@ -201,7 +201,8 @@ def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, setting
     assert ElicitationRun.objects.get(pk=second["id"]).status_reason.startswith("cancelled through the API")
 
 
-def test_endpoints_are_writable_without_ever_holding_a_key(api, monkeypatch):
+def test_endpoints_are_writable_without_ever_holding_a_key(api, monkeypatch, settings):
+    settings.MODEL_API_KEY_VARS = ["HEDGELAB_TEST_API_KEY@api.example.org"]
     made = api.post("/api/endpoints/", {"name": "oa", "base_url": "https://api.example.org/v1", "model": "m",
                                         "api_key_env": "HEDGELAB_TEST_API_KEY"})
     assert made.status_code == 201 and made.json()["key_set"] is False

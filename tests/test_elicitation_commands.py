@@ -19,8 +19,9 @@ def run_command(*args) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def test_add_endpoint_creates_updates_and_refuses_bad_input(monkeypatch):
+def test_add_endpoint_creates_updates_and_refuses_bad_input(monkeypatch, settings):
     monkeypatch.delenv("C1_API_KEY", raising=False)
+    settings.MODEL_API_KEY_VARS = ["C1_API_KEY@api.openai.com"]
     out, _ = run_command("add_endpoint", "gpt4o", "--base-url", "https://api.openai.com/v1", "--model", "gpt-4o",
                          "--key-env", "C1_API_KEY", "--price-prompt", "0.0025", "--price-completion", "0.01",
                          "--rpm", "500", "--max-concurrency", "8")

@@ -18,11 +18,12 @@ from django.urls import reverse
 from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
+from . import preflight
 from .estimate import estimate_run
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
-from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, missing_key, progress
 
 
 def _context(model_admin, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
@@ -91,10 +92,10 @@ def run_action_view(model_admin, request: HttpRequest, object_id: str, action: s
     run = get_object_or_404(ElicitationRun, pk=object_id)
     try:
         if action == "start":
-            queued = start_run(run)
+            queued = preflight.start(run)
             messages.success(request, f"Run {run.pk} started: {len(queued)} item(s) queued.")
         elif action == "resume":
-            queued = resume_run(run)
+            queued = preflight.resume(run)
             messages.success(request, f"Run {run.pk} resumed: {len(queued)} item(s) with answers still to get queued.")
         elif action == "cancel":
             if cancel_run(run, reason=f"cancelled by {request.user}"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import ProtectedError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
@@ -18,14 +18,20 @@ from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_p
 from surveys.models import Item, Study
 
 from .admin_views import progress_with_estimate
+from . import preflight
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
-from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, create_run, progress, start_run
+
+
+CHECK_HELP = ("Send one cheap request to the endpoint first and refuse (with what failed, naming the URL) if "
+              "it does not answer as an API should; false skips the check (elicitation.preflight).")
 
 
 class ModelEndpointSerializer(serializers.ModelSerializer):
     key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
                                                           "(for this web process; the key is never shown).")
+    check = serializers.BooleanField(write_only=True, default=True, help_text=CHECK_HELP)
 
     class Meta:
         model = ModelEndpoint
@@ -37,6 +43,7 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
     def validate(self, attrs: dict) -> dict:
         """The model's own checks, as in the admin form: a base URL at a public address (or an allowed network:
         elicitation.destinations), a key variable that may be sent to it (elicitation.key_env)."""
+        check = attrs.pop("check", True)
         endpoint = ModelEndpoint()
         if self.instance is not None:  # a partial update is checked with the fields it leaves as they are
             for field in ModelEndpoint._meta.concrete_fields:
@@ -47,6 +54,8 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             endpoint.clean()
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from None
+        if check and (problem := preflight.problem(endpoint)):
+            raise serializers.ValidationError({"check": [f"pre-flight check failed: {problem}"]})
         return attrs
 
 
@@ -86,6 +95,8 @@ class RunCreateSerializer(serializers.Serializer):
     prompt_style = serializers.CharField(max_length=30, required=False, default="standard",
                                          help_text="One of the study's kind's prompt styles (e.g. standard, cot).")
     start = serializers.BooleanField(default=False, help_text="Start it at once (queue its items).")
+    check = serializers.BooleanField(default=True, help_text=CHECK_HELP + " A run on an endpoint that fails it is "
+                                                             "not created (409).")
 
     def validate(self, attrs: dict) -> dict:
         keys = attrs.get("items") or []
@@ -98,6 +109,20 @@ class RunCreateSerializer(serializers.Serializer):
                     {"items": f"not main items of {study.slug}: {', '.join(missing[:5])}"})
             attrs["items"] = [found[k] for k in dict.fromkeys(keys)]
         return attrs
+
+
+CHECK_PARAMETER = OpenApiParameter("check", bool, description=CHECK_HELP + " (query parameter: check=false)")
+
+
+def check_wanted(request) -> bool:
+    """The ``check`` query parameter (default true); 400 when it is not a boolean."""
+    raw = request.query_params.get("check")
+    if raw is None:
+        return True
+    try:
+        return serializers.BooleanField().to_internal_value(raw)
+    except serializers.ValidationError as exc:
+        raise serializers.ValidationError({"check": exc.detail}) from None
 
 
 RUN_FILTERS = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
@@ -148,11 +173,14 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         start = options.pop("start")
-        try:
+        check = options.pop("check")
+        try:  # a run on an endpoint that fails its pre-flight check is not created
             run = create_run(options.pop("study"), options.pop("endpoint"), options.pop("mode"),
-                             created_by=request.user, **options)
+                             created_by=request.user, before_save=lambda e: preflight.require(e, check), **options)
         except DjangoValidationError as exc:
             raise drf_errors(exc) from None
+        except preflight.PreflightFailed as exc:
+            return ApiResponse({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         if start:
             try:
                 start_run(run)
@@ -170,11 +198,11 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         run.refresh_from_db()
         return ApiResponse(self.get_serializer(run).data)
 
-    @extend_schema(summary="Start a draft run (queue its items)", request=None,
+    @extend_schema(summary="Start a draft run (queue its items)", request=None, parameters=[CHECK_PARAMETER],
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        return self._transition(start_run)
+        return self._transition(lambda run: preflight.start(run, check_wanted(request)))
 
     @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
                    responses={200: ElicitationRunSerializer, 409: Detail})
@@ -186,10 +214,10 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         return self._transition(do)
 
     @extend_schema(summary="Resume a run (ask again the failed and missing answers)", request=None,
-                   responses={200: ElicitationRunSerializer, 409: Detail})
+                   parameters=[CHECK_PARAMETER], responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._transition(resume_run)
+        return self._transition(lambda run: preflight.resume(run, check_wanted(request)))
 
     @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
                    description="The options of `manage.py refine`. 409 when the run cannot be refined (a "

@@ -26,6 +26,7 @@ from .destinations import AddressRefused
 from .models import ModelEndpoint
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 RETRYABLE_STATUS = {408, 409, 429}
 
 
@@ -86,16 +87,18 @@ class EndpointClient:
     :mod:`elicitation.deadline`), and ``guard.should_stop`` (set by the worker) is asked about once a second
     while a request waits, so that a cancelled run's request in flight is abandoned."""
 
-    def __init__(self, endpoint: ModelEndpoint, before_request: Callable[[], None] | None = None):
+    def __init__(self, endpoint: ModelEndpoint, before_request: Callable[[], None] | None = None,
+                 timeout: float | None = None):
         self.requests = 0
         self.refused = 0
         self.before_request = before_request  # e.g. wait for the endpoint's rate limit; runs before every request
-        self.guard = Guard(timeout=float(endpoint.timeout_seconds), check_every=conf.cancel_check_seconds())
+        timeout = float(endpoint.timeout_seconds) if timeout is None else timeout
+        self.guard = Guard(timeout=timeout, check_every=conf.cancel_check_seconds())
         # no redirects: an API answers where it is asked, and a redirect could lead the key elsewhere
         http_client = openai.DefaultHttpxClient(transport=GuardedTransport(self.guard), follow_redirects=False,
                                                 event_hooks={"request": [self._count], "response": [self._answered]})
         self.openai = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key() or "none",
-                                    max_retries=0, timeout=endpoint.timeout_seconds, http_client=http_client)
+                                    max_retries=0, timeout=timeout, http_client=http_client)
 
     def _count(self, request: Any) -> None:
         if self.before_request is not None:
@@ -135,7 +138,7 @@ def parse_retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_message(exc: openai.APIStatusError) -> str:
+def error_message(exc: openai.APIStatusError) -> str:
     """The server's own error message (from an OpenAI-style error body), else the client's text."""
     body = exc.body
     if isinstance(body, dict):
@@ -156,19 +159,19 @@ def not_an_api_response(status: int, response: Any, body: Any) -> str:
             "is the base URL the API's, ending in /v1?)")
 
 
-def _refused_address(exc: BaseException) -> AddressRefused | None:
-    """The AddressRefused behind a connection error, if that is what it was."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, AddressRefused):
+def cause_of(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The exception of type ``kind`` in ``exc``'s chain of causes (``exc`` itself included), if any: e.g. the
+    AddressRefused behind the client's connection error."""
+    for _ in range(10):
+        if exc is None or isinstance(exc, kind):
             return exc
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+        exc = exc.__cause__ or exc.__context__
     return None
 
 
 def classify(exc: BaseException, timeout: float | None = None) -> Failure:
     """Turn an exception from one attempt into a Failure (re-raise anything unexpected)."""
-    if refused := _refused_address(exc):  # the connection was not opened: the address is not allowed
+    if refused := cause_of(exc, AddressRefused):  # the connection was not opened: the address is not allowed
         return Failure(f"refused: {refused}", False)
     if isinstance(exc, openai.APITimeoutError):
         return Failure(f"timeout: no answer within {timeout:g} s" if timeout else "timeout", True)
@@ -181,7 +184,7 @@ def classify(exc: BaseException, timeout: float | None = None) -> Failure:
         if not isinstance(exc.body, (dict, list)):
             return Failure(not_an_api_response(status, exc.response, exc.body), retryable, retry_after)
         body = exc.response.text if exc.response is not None else ""
-        return Failure(f"HTTP {status}: {_error_message(exc)}"[:500], retryable, retry_after, raw=body[:2000])
+        return Failure(f"HTTP {status}: {error_message(exc)}"[:500], retryable, retry_after, raw=body[:2000])
     if isinstance(exc, Unsupported):
         return Failure(str(exc), False)
     if isinstance(exc, MalformedResponse):

@@ -96,8 +96,10 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
                prompt_version: str | None = None, prompt_style: str = "standard",
-               created_by: Any = None) -> ElicitationRun:
-    """A new draft run (validated; ValidationError names the bad settings)."""
+               created_by: Any = None, before_save: Callable[[ModelEndpoint], None] | None = None) -> ElicitationRun:
+    """A new draft run (validated; ValidationError names the bad settings). ``before_save(endpoint)`` runs once
+    the settings are valid, before anything is saved, and may refuse the run by raising (e.g. the endpoint's
+    pre-flight check, elicitation.preflight)."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
                          top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
@@ -111,6 +113,8 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
         from django.core.exceptions import ValidationError
 
         raise ValidationError({"items": f"not main items of {study.slug}: {', '.join(foreign[:5])}"})
+    if before_save is not None:
+        before_save(endpoint)
     with transaction.atomic():
         run.save()
         if items:

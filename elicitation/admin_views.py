@@ -120,7 +120,9 @@ def run_refine_view(model_admin, request: HttpRequest, object_id: str) -> HttpRe
     form = RefineForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            run, problem = create_and_start(source, created_by=request.user, **form.cleaned_data)
+            options = dict(form.cleaned_data)
+            checked = not options.pop("skip_check", False)
+            run, problem = create_and_start(source, created_by=request.user, check=checked, **options)
         except DjangoValidationError as exc:
             form.add_refinement_errors(exc)
         else:

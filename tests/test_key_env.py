@@ -22,7 +22,7 @@ OPENAI = "https://api.openai.com/v1"
 
 @pytest.mark.parametrize("name", ["ADMIN_PASSWORD", "SECRET_KEY", "DATABASE_URL", "EXPORT_ID_SALT",
                                   "lower_api_key", "OPENAI_API_KEY; rm", "PROLIFIC_API_KEY", "PROLIFIC_API_TOKEN",
-                                  "CACHE_URL", "SQLITE_BUSY_TIMEOUT"])
+                                  "CACHE_URL", "LOGIN_MAX_FAILURES"])
 def test_variables_outside_the_allow_list_are_refused(name, settings):
     settings.MODEL_API_KEY_VARS = ["*@api.openai.com"]  # even "every variable" never includes the platform's own
     assert key_variable_problem(name, OPENAI)

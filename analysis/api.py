@@ -28,7 +28,8 @@ from surveys.models import Study
 #: Reading answers of people and models together.
 
 
-def _study_result(slug: str, compute: Callable[[Study], Any], refused: type[Exception]) -> Response:
+def _study_result(slug: str, compute: Callable[[Study], Any],
+                  refused: type[Exception] | tuple[type[Exception], ...]) -> Response:
     """``compute(study)`` as JSON; 404 for an unknown study, 409 with the reason when ``refused`` is raised."""
     study = get_object_or_404(Study, slug=slug)
     try:
@@ -89,5 +90,7 @@ class StudyAttentionView(APIView):
                    request=None, responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def post(self, request, slug: str):
         from analysis.filtering import FilterError, apply_attention_filter
+        from analysis.metrics.answers import AnswersError
 
-        return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), FilterError)
+        # AnswersError: the study's answers cannot rank the labels (e.g. no human answer to an expression)
+        return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), (FilterError, AnswersError))

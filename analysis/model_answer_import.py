@@ -52,9 +52,10 @@ from django.utils.text import slugify
 
 from analysis.agents import agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
+from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
-from surveys.importers import ImportFailed, RowError, _decode, read_csv_records
+from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, _decode, nul_columns, read_csv_records
 from surveys.instruments import Instrument
 from surveys.instruments.shapes import FIRST_NUMBER, ScaleShape
 from surveys.models import Item, Study
@@ -321,14 +322,21 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, dict[str, str]]], list[RowE
         if not content.strip():
             continue
         try:
-            obj = json.loads(content)
+            obj = json_input.loads(content)
         except json.JSONDecodeError as exc:
             errors.append(RowError(line, "-", f"not valid JSON ({exc.msg} at character {exc.colno})"))
+            continue
+        except json_input.TooDeep as exc:
+            errors.append(RowError(line, "-", f"{exc}: a line holds one flat object"))
             continue
         if not isinstance(obj, dict):
             errors.append(RowError(line, "-", "a line must hold one JSON object ({\"key\": …, \"answer\": …})"))
             continue
-        rows.append((line, {str(k): _json_cell(v) for k, v in obj.items()}))
+        row = {str(k): _json_cell(v) for k, v in obj.items()}
+        if nul := nul_columns(row, row.values()) + [k for k in row if "\x00" in k]:
+            errors.extend(RowError(line, key, NUL_MESSAGE) for key in nul)
+            continue
+        rows.append((line, row))
     return rows, errors
 
 
@@ -338,6 +346,8 @@ def read_table(data: bytes) -> tuple[list[str], list[tuple[int, list[str]]]]:
     reader = csv.reader(io.StringIO(_decode(io.BytesIO(data)), newline=""))
     try:
         header = [h.strip() for h in next(reader, [])]
+        if any("\x00" in h for h in header):
+            raise ImportFailed([RowError(1, "-", f"the header {NUL_MESSAGE}")])
         rows, errors = [], []
         while True:
             start = reader.line_num + 1
@@ -351,6 +361,9 @@ def read_table(data: bytes) -> tuple[list[str], list[tuple[int, list[str]]]]:
                 errors.append(RowError(start, "-", f"the row has {len(cells)} cells, "
                                                    f"{'more' if len(cells) > len(header) else 'fewer'} than the "
                                                    f"{len(header)} columns of the header"))
+                continue
+            if nul := nul_columns([h or f"column {i}" for i, h in enumerate(header, start=1)], cells):
+                errors.extend(RowError(start, column, NUL_MESSAGE) for column in nul)
                 continue
             rows.append((start, cells))
     except csv.Error as exc:

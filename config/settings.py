@@ -7,6 +7,7 @@ from pathlib import Path
 import dj_database_url
 
 from .env import env_bool, env_int, env_list, env_str
+from .site_url import site_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HEDGELAB_VAR_DIR", str(BASE_DIR / "var")))
@@ -21,7 +22,12 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # Salt for the hashed participant ids in exports; falls back to SECRET_KEY.
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# The public address of the site; without SITE_URL, the one the last `make run` served on (config/site_url.py).
+SITE_URL = site_url(env_str("SITE_URL"), VAR_DIR)
+# Public reference data (manage.py fetch_data): the cache, and a mirror that replaces the public sources
+# (<mirror>/<folder>/<file>; tests and CI serve ../shared/data on loopback). Checksums are pinned either way.
+REFERENCE_DATA_DIR = Path(env_str("REFERENCE_DATA_DIR", str(VAR_DIR / "data")))
+REFERENCE_DATA_MIRROR = env_str("REFERENCE_DATA_MIRROR")
 # Environment variables a model endpoint may name as its API key, each bound to the hosts it may be sent to:
 # NAME@HOST[:PORT] entries (NAME may be a shell pattern; PORT * for any); unset: OPENAI_API_KEY@api.openai.com
 # (elicitation.key_env).
@@ -36,6 +42,19 @@ PROLIFIC_TOKEN_ENV = env_str("PROLIFIC_TOKEN_ENV", "PROLIFIC_API_TOKEN")
 PROLIFIC_TIMEOUT_SECONDS = float(env_str("PROLIFIC_TIMEOUT_SECONDS", "30"))
 PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300)
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete")
+# Reading Prolific's lists: rows per page (Prolific's default is 20) and a bound on pages; a 429 is retried
+# PROLIFIC_MAX_RETRIES times, waiting PROLIFIC_BACKOFF_SECONDS × 2^try (or Retry-After), at most the max.
+PROLIFIC_PAGE_SIZE = env_int("PROLIFIC_PAGE_SIZE", 20)
+PROLIFIC_MAX_PAGES = env_int("PROLIFIC_MAX_PAGES", 2000)
+PROLIFIC_MAX_RETRIES = env_int("PROLIFIC_MAX_RETRIES", 5)
+PROLIFIC_BACKOFF_SECONDS = float(env_str("PROLIFIC_BACKOFF_SECONDS", "1"))
+PROLIFIC_BACKOFF_MAX_SECONDS = float(env_str("PROLIFIC_BACKOFF_MAX_SECONDS", "60"))
+# Publishing is refused below Prolific's minimum reward per hour, in the account's cents/pence: $8 = 800
+# (default); a GBP workspace may set 600 (£6).
+PROLIFIC_MIN_HOURLY_REWARD = env_int("PROLIFIC_MIN_HOURLY_REWARD", 800)
+# A participant asked to return who has not returned after this many days (or 2 days before Prolific approves
+# the submission on its own, 21 days after completion) gets the study's follow-up decision.
+PROLIFIC_RETURN_WAIT_DAYS = float(env_str("PROLIFIC_RETURN_WAIT_DAYS", "7"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -48,6 +67,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
+    "django_filters",  # the API lists' query filters (config/filters.py)
     "surveys",
     "elicitation",
     "analysis",
@@ -166,8 +186,13 @@ REST_FRAMEWORK = {
     # staff AND the model permission the admin asks for the same action (config/permissions.py)
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.StaffModelPermission"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.ApiPagination",  # ?limit= up to 5000
+    # ?study=, ?status=, … of the lists: each viewset's filterset_class (config/filters.py)
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "PAGE_SIZE": 500,
+    # JSON with bounded nesting (config/json_input.py): too deep is a 400, not a RecursionError
+    "DEFAULT_PARSER_CLASSES": ["config.json_input.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
 }
 
 # OpenAPI 3 schema (/api/schema/) and its documentation pages (/api/docs/, /api/redoc/), from the code.

@@ -6,7 +6,9 @@ validated by ``create_run`` (ValidationError → 400 naming the field) and state
 """
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
 from django.db.models import ProtectedError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
@@ -14,11 +16,12 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
-from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
+from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
+from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
 
+from . import idempotency, preflight
 from .admin_views import progress_with_estimate
-from . import preflight
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
 from .runs import RunStateError, cancel_run, create_run, progress, start_run
@@ -67,7 +70,7 @@ class ElicitationRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ElicitationRun
-        fields = "__all__"
+        exclude = ["idempotency_fingerprint"]
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_progress(self, run: ElicitationRun) -> dict:
@@ -125,8 +128,27 @@ def check_wanted(request) -> bool:
         raise serializers.ValidationError({"check": exc.detail}) from None
 
 
-RUN_FILTERS = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
-RESPONSE_FILTERS = {"run": "run_id", "study": "run__study__slug", "status": "status", "item": "item_id"}
+class RunFilter(django_filters.FilterSet):
+    study = StudyFilter("study__slug")
+    status = ChoiceFilter("status", ElicitationRun.Status.choices)
+    endpoint = SlugFilter("endpoint__name", help_text="an endpoint's name")
+
+    class Meta:
+        model = ElicitationRun
+        fields = ["study", "status", "endpoint"]
+
+
+class ModelResponseFilter(django_filters.FilterSet):
+    run = IdFilter("run_id", help_text="a run's id")
+    study = StudyFilter("run__study__slug")
+    status = ChoiceFilter("status", ModelResponse.Status.choices)
+    item = IdFilter("item_id", help_text="an item's id")
+
+    class Meta:
+        model = ModelResponse
+        fields = ["run", "study", "status", "item"]
+
+
 ProgressSchema = OpenApiTypes.OBJECT
 
 
@@ -138,6 +160,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     serializer_class = ModelEndpointSerializer
     lookup_field = "name"
 
+    @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):
         endpoint = self.get_object()
         try:
@@ -149,17 +172,27 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(parameters=query_parameters(RUN_FILTERS)),
-    create=extend_schema(summary="Create a run (a draft; \"start\": true starts it at once)",
-                         request=RunCreateSerializer, responses={201: ElicitationRunSerializer, 409: Detail}),
+    create=extend_schema(
+        summary="Create a run (a draft; \"start\": true starts it at once)",
+        description="With an `Idempotency-Key` header, sending the same request again (after a timeout or an "
+                    "error) answers 200 with the run the first one created instead of creating a second run; "
+                    "the same key with another body is refused (422). When the broker cannot be reached at "
+                    "start, the run is still created and started: `status_reason` says \"queued, broker "
+                    "unavailable\" and its items are queued once the broker is back.",
+        parameters=[OpenApiParameter(idempotency.HEADER, str, OpenApiParameter.HEADER, required=False,
+                                     description=f"Any unique string (at most {idempotency.MAX_LENGTH} "
+                                                 "characters), e.g. a UUID.")],
+        request=RunCreateSerializer,
+        responses={200: ElicitationRunSerializer, 201: ElicitationRunSerializer, 409: Detail,
+                   422: Detail}),
 )
-class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
+class ElicitationRunViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
                             viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
     """Runs, each with its progress; create, start, cancel and resume them."""
 
     queryset = ElicitationRun.objects.select_related("study", "endpoint").order_by("-created_at")
     serializer_class = ElicitationRunSerializer
-    query_filters = RUN_FILTERS
+    filterset_class = RunFilter
     required_permissions = {
         "start": ["elicitation.change_elicitationrun"],
         "cancel": ["elicitation.change_elicitationrun"],
@@ -169,6 +202,13 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
     }
 
     def create(self, request, *args, **kwargs):
+        try:
+            key = idempotency.request_key(request.headers)
+            body_hash = idempotency.fingerprint(request.data)
+            if earlier := idempotency.earlier_run(request.user, key, body_hash):
+                return self._replayed(earlier)
+        except idempotency.IdempotencyError as exc:
+            return ApiResponse({"detail": str(exc)}, status=exc.status)
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
@@ -176,8 +216,15 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         check = options.pop("check")
         try:  # a run on an endpoint that fails its pre-flight check is not created
             run = create_run(options.pop("study"), options.pop("endpoint"), options.pop("mode"),
-                             created_by=request.user, before_save=lambda e: preflight.require(e, check), **options)
-        except DjangoValidationError as exc:
+                             created_by=request.user, idempotency_key=key, idempotency_fingerprint=body_hash,
+                             before_save=lambda e: preflight.require(e, check), **options)
+        except (DjangoValidationError, IntegrityError) as exc:
+            # a request racing with the same key created its run since the look above (the model's validation
+            # or the database's unique constraint refused the second): answer with that run
+            if key and (earlier := idempotency.earlier_run(request.user, key, body_hash)):
+                return self._replayed(earlier)
+            if isinstance(exc, IntegrityError):
+                raise
             raise drf_errors(exc) from None
         except preflight.PreflightFailed as exc:
             return ApiResponse({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
@@ -188,6 +235,10 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
                 return ApiResponse({"detail": str(exc), "run": run.pk}, status=status.HTTP_409_CONFLICT)
             run.refresh_from_db()
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
+
+    def _replayed(self, run: ElicitationRun) -> ApiResponse:
+        return ApiResponse(self.get_serializer(run).data, status=status.HTTP_200_OK,
+                           headers={"Idempotent-Replayed": "true"})
 
     def _transition(self, do) -> ApiResponse:
         run = self.get_object()
@@ -261,11 +312,10 @@ class ModelResponseSerializer(serializers.ModelSerializer):
         exclude = ["lease_owner", "lease_until"]
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters(RESPONSE_FILTERS)))
-class ModelResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ModelResponseViewSet(viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",
                                                                                          "sample_index")
     serializer_class = ModelResponseSerializer
-    query_filters = RESPONSE_FILTERS
+    filterset_class = ModelResponseFilter

@@ -1,7 +1,8 @@
 """Talking to an OpenAI-compatible endpoint: one request at a time, and our own retry policy.
 
 The ``openai`` client is built with ``max_retries=0``; :func:`call_with_retries` retries 429, 408/409,
-5xx, timeouts, connection errors and malformed bodies with exponential backoff and jitter, honours
+5xx, timeouts, connection errors and malformed bodies (not a completion, cut-off JSON, not UTF-8) with
+exponential backoff and jitter, honours
 ``Retry-After`` / ``retry-after-ms``, and counts every attempt so it can be stored with the answer.
 """
 from __future__ import annotations
@@ -195,6 +196,9 @@ def classify(exc: BaseException, timeout: float | None = None) -> Failure:
         return Failure(f"malformed response: {exc}", True)
     if isinstance(exc, json.JSONDecodeError):  # the body was cut off or is not JSON at all
         return Failure(f"malformed response (truncated or invalid JSON: {exc})", True, raw=exc.doc[:2000])
+    if isinstance(exc, UnicodeDecodeError):  # a body in another encoding, or binary: a malformed reply
+        raw = exc.object.decode("utf-8", "backslashreplace") if isinstance(exc.object, bytes) else str(exc.object)
+        return Failure(f"malformed response (not UTF-8: {exc.reason} at byte {exc.start})", True, raw=raw[:2000])
     if isinstance(exc, httpx.TransportError):  # e.g. the connection closed while the body was being read
         return Failure(f"connection error: {exc!r}"[:500], True)
     raise exc

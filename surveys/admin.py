@@ -12,10 +12,12 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from . import flow
-from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, raw_responses_view,
+from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, item_template_view,
+                          raw_responses_view,
                           test_participant_view)
 from .instruments import AnswerError, instrument_choices
-from .models import Assignment, Item, Participant, Response, Study, Withdrawal
+from .channels import entry_link
+from .models import Assignment, Item, Participant, RecruitmentChannel, Response, Study, Withdrawal
 
 
 # The lists need the width of a laptop screen (1280 px) for their columns; the app list on the left took
@@ -73,6 +75,20 @@ class DemonstrationInline(admin.TabularInline):
         return super().get_queryset(request).filter(is_demonstration=True)
 
 
+class ChannelInline(admin.TabularInline):
+    """Ways into the study besides Prolific, each with the link to give out there."""
+
+    model = RecruitmentChannel
+    extra = 0
+    fields = ("name", "id_param", "completion_url", "link")
+    readonly_fields = ("link",)
+    verbose_name = "recruitment channel besides Prolific"
+
+    @admin.display(description="entry link")
+    def link(self, obj: RecruitmentChannel) -> str:
+        return entry_link(obj) if obj.pk else "—"
+
+
 @admin.register(Study)
 class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "To stop collecting, set the study's status to Closed."
@@ -80,7 +96,7 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     list_filter = ("status", "instrument")
     search_fields = ("title", "slug", "description")
     readonly_fields = ("prolific_link", "created_at")
-    inlines = (DemonstrationInline,)
+    inlines = (DemonstrationInline, ChannelInline)
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
         ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
@@ -142,6 +158,9 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
             path("<path:object_id>/test-participant/",
                  wrap(lambda r, object_id: test_participant_view(self, r, object_id)),
                  name="surveys_study_test_participant"),
+            path("<path:object_id>/item-template.csv",
+                 wrap(lambda r, object_id: item_template_view(self, r, object_id)),
+                 name="surveys_study_item_template"),
             path("<path:object_id>/raw-responses.csv",
                  wrap(lambda r, object_id: raw_responses_view(self, r, object_id)),
                  name="surveys_study_raw_responses"),
@@ -257,7 +276,7 @@ class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     # Completion time, raw ρ values and the Prolific study/session ids are on the participant's page.
     list_display = ("prolific_pid", "study_slug", "status_shown", "progress", "started", "live_check",
                     "analysis_filter")
-    list_filter = ("study", "status", "is_test", "passed_attention", "attention_included")
+    list_filter = ("study", "status", "is_test", "channel", "passed_attention", "attention_included")
     search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
     list_select_related = ("study",)
     date_hierarchy = "started_at"

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import copy
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import ProtectedError, RestrictedError
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
+from config.filters import ChoiceFilter, StudyFilter, study_filterset
+from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
 
 from . import flow
@@ -43,32 +46,6 @@ class SlugField(serializers.SlugRelatedField):
         return super().to_internal_value(data)
 
 
-class QueryFilterMixin:
-    """Narrow a viewset's queryset by query parameters: ``query_filters`` maps a parameter to a lookup,
-    e.g. ``{"study": "study__slug"}`` for ``?study=<slug>``. A lookup ending in ``_id`` takes a number only
-    (400 otherwise)."""
-
-    query_filters: dict[str, str] = {}
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        params = self.request.query_params
-        for param, lookup in self.query_filters.items():
-            value = params.get(param)
-            if not value:
-                continue
-            if lookup.endswith("_id") and not value.isdigit():
-                raise serializers.ValidationError({param: "must be a number"})
-            qs = qs.filter(**{lookup: value})
-        return qs
-
-
-def query_parameters(filters: dict[str, str]) -> list[OpenApiParameter]:
-    """The ``?param=`` filters of a QueryFilterMixin viewset, for the schema."""
-    return [OpenApiParameter(name, int if lookup.endswith("_id") else str, description=f"filter on {lookup}")
-            for name, lookup in filters.items()]
-
-
 # --- errors shared by the write endpoints ---------------------------------------------------------------
 class ImportErrorRow(serializers.Serializer):
     line = serializers.IntegerField(help_text="Line in the file where the row starts (header = 1).")
@@ -92,6 +69,15 @@ def import_failure(exc: ImportFailed) -> ApiResponse:
     rows = [{"line": e.line, "row": e.row, "column": e.column, "message": e.message} for e in exc.errors[:100]]
     return ApiResponse({"detail": f"nothing imported: {exc.total} error(s)", "errors": rows, "total": exc.total},
                        status=status.HTTP_400_BAD_REQUEST)
+
+
+def form_text(data, name: str) -> str | None:
+    """A text field of a multipart form, stripped (None if empty); a NUL character is a 400, as in every
+    serializer field: it would end up in a participant id, which no database text column stores."""
+    value = (data.get(name) or "").strip()
+    if "\x00" in value:
+        raise serializers.ValidationError({name: "Null characters are not allowed."})
+    return value or None
 
 
 class UploadSerializer(serializers.Serializer):
@@ -156,6 +142,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         "import_wide": ["surveys.add_response", "surveys.add_participant"],
     }
 
+    @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):
         study = self.get_object()
         counts = protected_counts(study)
@@ -218,8 +205,8 @@ class StudyViewSet(viewsets.ModelViewSet):
         data = request.data
         upload = UploadSerializer(data=data)
         upload.is_valid(raise_exception=True)
-        names = {k: (data.get(k) or "").strip() or None
-                 for k in ("participant", "value", "expression", "statement", "text", "truth", "time")}
+        names = {k: form_text(data, k) for k in ("participant", "value", "expression", "statement", "text", "truth",
+                                                 "time")}
         missing = {k: "this column name is required." for k in ("participant", "value") if not names[k]}
         if missing:
             raise serializers.ValidationError(missing)
@@ -254,10 +241,9 @@ class StudyViewSet(viewsets.ModelViewSet):
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         file = upload.validated_data["file"]
-        prefix = (request.data.get("id_prefix") or "").strip() or f"{file.name.rsplit('.', 1)[0]}-"
+        prefix = form_text(request.data, "id_prefix") or f"{file.name.rsplit('.', 1)[0]}-"
         try:
-            summary = import_wide(study, file, id_column=(request.data.get("id_column") or "").strip() or None,
-                                  id_prefix=prefix)
+            summary = import_wide(study, file, id_column=form_text(request.data, "id_column"), id_prefix=prefix)
         except ImportFailed as exc:
             return import_failure(exc)
         return ApiResponse(vars(summary), status=status.HTTP_201_CREATED)
@@ -297,18 +283,19 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug"})))
-class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """Items; filter with ?study=<slug>. Items are added by the import and generate routes of a study."""
 
     queryset = Item.objects.select_related("study")
     serializer_class = ItemSerializer
-    query_filters = {"study": "study__slug"}
+    filterset_class = study_filterset(Item, "study__slug")
 
 
 # --- participants -------------------------------------------------------------------------------------
 class ParticipantSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    channel = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True,
+                                           help_text="The recruitment channel they came through; null: Prolific.")
 
     class Meta:
         model = Participant
@@ -325,14 +312,21 @@ class MarkSerializer(serializers.Serializer):
                                      "(their unanswered items go back to the draw), or reinstate (undo).")
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug",
-                                                                     "status": "status"})))
-class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ParticipantFilter(django_filters.FilterSet):
+    study = StudyFilter("study__slug")
+    status = ChoiceFilter("status", Participant.Status.choices)
+
+    class Meta:
+        model = Participant
+        fields = ["study", "status"]
+
+
+class ParticipantViewSet(viewsets.ReadOnlyModelViewSet):
     """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
 
-    queryset = Participant.objects.select_related("study")
+    queryset = Participant.objects.select_related("study", "channel")
     serializer_class = ParticipantSerializer
-    query_filters = {"study": "study__slug", "status": "status"}
+    filterset_class = ParticipantFilter
     required_permissions = {"mark": ["surveys.change_participant"]}
 
     @extend_schema(summary="Mark participants returned / timed out / screened out, or reinstate them",
@@ -375,11 +369,10 @@ class ResponseSerializer(serializers.ModelSerializer):
         return fields
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "item__study__slug"})))
-class ResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
     """Human answers; filter with ?study=<slug>. Read-only: answers are never edited."""
 
     queryset = Response.objects.select_related("participant", "item", "assignment")
     serializer_class = ResponseSerializer
-    query_filters = {"study": "item__study__slug"}
+    filterset_class = study_filterset(Response, "item__study__slug")
 

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
+from config.celery import app as celery_app
 from elicitation.models import ElicitationRun, ModelResponse
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.models import Assignment, Item, Participant, Response, Study
@@ -169,10 +170,45 @@ def test_generate_items_from_a_design(api):
     assert again.status_code == 400 and "already has" in again.json()["detail"]
 
 
+def test_design_options_and_imports_never_read_a_server_path(api, tmp_path):
+    """An option or an import from the API is a value or an upload: a server path is refused unread (it used
+    to open the file and echo its first line in the error)."""
+    secret = tmp_path / "env"
+    secret.write_text("DB_PASSWORD=hunter2\n1 2 3\n")
+    Study.objects.create(slug="rq2", title="Tang RQ2", instrument="wep_choice")
+    for numbers in (str(secret), "/dev/null"):
+        r = api.post("/api/studies/rq2/generate-items/", {"design": "tang-rq2", "options": {"numbers": numbers}})
+        assert r.status_code == 400 and "command line" in r.json()["detail"]
+        assert "hunter2" not in r.content.decode() and "DB_PASSWORD" not in r.content.decode()
+    assert not Item.objects.exists()
+    made = api.post("/api/studies/rq2/generate-items/",
+                    {"design": "tang-rq2", "options": {"numbers": {"narrow": [1, 2, 3], "wide": [4, 5, 6]}}})
+    assert made.status_code == 201 and Item.objects.filter(study__slug="rq2").count() == 360
+    for route in ("import-items", "import-responses", "import-wide"):  # a path where the file goes: not a file
+        for fmt in ("json", "multipart"):
+            r = api.post(f"/api/studies/rq2/{route}/", {"file": str(secret)}, fmt=fmt)
+            assert r.status_code in (400, 415) and "hunter2" not in r.content.decode(), (route, fmt, r.content)
+    assert Item.objects.filter(study__slug="rq2").count() == 360 and not Response.objects.exists()
+
+
+def test_the_command_line_reads_the_numbers_file(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    Study.objects.create(slug="rq2", title="Tang RQ2", instrument="wep_choice")
+    numbers = tmp_path / "numbers.txt"
+    numbers.write_text("1 2 3\n4 5 6\n")
+    call_command("generate_items", "rq2", "--design", "tang-rq2", "--numbers", str(numbers), stdout=io.StringIO())
+    assert Item.objects.get(key="height|5|narrow|0.500|between").extra["sample"] == [1, 2, 3]
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("generate_items", "rq2", "--design", "tang-rq2", "--numbers", str(tmp_path / "missing"))
+
+
 # --- runs -----------------------------------------------------------------------------------------------
-def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, settings,
+def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, monkeypatch,
                                                  django_capture_on_commit_callbacks):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # the Celery app's own conf: once the app has read Django's settings (an earlier test), a changed setting
+    # no longer reaches it, and the tasks would go to the broker
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
     stub.default = Reply.answer("70")
     make_endpoint(stub, name="stubbed")
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:3])

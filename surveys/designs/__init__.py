@@ -4,6 +4,8 @@ A design is a module of this package with ``generate(study, **options) -> list[d
 fields per item (``key``; kind-specific fields in ``extra``). :data:`DESIGNS` names each design, the module
 that holds it and the instrument its items are for; :func:`generate_items` runs one and stores its items,
 all or nothing. ``python manage.py generate_items <study> --design <name> [options]`` and the REST API call it.
+Options are values (numbers, names, lists), never server paths: the command line reads a file itself and
+passes its values, so nothing a web request sends opens a file on the server.
 """
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ class Design:
 
     def function(self) -> Callable[..., list[dict[str, Any]]]:
         return importlib.import_module(self.module).generate
+
+    def notes(self, items: list) -> list[str]:
+        """What the researcher should know about the generated ``items`` (the module's ``notes(items)``, if
+        it has one), e.g. numbers changed to fit a quantity; empty by default."""
+        notes = getattr(importlib.import_module(self.module), "notes", None)
+        return notes(items) if notes else []
 
     def options(self) -> list[str]:
         """The keyword options ``generate`` takes (besides the study)."""
@@ -68,7 +76,7 @@ def generate_items(study, design_name: str, **options: Any) -> list:
                           f"(its options: {', '.join(design.options()) or 'none'})")
     try:
         fields = design.function()(study, **given)
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         raise DesignError(str(exc)) from None
     keys = [f["key"] for f in fields]
     if len(set(keys)) != len(keys):

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from surveys.cli import get_study
 from surveys.designs import DESIGNS, DesignError, generate_items
+from surveys.designs.tang_rq2 import read_numbers
 
 DESIGN_HELP = "; ".join(f"{d.name}: {d.summary}" for d in DESIGNS.values())
 
@@ -28,7 +29,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         study = get_study(options["study"])
-        chosen = {k: options[k] for k in ("seed", "numbers", "language", "hops", "n", "start")}
+        chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start")}
+        try:
+            # Paths are for the command line only: the file is read here and the design gets its values.
+            chosen["numbers"] = read_numbers(options["numbers"]) if options["numbers"] else None
+        except (DesignError, OSError, UnicodeDecodeError) as exc:
+            raise CommandError(str(exc)) from None
         if options["contexts"]:
             chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
         try:
@@ -36,3 +42,5 @@ class Command(BaseCommand):
         except DesignError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(self.style.SUCCESS(f"generated {len(items)} {options['design']} items in {study.slug}"))
+        for note in DESIGNS[options["design"]].notes(items):
+            self.stdout.write(f"  note: {note}")

@@ -57,6 +57,8 @@ migrate: install
 
 # The links that load_demo and run print point at the server that run starts.
 demo run: export SITE_URL ?= http://$(HOST):$(PORT)
+# The bundled local model listens on loopback: let endpoints reach it (README › Model endpoints).
+demo run: export MODEL_ENDPOINT_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1
 
 # `make run DEBUG=0`: production mode on this machine, out of the box: a secret key kept in var/secret-key
 # (unless SECRET_KEY is set), this host allowed, and plain HTTP (no HTTPS redirect or HTTPS-only cookies)

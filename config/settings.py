@@ -32,8 +32,13 @@ SITE_URL = site_url(env_str("SITE_URL"), VAR_DIR)
 # (<mirror>/<folder>/<file>; tests and CI serve ../shared/data on loopback). Checksums are pinned either way.
 REFERENCE_DATA_DIR = Path(env_str("REFERENCE_DATA_DIR", str(VAR_DIR / "data")))
 REFERENCE_DATA_MIRROR = env_str("REFERENCE_DATA_MIRROR")
-# Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
-MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
+# Environment variables a model endpoint may name as its API key, each bound to the hosts it may be sent to:
+# NAME@HOST[:PORT] entries (NAME may be a shell pattern; PORT * for any); unset: OPENAI_API_KEY@api.openai.com
+# (elicitation.key_env).
+MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS")
+# Loopback, private or link-local networks model endpoints may be reached at (addresses or CIDR networks, e.g.
+# 127.0.0.0/8,::1 for the bundled local model); every other non-public address is refused (elicitation.destinations).
+MODEL_ENDPOINT_ALLOWED_NETWORKS = env_list("MODEL_ENDPOINT_ALLOWED_NETWORKS", [])
 # Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable
 # named here, never stored; PROLIFIC_API_URL is only changed for a test stub.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")

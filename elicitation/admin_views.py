@@ -19,12 +19,12 @@ from access.ownership import require, visible
 from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
+from . import preflight
 from .estimate import estimate_run
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
-from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, missing_key, progress
 
 
 def _context(model_admin, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
@@ -101,10 +101,10 @@ def run_action_view(model_admin, request: HttpRequest, object_id: str, action: s
         require(request.user, run.endpoint)  # requests go out with the endpoint's key
     try:
         if action == "start":
-            queued = start_run(run)
+            queued = preflight.start(run)
             messages.success(request, f"Run {run.pk} started: {len(queued)} item(s) queued.")
         elif action == "resume":
-            queued = resume_run(run)
+            queued = preflight.resume(run)
             messages.success(request, f"Run {run.pk} resumed: {len(queued)} item(s) with answers still to get queued.")
         elif action == "cancel":
             if cancel_run(run, reason=f"cancelled by {request.user}"):
@@ -130,7 +130,9 @@ def run_refine_view(model_admin, request: HttpRequest, object_id: str) -> HttpRe
     form.fields["endpoint"].queryset = visible(ModelEndpoint.objects.order_by("name"), request.user)
     if request.method == "POST" and form.is_valid():
         try:
-            run, problem = create_and_start(source, created_by=request.user, **form.cleaned_data)
+            options = dict(form.cleaned_data)
+            checked = not options.pop("skip_check", False)
+            run, problem = create_and_start(source, created_by=request.user, check=checked, **options)
         except DjangoValidationError as exc:
             form.add_refinement_errors(exc)
         else:
@@ -213,6 +215,6 @@ def endpoint_key_status(endpoint: ModelEndpoint) -> str:
     """"set", "not set" or "not needed" for the endpoint's key variable (never the key)."""
     if not endpoint.api_key_env:
         return "not needed"
-    if key_variable_problem(endpoint.api_key_env):
-        return "refused (not an allowed key variable)"
+    if endpoint.key_problem():
+        return "refused (not allowed for this host)"
     return "set" if endpoint.api_key() else "not set"

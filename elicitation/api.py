@@ -22,30 +22,46 @@ from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
 
-from . import idempotency
+from . import idempotency, preflight
 from .admin_views import progress_with_estimate
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
-from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, create_run, progress, start_run
+
+
+CHECK_HELP = ("Send one cheap request to the endpoint first and refuse (with what failed, naming the URL) if "
+              "it does not answer as an API should; false skips the check (elicitation.preflight).")
 
 
 class ModelEndpointSerializer(SharingSerializerMixin, serializers.ModelSerializer):
     key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
                                                           "(for this web process; the key is never shown).")
+    check = serializers.BooleanField(write_only=True, default=True, help_text=CHECK_HELP)
 
     class Meta:
         model = ModelEndpoint
         exclude = ["notes"]
 
     def get_key_set(self, endpoint: ModelEndpoint) -> bool:
-        return not key_variable_problem(endpoint.api_key_env) and bool(endpoint.api_key())
+        return not endpoint.key_problem() and bool(endpoint.api_key())
 
-    def validate_api_key_env(self, name: str) -> str:
-        """Only a variable the operator allows (elicitation.key_env), as in the admin form."""
-        if problem := key_variable_problem(name):
-            raise serializers.ValidationError(problem)
-        return name
+    def validate(self, attrs: dict) -> dict:
+        """The model's own checks, as in the admin form: a base URL at a public address (or an allowed network:
+        elicitation.destinations), a key variable that may be sent to it (elicitation.key_env)."""
+        check = attrs.pop("check", True)
+        endpoint = ModelEndpoint()
+        if self.instance is not None:  # a partial update is checked with the fields it leaves as they are
+            for field in ModelEndpoint._meta.concrete_fields:
+                setattr(endpoint, field.attname, getattr(self.instance, field.attname))
+        for field, value in attrs.items():
+            setattr(endpoint, field, value)
+        try:
+            endpoint.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from None
+        if check and (problem := preflight.problem(endpoint)):
+            raise serializers.ValidationError({"check": [f"pre-flight check failed: {problem}"]})
+        return attrs
 
 
 class ElicitationRunSerializer(serializers.ModelSerializer):
@@ -84,6 +100,8 @@ class RunCreateSerializer(serializers.Serializer):
     prompt_style = serializers.CharField(max_length=30, required=False, default="standard",
                                          help_text="One of the study's kind's prompt styles (e.g. standard, cot).")
     start = serializers.BooleanField(default=False, help_text="Start it at once (queue its items).")
+    check = serializers.BooleanField(default=True, help_text=CHECK_HELP + " A run on an endpoint that fails it is "
+                                                             "not created (409).")
 
     def validate(self, attrs: dict) -> dict:
         keys = attrs.get("items") or []
@@ -96,6 +114,20 @@ class RunCreateSerializer(serializers.Serializer):
                     {"items": f"not main items of {study.slug}: {', '.join(missing[:5])}"})
             attrs["items"] = [found[k] for k in dict.fromkeys(keys)]
         return attrs
+
+
+CHECK_PARAMETER = OpenApiParameter("check", bool, description=CHECK_HELP + " (query parameter: check=false)")
+
+
+def check_wanted(request) -> bool:
+    """The ``check`` query parameter (default true); 400 when it is not a boolean."""
+    raw = request.query_params.get("check")
+    if raw is None:
+        return True
+    try:
+        return serializers.BooleanField().to_internal_value(raw)
+    except serializers.ValidationError as exc:
+        raise serializers.ValidationError({"check": exc.detail}) from None
 
 
 class RunFilter(django_filters.FilterSet):
@@ -183,10 +215,11 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         start = options.pop("start")
-        try:
+        check = options.pop("check")
+        try:  # a run on an endpoint that fails its pre-flight check is not created
             run = create_run(options.pop("study"), options.pop("endpoint"), options.pop("mode"),
                              created_by=request.user, idempotency_key=key, idempotency_fingerprint=body_hash,
-                             **options)
+                             before_save=lambda e: preflight.require(e, check), **options)
         except (DjangoValidationError, IntegrityError) as exc:
             # a request racing with the same key created its run since the look above (the model's validation
             # or the database's unique constraint refused the second): answer with that run
@@ -195,6 +228,8 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
             if isinstance(exc, IntegrityError):
                 raise
             raise drf_errors(exc) from None
+        except preflight.PreflightFailed as exc:
+            return ApiResponse({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         if start:
             try:
                 start_run(run)
@@ -220,11 +255,11 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
         run.refresh_from_db()
         return ApiResponse(self.get_serializer(run).data)
 
-    @extend_schema(summary="Start a draft run (queue its items)", request=None,
+    @extend_schema(summary="Start a draft run (queue its items)", request=None, parameters=[CHECK_PARAMETER],
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        return self._transition(start_run, sends=True)
+        return self._transition(lambda run: preflight.start(run, check_wanted(request)), sends=True)
 
     @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
                    responses={200: ElicitationRunSerializer, 409: Detail})
@@ -236,10 +271,10 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
         return self._transition(do)
 
     @extend_schema(summary="Resume a run (ask again the failed and missing answers)", request=None,
-                   responses={200: ElicitationRunSerializer, 409: Detail})
+                   parameters=[CHECK_PARAMETER], responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._transition(resume_run, sends=True)
+        return self._transition(lambda run: preflight.resume(run, check_wanted(request)), sends=True)
 
     @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
                    description="The options of `manage.py refine`. 409 when the run cannot be refined (a "

@@ -16,8 +16,8 @@ from redis.exceptions import RedisError
 from surveys.models import Item, Study
 
 from . import conf, throttle
+from .destinations import url_problem
 from .estimate import MICRO, requests_per_answer
-from .key_env import key_variable_problem
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -51,7 +51,7 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
         errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
                           f"{run.endpoint.name} is a chat endpoint.")
-    if run.endpoint_id and (key_problem := key_variable_problem(run.endpoint.api_key_env)):
+    if run.endpoint_id and (key_problem := run.endpoint.key_problem()):
         errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
     if run.max_tokens < 1:
         errors["max_tokens"] = "at least 1 token."
@@ -82,9 +82,10 @@ def missing_key(endpoint: ModelEndpoint) -> str:
 
 
 def _check_key(run: ElicitationRun) -> None:
-    """Refuse a run whose endpoint names a key variable the operator does not allow, or one that is unset;
+    """Refuse a run whose endpoint is at an address requests may not go to, or names a key variable the
+    operator does not allow for its host, or one that is unset;
     and a likelihood run whose endpoint cannot return prompt log-probabilities (one probe request)."""
-    if problem := key_variable_problem(run.endpoint.api_key_env):
+    if problem := url_problem(run.endpoint.base_url) or run.endpoint.key_problem():
         raise RunStateError(f"endpoint {run.endpoint.name}: {problem}")
     if problem := missing_key(run.endpoint):
         raise RunStateError(problem)
@@ -99,9 +100,12 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
                prompt_version: str | None = None, prompt_style: str = "standard",
-               created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "") -> ElicitationRun:
+               created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "",
+               before_save: Callable[[ModelEndpoint], None] | None = None) -> ElicitationRun:
     """A new draft run (validated; ValidationError names the bad settings). With an ``idempotency_key``
-    (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError."""
+    (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError.
+    ``before_save(endpoint)`` runs once the settings are valid, before anything is saved, and may refuse the run
+    by raising (e.g. the endpoint's pre-flight check, elicitation.preflight)."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
                          top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
@@ -116,6 +120,8 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
         from django.core.exceptions import ValidationError
 
         raise ValidationError({"items": f"not main items of {study.slug}: {', '.join(foreign[:5])}"})
+    if before_save is not None:
+        before_save(endpoint)
     with transaction.atomic():
         run.save()
         if items:

@@ -34,7 +34,6 @@ from . import conf, likelihood, row_sql, throttle
 from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
@@ -358,7 +357,7 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
     run = rows[0].run
     if run.status != ElicitationRun.Status.RUNNING:
         return None
-    if key_problem := key_variable_problem(run.endpoint.api_key_env):  # never send a variable not allowed
+    if key_problem := run.endpoint.key_problem():  # never send a variable where it is not allowed
         ModelResponse.objects.filter(pk__in=[r.pk for r in rows], status=ModelResponse.Status.PENDING).update(
             status=ModelResponse.Status.FAILED, error=key_problem[:2000])
         finish_if_done(run.pk)

@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stub_openai import allow_loopback
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -120,7 +122,7 @@ class PrivateRedis:
 
 def django_env(database_url: str, var_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "CACHE_URL"))}
-    return env | {"DATABASE_URL": database_url, "HEDGELAB_VAR_DIR": str(var_dir), "DEBUG": "1",
+    return allow_loopback(env) | {"DATABASE_URL": database_url, "HEDGELAB_VAR_DIR": str(var_dir), "DEBUG": "1",
                   "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONUNBUFFERED": "1"} | extra
 
 

@@ -243,16 +243,19 @@ def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, monkeyp
     assert api.post(f"/api/runs/{run_id}/cancel/").status_code == 409  # not running
     with django_capture_on_commit_callbacks(execute=True):
         assert api.post(f"/api/runs/{run_id}/resume/").json()["status"] == "completed"
-    assert stub.requests and len(stub.requests) == 3  # resume of a complete run asks nothing again
+    # the pre-flight check when the run was created (remembered for the start and the resume), then the 3 answers;
+    # resume of a complete run asks nothing again
+    assert len(stub.requests) == 4 and stub.requests[0].body["max_tokens"] == 1
     second = api.post("/api/runs/", {"study": "nv", "endpoint": "stubbed", "items": keys[:1]}).json()
     cancelled = api.post(f"/api/runs/{second['id']}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     assert ElicitationRun.objects.get(pk=second["id"]).status_reason.startswith("cancelled through the API")
 
 
-def test_endpoints_are_writable_without_ever_holding_a_key(api, monkeypatch):
+def test_endpoints_are_writable_without_ever_holding_a_key(api, monkeypatch, settings):
+    settings.MODEL_API_KEY_VARS = ["HEDGELAB_TEST_API_KEY@api.example.org"]
     made = api.post("/api/endpoints/", {"name": "oa", "base_url": "https://api.example.org/v1", "model": "m",
-                                        "api_key_env": "HEDGELAB_TEST_API_KEY"})
+                                        "api_key_env": "HEDGELAB_TEST_API_KEY", "check": False})
     assert made.status_code == 201 and made.json()["key_set"] is False
     monkeypatch.setenv("HEDGELAB_TEST_API_KEY", "sk-secret")
     shown = api.get("/api/endpoints/oa/")

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
 from access.ownership import may
+from elicitation import preflight
 from elicitation.models import ModelEndpoint
 
 
@@ -42,6 +43,8 @@ class Command(BaseCommand):
         parser.add_argument("--max-retries", type=int, help="retries after a 429, 5xx, timeout")
         parser.add_argument("--no-seed", action="store_true", help="the endpoint does not take a seed")
         parser.add_argument("--update", action="store_true", help="change an existing endpoint")
+        parser.add_argument("--no-check", action="store_true",
+                            help="save without the pre-flight check (one cheap request to the endpoint)")
 
     def handle(self, *args, **o):
         user = acting_user(o)
@@ -76,10 +79,15 @@ class Command(BaseCommand):
         except ValidationError as exc:
             problems = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
             raise CommandError(f"endpoint not saved: {problems}") from None
+        try:
+            preflight.require(endpoint, check=not o["no_check"])
+        except preflight.PreflightFailed as exc:
+            raise CommandError(f"endpoint not saved: {exc} (--no-check saves it anyway)") from None
         endpoint.save()
         key_note = ""
         if endpoint.api_key_env and not endpoint.api_key():
             key_note = f" (note: ${endpoint.api_key_env} is not set in this environment)"
+        checked = "; pre-flight check skipped" if o["no_check"] else "; pre-flight check passed"
         self.stdout.write(self.style.SUCCESS(
             f"{'updated' if existing else 'added'} endpoint {endpoint.name}: {endpoint.model} at {endpoint.base_url} "
-            f"({endpoint.api_style}){key_note}"))
+            f"({endpoint.api_style}){key_note}{checked}"))

@@ -12,6 +12,7 @@ from tqdm import tqdm
 from access.cli import add_as_argument, acting_user, scoped
 from elicitation import conf
 from elicitation.estimate import estimate_run
+from elicitation import preflight
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
@@ -48,6 +49,8 @@ class Command(BaseCommand):
         parser.add_argument("--status", type=int, metavar="RUN", help="print a run's progress")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--sync", action="store_true", help="answer in this process, without a worker")
+        parser.add_argument("--no-check", action="store_true",
+                            help="skip the endpoint's pre-flight check (one cheap request before the run is created)")
 
     # --- entry -------------------------------------------------------------------------------
     def handle(self, *args, **o):
@@ -58,6 +61,7 @@ class Command(BaseCommand):
         if o["resume"]:
             run = self._run(o["resume"], acting_user(o))
             self._print_estimate(run, left_only=True)
+            self._check(run.endpoint, o)
             try:
                 queued = resume_run(run, queue=not o["sync"])
             except RunStateError as exc:
@@ -94,6 +98,13 @@ class Command(BaseCommand):
             self._wait(run)
 
     # --- pieces ------------------------------------------------------------------------------
+    def _check(self, endpoint: ModelEndpoint, o: dict) -> None:
+        """The endpoint's pre-flight check (elicitation.preflight), unless ``--no-check``."""
+        try:
+            preflight.require(endpoint, check=not o["no_check"])
+        except preflight.PreflightFailed as exc:
+            raise CommandError(f"{exc} (--no-check skips the check)") from None
+
     def _run(self, pk: int, user=None) -> ElicitationRun:
         """Run ``pk`` (one of ``user``'s studies' with ``--as``), or CommandError."""
         run = scoped(ElicitationRun.objects.select_related("study", "endpoint"), user).filter(pk=pk).first()
@@ -136,13 +147,14 @@ class Command(BaseCommand):
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
                         budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],
                         prompt_style=o["prompt_style"])
+        draft = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
+                               temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
+                               top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
+        self._validate(draft)
         if o["estimate_only"]:
-            run = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
-                                 temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
-                                 top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
-            self._validate(run)
-            self._print_estimate(run, items=items)
+            self._print_estimate(draft, items=items)
             return None
+        self._check(endpoint, o)  # a run on an endpoint that fails its pre-flight check is not created
         try:
             run = create_run(study, endpoint, **settings)
         except ValidationError as exc:

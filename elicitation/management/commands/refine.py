@@ -35,6 +35,8 @@ class Command(ElicitCommand):
         parser.add_argument("--name", default="")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--sync", action="store_true", help="answer in this process, without a worker")
+        parser.add_argument("--no-check", action="store_true",
+                            help="skip the endpoint's pre-flight check (one cheap request before the run is created)")
 
     def handle(self, *args, **o):
         source = self._run(o["source"], acting_user(o))
@@ -42,6 +44,7 @@ class Command(ElicitCommand):
         endpoint = lookup(endpoints, "name", o["endpoint"], "endpoint") if o["endpoint"] else source.endpoint
         if problem := missing_key(endpoint):
             raise CommandError(problem)
+        self._check(endpoint, o)  # a run on an endpoint that fails its pre-flight check is not created
         temperature = o["temperature"]
         if temperature is None:
             temperature = 1.0 if o["mode"] == ElicitationRun.Mode.SAMPLED else 0.0

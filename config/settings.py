@@ -79,8 +79,6 @@ INSTALLED_APPS = [
     "prolific",
     "access",  # ownership and sharing (django-rules), the API token admin
 ]
-# Object-level rules (access.ownership, django-rules) next to the model permissions of the admin.
-AUTHENTICATION_BACKENDS = ["rules.permissions.ObjectPermissionBackend", "django.contrib.auth.backends.ModelBackend"]
 
 MIDDLEWARE = [
     "surveys.outage.OutageMiddleware",  # outermost: retries a request once after a database outage
@@ -96,7 +94,9 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",  # turns a login refused by the lockout into its 429 page
 ]
 # django-axes checks the lockout before any password is checked.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Object-level rules (access.ownership, django-rules) next to the model permissions of the admin.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "rules.permissions.ObjectPermissionBackend",
+                           "django.contrib.auth.backends.ModelBackend"]
 
 ROOT_URLCONF = "config.urls"
 TEMPLATES = [

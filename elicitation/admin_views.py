@@ -2,7 +2,6 @@
 participant page beside its prompts, and one item's human and model answers side by side."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from django.contrib import messages
@@ -19,6 +18,7 @@ from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
 from .estimate import estimate_run
+from .item_answers import answer_of, category_shares, mean_text
 from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
@@ -161,13 +161,10 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     ))
 
 
-def _bin_counts(kind, values: list[float]) -> Counter:
-    return Counter(kind.score(v) for v in values)
-
-
 def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
-    """The human answers to one item beside the model answers to the same item (raw PROLIFIC_PIDs only
-    with the permission to view participants, otherwise the participant's number)."""
+    """The human answers to one item beside the model answers to the same item, counted by the item's answer
+    shape (raw PROLIFIC_PIDs only with the permission to view participants, otherwise the participant's
+    number)."""
     check(request.user, *ITEM_ANSWERS_PERMS)
     item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
     kind = item.study.kind
@@ -175,26 +172,13 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
                   .order_by("created_at"))
     models = list(ModelResponse.objects.filter(item=item).select_related("run", "run__endpoint")
                   .order_by("run_id", "sample_index"))
-    human_bins = _bin_counts(kind, [r.value for r in humans])
-    model_bins: Counter = Counter()
-    for r in models:
-        if r.distribution:
-            for key, p in r.distribution.items():
-                if key != "-1":
-                    model_bins[float(key)] += p
-        elif r.bin is not None:
-            model_bins[r.bin] += 1
-    model_total = sum(model_bins.values()) or 1
-    rows = [{"bin": f"{kind.score(v):g}", "humans": human_bins.get(kind.score(v), 0),
-             "human_share": human_bins.get(kind.score(v), 0) / (len(humans) or 1),
-             "model_share": model_bins.get(kind.score(v), 0) / model_total}
-            for v in kind.answer_options()]
+    for row in (*humans, *models):
+        row.answer_text = answer_of(kind, row).text()
     return TemplateResponse(request, "elicitation/admin/item_answers.html", _context(
         model_admin, request, f"Human and model answers: {item.key}", item=item, sentence=item.text(),
-        humans=humans, models=models, bins=rows, raw_ids=may_see_raw_ids(request.user),
-        human_mean=sum(r.value for r in humans) / len(humans) if humans else None,
-        model_mean=(sum(r.value for r in models if r.value is not None)
-                    / max(1, sum(1 for r in models if r.value is not None))) if models else None,
+        humans=humans, models=models, bins=category_shares(kind, item, humans, models),
+        category_name=kind.shape.category_name,
+        raw_ids=may_see_raw_ids(request.user), human_mean=mean_text(kind, humans), model_mean=mean_text(kind, models),
         prompt_url=reverse("admin:elicitation_item_prompt", args=[item.pk]),
     ))
 

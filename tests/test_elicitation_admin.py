@@ -167,7 +167,7 @@ def test_item_answers_shows_humans_beside_models(admin_client, stub, imported_nv
     assert "PID000000000000000000001" in page and "I&#x27;d say 90" in page
     bins = {b["bin"]: b for b in response.context["bins"]}
     assert bins["60"]["human_share"] == pytest.approx(1 / 3) and bins["90"]["model_share"] == 1.0
-    assert response.context["human_mean"] == 65 and response.context["model_mean"] == 90
+    assert response.context["human_mean"] == "65.0" and response.context["model_mean"] == "90.0"
 
 
 def test_model_response_changelist_filters(admin_client, stub, imported_nv):
@@ -327,3 +327,36 @@ def test_progress_json_carries_the_estimate_of_what_is_left(admin_client, stub, 
     assert '<span id="e-answers">2</span>' in page and 'id="run-estimate-left">' in page
     ElicitationRun.objects.filter(pk=run.pk).update(status=ElicitationRun.Status.COMPLETED)
     assert admin_client.get(url).json()["estimate"] is None
+
+
+def test_item_answers_of_interval_and_pick_items(admin_client, stub):
+    """Non-scale kinds: intervals show their mean bounds (no bins), picks their share per option."""
+    from django.utils import timezone
+
+    from surveys.demo.overprecision import load_overprecision_demo
+    from surveys.demo.verbalisation import load_verbalisation_demo
+    from surveys.models import Assignment, Participant, Response
+
+    for study, answers, reply in ((load_overprecision_demo()[0], [{"lower": 10, "upper": 20}, {"lower": 20, "upper": 40}],
+                                   "10 to 20"),
+                                  (load_verbalisation_demo().study, [{"choice": "A"}, {"choice": "B"}], "A")):
+        item = items_of(study, 1)[0]
+        for n, columns in enumerate(answers):
+            p = Participant.objects.create(study=study, prolific_pid=f"{study.pk}PID{n}")
+            a = Assignment.objects.create(participant=p, item=item, position=0)
+            Response.objects.create(assignment=a, participant=p, item=item, created_at=timezone.now(), **columns)
+        stub.queue(Reply.answer(reply))
+        run = create_run(study, make_endpoint(stub, name=f"stub-{study.slug}"), items=[item], few_shot=False,
+                         max_tokens=32)
+        start_run(run, queue=False)
+        run_sync(run)
+        response = admin_client.get(reverse("admin:elicitation_item_answers", args=[item.pk]))
+        assert response.status_code == 200
+        if study.instrument == "interval_confidence":
+            assert response.context["bins"] == [] and response.context["human_mean"] == "[15.0, 30.0]"
+            assert response.context["model_mean"] == "[10.0, 20.0]" and "[10, 40]" not in response.content.decode()
+            assert "[20, 40]" in response.content.decode()
+        else:
+            shares = {b["bin"][0]: (b["human_share"], b["model_share"]) for b in response.context["bins"]}
+            assert shares == {"A": (0.5, 1.0), "B": (0.5, 0.0)}
+            assert response.context["human_mean"] is None and response.context["category_name"] == "option"

@@ -67,16 +67,16 @@ def study_payload(link: ProlificStudy) -> dict:
 
 
 def publish(link: ProlificStudy, client: ProlificClient | None = None) -> ProlificStudy:
-    """Create the study on Prolific (once) and publish it. The study must be live here with items and two
-    demonstrations, or participants would meet a closed door."""
+    """Create the study on Prolific (once) and publish it. The study must be live here with items and the
+    demonstrations its kind needs, or participants would meet a closed door."""
     study = link.study
     problems = []
     if study.status != Study.Status.LIVE:
         problems.append(f"set study {study.slug} live first (it is {study.status})")
     if not study.main_items().exists():
         problems.append("it has no items")
-    if len(study.demonstrations()) < 2:
-        problems.append("it needs its two demonstrations")
+    if study.demonstration_problem():
+        problems.append(study.demonstration_problem())
     if link.prolific_id and link.prolific_status not in ("", "UNPUBLISHED"):
         problems.append(f"it is already on Prolific ({link.prolific_id}, {link.prolific_status})")
     if problems:

@@ -42,6 +42,7 @@ class DemonstrationForm(forms.ModelForm):
             "speaker_gender": forms.TextInput(attrs={"class": "vTextField", "style": "width: 7em"}),
             "expression": forms.TextInput(attrs={"class": "vTextField", "style": "width: 10em"}),
             "statement": forms.TextInput(attrs={"class": "vTextField", "style": "width: 100%; min-width: 20em"}),
+            "language": forms.TextInput(attrs={"class": "vTextField", "style": "width: 5em"}),
             "demo_answer": forms.NumberInput(attrs={"style": "width: 5em"}),
         }
 
@@ -62,6 +63,9 @@ class DemonstrationForm(forms.ModelForm):
 
 
 class DemonstrationInline(admin.TabularInline):
+    """The study's worked examples, edited with the fields its kind declares (``Instrument.demonstrations``);
+    shown only for a kind that has demonstrations."""
+
     model = Item
     form = DemonstrationForm
     extra = 0
@@ -72,6 +76,10 @@ class DemonstrationInline(admin.TabularInline):
     def get_queryset(self, request):
         return super().get_queryset(request).filter(is_demonstration=True)
 
+    def get_fields(self, request, obj=None):
+        spec = obj.kind.demonstrations if obj is not None else None
+        return list(spec.fields) if spec is not None else list(DemonstrationForm.Meta.fields)
+
 
 @admin.register(Study)
 class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
@@ -80,7 +88,6 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     list_filter = ("status", "instrument")
     search_fields = ("title", "slug", "description")
     readonly_fields = ("prolific_link", "created_at")
-    inlines = (DemonstrationInline,)
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
         ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
@@ -101,6 +108,10 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
             n_declined=count_of(Participant, "study", status=Participant.Status.DECLINED, is_test=False),
             n_test=count_of(Participant, "study", is_test=True),
         )
+
+    def get_inlines(self, request, obj):
+        """The demonstrations inline once the study's kind is known and only if that kind has demonstrations."""
+        return (DemonstrationInline,) if obj is not None and obj.kind.demonstrations is not None else ()
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

@@ -517,3 +517,22 @@ def test_copy_button_puts_the_prolific_link_on_the_clipboard(live_server, monkey
             assert page.evaluate("navigator.clipboard.readText()") == study.participant_link()
         finally:
             browser.close()
+
+
+def test_demonstrations_inline_follows_the_kind(client, staff, demo_study):
+    """A kind declares its demonstrations' fields (Instrument.demonstrations); a kind without none has no inline."""
+    from surveys.instruments import instrument_choices
+
+    for name, _ in instrument_choices():
+        study = Study.objects.create(slug=f"k-{name.replace('_', '-')}", title=name, instrument=name)
+        page = client.get(f"/admin/surveys/study/{study.pk}/change/")
+        assert page.status_code == 200
+        spec = study.kind.demonstrations
+        if spec is None:
+            assert "items-TOTAL_FORMS" not in page.content.decode()
+        else:
+            fields = set(page.context["inline_admin_formsets"][0].formset.form.base_fields)
+            assert fields == set(spec.fields)
+    assert Study.objects.get(slug="k-speaker-belief").kind.demonstrations.required == 2
+    assert "language" in Study.objects.get(slug="k-wep-probability").kind.demonstrations.fields
+    assert Study.objects.get(slug="k-wep-choice").kind.demonstrations is None

@@ -24,6 +24,22 @@ class ImportRowError(ValueError):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Demonstrations:
+    """A kind's worked examples (items marked ``is_demonstration`` with a ``demo_answer``), shown on the
+    instructions page and in few-shot prompts: the Item fields an example is edited with (its answer last) and
+    how many a study of the kind must have before it is published (0: optional, shown when there are some)."""
+
+    fields: tuple[str, ...]
+    required: int = 0
+
+    def problem(self, count: int) -> str:
+        """Why ``count`` demonstrations are not enough for publishing ("" when they are)."""
+        if count >= self.required:
+            return ""
+        return f"it needs {self.required} demonstrations (worked examples with their answers), it has {count}"
+
+
 @dataclass
 class Prompt:
     """A model prompt in both API styles, built from one text."""
@@ -42,7 +58,8 @@ class Instrument:
     Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
     shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
     ``ElicitationRun.prompt_style``), ``report_sections`` (modules under analysis/reports/ that score it) and
-    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter).
+    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter) and
+    ``demonstrations`` (its worked examples' fields and how many it needs; None: the kind shows none).
     """
 
     name: ClassVar[str]
@@ -52,6 +69,7 @@ class Instrument:
     prompt_styles: ClassVar[tuple[str, ...]] = ("standard",)
     report_sections: ClassVar[tuple[str, ...]] = ("belem",)
     attention_filter_default: ClassVar[bool] = True
+    demonstrations: ClassVar[Demonstrations | None] = None
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
     # CSV columns the item importer requires.
@@ -171,5 +189,5 @@ class Instrument:
         return []
 
 
-__all__ = ["Answer", "AnswerError", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt", "Speaker",
+__all__ = ["Answer", "AnswerError", "Demonstrations", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt", "Speaker",
            "first_number", "plain_number"]

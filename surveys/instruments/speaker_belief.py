@@ -10,7 +10,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -92,6 +92,9 @@ def _clause(statement: str) -> str:
 class SpeakerBelief(Instrument):
     name = "speaker_belief"
     label = "Speaker belief (Belem et al. 2024)"
+    # Belem's design: two worked examples on the instructions page and in the 2-shot prompt
+    demonstrations = Demonstrations(fields=("demo_order", "speaker_name", "speaker_gender", "expression",
+                                            "statement", "demo_answer"), required=2)
     template_name = "surveys/items/speaker_belief.html"
     import_columns = ("statement_type", "name", "gender", "pronouns", "is_control",
                       "uncertainty_expression", "statement_id", "statement")

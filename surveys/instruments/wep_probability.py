@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -125,6 +125,8 @@ class WepProbability(Instrument):
     # default (a study can still turn it on).
     attention_filter_default = False
     report_sections = ("belem", "tang_rq1")
+    # Kent's anchors are added to an imported study; a generated Tang RQ1 study is asked without examples
+    demonstrations = Demonstrations(fields=("demo_order", "expression", "statement", "language", "demo_answer"))
     scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------

@@ -21,7 +21,7 @@ from .estimate import estimate_run
 from .item_answers import answer_of, category_shares, mean_text
 from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
-from .prompts import build_prompt, prompt_hash, render_for_display
+from .prompts import build_prompt, prompt_hash, prompt_shots, render_for_display, shots_label
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
 from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
 
@@ -53,7 +53,7 @@ def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpR
     data = progress_with_estimate(run)
     title = f"Elicitation run {run.pk}" + (f": {run.name}" if run.name else "")
     return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
-        model_admin, request, title, run=run, progress=data, estimate=data["estimate"],
+        model_admin, request, title, run=run, progress=data, estimate=data["estimate"], shots=prompt_shots(run),
         progress_url=reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]),
         key_problem=missing_key(run.endpoint),
         can_start=run.status == ElicitationRun.Status.DRAFT and not missing_key(run.endpoint),
@@ -147,6 +147,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     except TemplateDoesNotExist:
         page_html = None
     prompt = build_prompt(study, item, few_shot)
+    few_shot_shots = prompt.shots if few_shot else build_prompt(study, item, True).shots
     sent_hashes = (ModelResponse.objects.filter(item=item).exclude(prompt_hash="")
                    .values_list("prompt_hash", flat=True).distinct())
     sent = [{"sha256": p.sha256, "api_style": p.api_style, "text": render_for_display(p.content),
@@ -155,7 +156,8 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
             for p in StoredPrompt.objects.filter(sha256__in=list(sent_hashes))]
     return TemplateResponse(request, "elicitation/admin/item_prompt.html", _context(
         model_admin, request, f"Page and prompt: {item.key}", item=item, study=study, q=q, page_html=page_html,
-        few_shot=few_shot, completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
+        few_shot=few_shot, shots=prompt.shots, shots_label=shots_label(prompt.shots), few_shot_shots=few_shot_shots,
+        completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
         chat_text=render_for_display(prompt.messages), chat_hash=prompt_hash(prompt.messages),
         sent_prompts=sent, answers_url=reverse("admin:elicitation_item_answers", args=[item.pk]),
     ))

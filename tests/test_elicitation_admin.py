@@ -360,3 +360,35 @@ def test_item_answers_of_interval_and_pick_items(admin_client, stub):
             shares = {b["bin"][0]: (b["human_share"], b["model_share"]) for b in response.context["bins"]}
             assert shares == {"A": (0.5, 1.0), "B": (0.5, 0.0)}
             assert response.context["human_mean"] is None and response.context["category_name"] == "option"
+
+
+def test_provenance_labels_come_from_the_prompt_sent(admin_client, stub, imported_nv):
+    """A kind whose prompts show no demonstrations is labelled zero-shot with its own prompt version, even with
+    few_shot on (the default); a Belem run keeps belem-2shot-v1 and its report name."""
+    from analysis.agents import agent_name
+    from surveys.demo.overprecision import load_overprecision_demo
+
+    interval = load_overprecision_demo()[0]
+    runs = {}
+    for study in (interval, imported_nv):
+        runs[study.instrument] = create_run(study, make_endpoint(stub, name=f"e-{study.slug}"),
+                                            items=items_of(study, 1), max_tokens=32)
+        assert runs[study.instrument].few_shot
+    belem, bahaj = runs["speaker_belief"], runs["interval_confidence"]
+    assert (belem.prompt_version, bahaj.prompt_version) == ("belem-2shot-v1", "bahaj-zero-shot-v1")
+    assert agent_name(belem) == "e-nv (greedy)" and agent_name(bahaj) == f"e-{interval.slug} (greedy)"
+
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[bahaj.pk])).content.decode()
+    assert '<span id="run-shots">zero-shot</span>' in page and "demonstrations" not in page.split("run-shots")[1][:80]
+    assert "belem-2shot-v1" not in page and "bahaj-zero-shot-v1" in page
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[belem.pk])).content.decode()
+    assert "2-shot: with the study's 2 demonstrations" in page
+
+    item = items_of(interval, 1)[0]
+    page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk])).content.decode()
+    assert "Model prompt (zero-shot)" in page and "2-shot" not in page
+    item = items_of(imported_nv, 1)[0]
+    page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk])).content.decode()
+    assert "Model prompt (2-shot)" in page and "show the zero-shot prompt" in page
+    page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk]) + "?few_shot=0").content.decode()
+    assert "Model prompt (zero-shot)" in page and "show the 2-shot prompt" in page

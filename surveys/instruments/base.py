@@ -46,6 +46,7 @@ class Prompt:
 
     text: str  # completions style: the whole prompt, ending where the answer starts
     messages: list[dict[str, str]] = field(default_factory=list)  # chat style (elicitation.prompts.prompt_content picks one)
+    shots: int = 0  # the demonstrations (worked examples) the prompt shows: what a run's labels say
 
 
 class Instrument:
@@ -70,6 +71,8 @@ class Instrument:
     report_sections: ClassVar[tuple[str, ...]] = ("belem",)
     attention_filter_default: ClassVar[bool] = True
     demonstrations: ClassVar[Demonstrations | None] = None
+    # A new run's prompt version is "<prefix>-<n>shot-v1" or "<prefix>-zero-shot-v1" (elicitation.prompts)
+    prompt_version_prefix: ClassVar[str] = ""
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
     # CSV columns the item importer requires.

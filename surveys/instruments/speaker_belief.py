@@ -92,6 +92,7 @@ def _clause(statement: str) -> str:
 class SpeakerBelief(Instrument):
     name = "speaker_belief"
     label = "Speaker belief (Belem et al. 2024)"
+    prompt_version_prefix = "belem"
     # Belem's design: two worked examples on the instructions page and in the 2-shot prompt
     demonstrations = Demonstrations(fields=("demo_order", "speaker_name", "speaker_gender", "expression",
                                             "statement", "demo_answer"), required=2)
@@ -154,7 +155,7 @@ class SpeakerBelief(Instrument):
         question = self.prompt_block(item, with_answer=False)
         parts.append(f"Question {test_intro}\n\n{question}")
         system = header + ("\n\n" + EXAMPLES_INTRO if demos else "")
-        return Prompt(text="\n\n".join(parts),
+        return Prompt(text="\n\n".join(parts), shots=len(demos),
                       messages=self.chat_messages(system, demos, f"{test_intro}\n\n{question}"))
 
     # --- answers -------------------------------------------------------------------

@@ -46,6 +46,7 @@ class WepChoice(Instrument):
     shape = ChoiceShape()
     prompt_styles = ("standard", "cot")
     report_sections = ("tang_rq2",)
+    prompt_version_prefix = "tang-rq2"
     attention_filter_default = False
     final_choice_marker = FINAL_MARKER
     import_columns = ("statement", "options")

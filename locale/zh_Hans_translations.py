@@ -81,6 +81,7 @@ ZH_HANS: dict[str, str] = {
     "We have recorded only that you chose not to take part, and when. If you change your mind, open the study "
     "link from Prolific again.":
         "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请从Prolific重新打开研究链接。",
+    "Back to Prolific, to return the study": "返回Prolific，退回本研究",
     "(Preview: nothing is recorded.)": "（预览：不会记录任何内容。）",
     "You have withdrawn from this study": "您已退出本研究",
     "You asked for your data to be removed from this study, and it has been. You cannot take part in it again. "

@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -505,6 +505,13 @@ def _complete(locked: Participant) -> str:
 def completion_url(code: str) -> str:
     """Prolific's completion address for ``code`` (settings.PROLIFIC_COMPLETE_URL)."""
     return f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
+
+
+def prolific_home_url() -> str:
+    """Prolific's participant app (the origin of settings.PROLIFIC_COMPLETE_URL), where a participant who
+    declined returns the study."""
+    parts = urlsplit(settings.PROLIFIC_COMPLETE_URL)
+    return f"{parts.scheme}://{parts.netloc}/"
 
 
 # --- researcher actions ---------------------------------------------------------------------------

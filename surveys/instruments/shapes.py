@@ -117,6 +117,11 @@ class AnswerShape:
         """What the widget offers (none by default)."""
         return []
 
+    def refused_selection(self, data: Mapping[str, Any]) -> Any:
+        """What the widget shows again after a refused submission ``data`` (the shape's form fields): nothing by
+        default (a refused choice or scale value is not one the page offers)."""
+        return None
+
     def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
         raise NotImplementedError
 
@@ -247,6 +252,10 @@ class IntervalShape(AnswerShape):
         if bounds[0] > bounds[1]:
             raise AnswerError(self.order_message)
         return Answer(lower=bounds[0], upper=bounds[1])
+
+    def refused_selection(self, data: Mapping[str, Any]) -> Any:
+        """Both bounds as typed, so that a participant corrects one instead of typing both again."""
+        return {name: _clean(data, name) for name in self.fields}
 
     def mean_text(self, answers: list[Answer]) -> str | None:
         """The mean lower and the mean upper bound."""

@@ -11,6 +11,8 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from config.admin_columns import short_time, shortened
+
 from . import flow
 from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, raw_responses_view,
                           test_participant_view)
@@ -62,6 +64,14 @@ class DemonstrationForm(forms.ModelForm):
         return value
 
 
+class DefaultOnOffSelect(forms.NullBooleanSelect):
+    """A yes/no/empty setting shown as Default (what it means) / On / Off instead of Unknown / Yes / No."""
+
+    def __init__(self, default_label: str, attrs=None):
+        super().__init__(attrs)
+        self.choices = [("unknown", default_label), ("true", "On"), ("false", "Off")]
+
+
 class DemonstrationInline(admin.TabularInline):
     """The study's worked examples, edited with the fields its kind declares (``Instrument.demonstrations``);
     shown only for a kind that has demonstrations."""
@@ -108,6 +118,20 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
             n_declined=count_of(Participant, "study", status=Participant.Status.DECLINED, is_test=False),
             n_test=count_of(Participant, "study", is_test=True),
         )
+
+    def get_prepopulated_fields(self, request, obj=None):
+        """The slug is filled in from the title while a new study is added (later it is the participants' link)."""
+        return {"slug": ("title",)} if obj is None else {}
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        """The attention filter's empty choice names what it means: the kind's default, on or off."""
+        form = super().get_form(request, obj, change=change, **kwargs)
+        field = form.base_fields.get("attention_filter")
+        if field is not None:
+            default = ("the kind's default" if obj is None else
+                       f"the default of {obj.kind.label}: {'on' if obj.kind.attention_filter_default else 'off'}")
+            field.widget = DefaultOnOffSelect(f"Default ({default})")
+        return form
 
     def get_inlines(self, request, obj):
         """The demonstrations inline once the study's kind is known and only if that kind has demonstrations."""
@@ -371,7 +395,8 @@ class WithdrawalAdmin(admin.ModelAdmin):
 class ResponseAdmin(admin.ModelAdmin):
     """Read-only: answers are never added, edited or deleted by hand."""
 
-    list_display = ("participant", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    # compact columns: the list fits 1280 px (tests/test_browser_admin_lists.py)
+    list_display = ("participant", "item_key", "answer", "times", "answered", "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
     list_select_related = ("participant", "participant__study", "item")
@@ -380,6 +405,19 @@ class ResponseAdmin(admin.ModelAdmin):
     @admin.display(description="answer")
     def answer(self, obj: Response) -> str:
         return obj.answer.text()
+
+    @admin.display(description="item", ordering="item__key")
+    def item_key(self, obj: Response) -> str:
+        return shortened(obj.item.key, 24)
+
+    @admin.display(description="time (ms): server / browser")
+    def times(self, obj: Response) -> str:
+        return f"{obj.time_taken_ms if obj.time_taken_ms is not None else '–'} / " \
+               f"{obj.client_time_ms if obj.client_time_ms is not None else '–'}"
+
+    @admin.display(description="answered", ordering="created_at")
+    def answered(self, obj: Response) -> str:
+        return short_time(obj.created_at)
 
     def has_add_permission(self, request):
         return False

@@ -75,7 +75,9 @@ endif
 demo: migrate
 	$(PY) manage.py load_demo
 
-run: demo
+# run prints the links once, when the server is up (bin/run-platform: show_links), not also while loading
+run: migrate
+	$(PY) manage.py load_demo --no-links
 	@bash bin/run-platform "$(HOST)" "$(PORT)"
 
 test: install browser

@@ -138,6 +138,7 @@ def test_the_api_and_the_admin_page_serve_the_report(study, client, admin_client
     assert response.status_code == 200
     body = response.json()
     assert "overprecision" in body["tables"] and body["meta"]["sections"] == ["bahaj"]
+    assert body["meta"]["title"] == study.title and f"<dd>{study.title} (op, interval_confidence)</dd>" in page
 
 
 def test_a_run_with_no_readable_interval_is_reported_by_its_counts(study):

@@ -10,7 +10,7 @@ EXTRAS ?= dev
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run test check-deploy bench faults clean
+.PHONY: install browser migrate demo run test docs check-deploy bench faults clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +60,7 @@ demo run: export SITE_URL ?= http://$(HOST):$(PORT)
 
 # `make run DEBUG=0`: production mode on this machine, out of the box: a secret key kept in var/secret-key
 # (unless SECRET_KEY is set), this host allowed, and plain HTTP (no HTTPS redirect or HTTPS-only cookies)
-# while SITE_URL is http://. Behind a real proxy set these yourself (README › Deploying).
+# while SITE_URL is http://. Behind a real proxy set these yourself (docs/howto/deploy.md).
 ifneq (,$(filter 0 false no off,$(DEBUG)))
 VAR_DIR := $(or $(HEDGELAB_VAR_DIR),var)
 export SECRET_KEY ?= $(shell mkdir -p $(VAR_DIR) && { [ -s $(VAR_DIR)/secret-key ] || head -c 48 /dev/urandom | base64 > $(VAR_DIR)/secret-key; } && cat $(VAR_DIR)/secret-key)
@@ -83,6 +83,10 @@ run: migrate
 test: install browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The documentation site (docs/, mkdocs.yml) into site/; --strict: a warning (a broken link) fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 check-deploy: install
 	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=example.org \
 	  $(PY) manage.py check --deploy --fail-level WARNING
@@ -103,4 +107,4 @@ faults: install
 	$(PY) bench/faults.py $(if $(FAULTS),--only $(FAULTS))
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache site

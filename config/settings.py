@@ -7,6 +7,7 @@ from pathlib import Path
 import dj_database_url
 
 from .env import env_bool, env_int, env_list, env_str
+from .site_url import site_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HEDGELAB_VAR_DIR", str(BASE_DIR / "var")))
@@ -21,7 +22,12 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # Salt for the hashed participant ids in exports; falls back to SECRET_KEY.
 EXPORT_ID_SALT = env_str("EXPORT_ID_SALT", SECRET_KEY)
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# The public address of the site; without SITE_URL, the one the last `make run` served on (config/site_url.py).
+SITE_URL = site_url(env_str("SITE_URL"), VAR_DIR)
+# Public reference data (manage.py fetch_data): the cache, and a mirror that replaces the public sources
+# (<mirror>/<folder>/<file>; tests and CI serve ../shared/data on loopback). Checksums are pinned either way.
+REFERENCE_DATA_DIR = Path(env_str("REFERENCE_DATA_DIR", str(VAR_DIR / "data")))
+REFERENCE_DATA_MIRROR = env_str("REFERENCE_DATA_MIRROR")
 # Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
 MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
 # Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable

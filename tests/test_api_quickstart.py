@@ -1,6 +1,6 @@
 """A new user's script (examples/api_quickstart.py) against a live server with only an API token: it creates a
 study, uploads items and earlier answers, registers an endpoint, starts a model run, waits for it and downloads
-the report and the Parquet export. The README's pandas lines run against the same server."""
+the report and the Parquet export. The documentation's pandas lines run against the same server."""
 from __future__ import annotations
 
 import csv
@@ -59,8 +59,8 @@ def server(live_server, django_user_model, settings):
         app.conf.task_always_eager = False
 
 
-def readme_block(heading: str) -> str:
-    text = (ROOT / "README.md").read_text()
+def docs_block(heading: str) -> str:
+    text = (ROOT / "docs" / "reference" / "api.md").read_text()
     section = text[text.index(heading):]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
@@ -84,10 +84,10 @@ def test_a_script_with_only_a_token_runs_a_study_end_to_end(server, belem_dir, t
     report = (tmp_path / "out" / "report.json").read_text()
     assert "stubbed (greedy)" in report
 
-    # the README's analyst lines, against the same server
-    code = readme_block("### Python: the API into pandas")
+    # the documentation's analyst lines, against the same server
+    code = docs_block("## Python: the API into pandas")
     scope = {"SITE": url, "TOKEN": token, "STUDY": "scripted"}
-    exec(code, scope)  # noqa: S102 - the README's own example
+    exec(code, scope)  # noqa: S102 - the documentation's own example
     assert len(scope["answers"]) == len(frame) and scope["answers"]["value"].dtype == "float64"
     assert list(scope["summary"]["agent"])[:3] == ["Human Mode", "Human Individual", "Random"]
     assert scope["runs"]["status"].tolist() == ["completed"]

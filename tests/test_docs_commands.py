@@ -1,6 +1,7 @@
-"""Every command README.md prints runs as printed from the repository root after `make install`: it calls the
-virtualenv's programs (no activation needed), names a real management command, make target or script, and
-its options parse with the command's own parser (no `<placeholder>`, `[optional]` or `a|b` synopsis)."""
+"""Every command the documentation (docs/**/*.md and README.md) prints runs as printed from the repository root
+after `make install`: it calls the virtualenv's programs (no activation needed), names a real management command,
+make target or script, and its options parse with the command's own parser (no `<placeholder>`, `[optional]` or
+`a|b` synopsis)."""
 from __future__ import annotations
 
 import re
@@ -11,14 +12,13 @@ import pytest
 from django.core.management import get_commands, load_command_class
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 PROGRAMS = (".venv/bin/python", ".venv/bin/celery", ".venv/bin/pip", "make")
 
 
-def readme_commands() -> list[str]:
-    """Command lines of the README: lines of ```bash blocks (continuations joined, comments dropped) and
-    inline code that starts with a program (`make …`, `.venv/bin/…`) or mentions `manage.py`."""
-    text = README.read_text(encoding="utf-8")
+def page_commands(text: str) -> list[str]:
+    """Command lines of one page: lines of ```bash blocks (continuations joined, comments dropped) and inline
+    code (which may run over a line break) that starts with a program (`make …`, `.venv/bin/…`) or `manage.py`."""
     commands: list[str] = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         joined = re.sub(r"\\\n\s*", " ", block)
@@ -27,7 +27,8 @@ def readme_commands() -> list[str]:
             if line and not line.startswith("#"):
                 commands.append(line)
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    for span in re.findall(r"`([^`\n]+)`", prose):
+    for span in re.findall(r"`([^`]+)`", prose):
+        span = " ".join(span.split())
         if "…" in span:  # prose about commands in general, e.g. `.venv/bin/python manage.py …`
             continue
         if span.startswith(PROGRAMS + ("python ", "celery ", "pip ", "manage.py ")):
@@ -53,15 +54,25 @@ def make_targets() -> set[str]:
     return targets
 
 
-COMMANDS = readme_commands()
+def docs_commands() -> list[str]:
+    """Every page's commands, each once."""
+    return list(dict.fromkeys(c for page in PAGES for c in page_commands(page.read_text(encoding="utf-8"))))
 
 
-def test_the_readme_has_commands_to_check():
+COMMANDS = docs_commands()
+
+
+def test_the_docs_have_commands_to_check():
     assert sum("manage.py" in c for c in COMMANDS) > 25
 
 
+def test_inline_code_over_a_line_break_is_a_command_too():
+    text = "Create one (or `.venv/bin/python manage.py\nensure_admin --bogus`), then `make run`."
+    assert page_commands(text) == [".venv/bin/python manage.py ensure_admin --bogus", "make run"]
+
+
 @pytest.mark.parametrize("command", COMMANDS)
-def test_readme_command_runs_as_printed(command):
+def test_docs_command_runs_as_printed(command):
     parts = words(command)
     assert parts, command
     program = parts[0]
@@ -87,4 +98,6 @@ def test_readme_command_runs_as_printed(command):
     assert name in commands, f"{command!r}: no management command {name!r}"
     command_class = load_command_class(commands[name], name)
     parser = command_class.create_parser("manage.py", name)
+    if "--help" in args:
+        return  # prints the help and exits; the command exists
     parser.parse_args(args)  # CommandError (the test fails) on an unknown option or a missing argument

@@ -392,3 +392,29 @@ def test_provenance_labels_come_from_the_prompt_sent(admin_client, stub, importe
     assert "Model prompt (2-shot)" in page and "show the zero-shot prompt" in page
     page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk]) + "?few_shot=0").content.decode()
     assert "Model prompt (zero-shot)" in page and "show the 2-shot prompt" in page
+
+
+def test_existing_runs_get_the_version_of_the_prompt_they_sent(stub, imported_nv):
+    """Migration elicitation 0008: runs stored with the old default belem-2shot-v1 get their prompt's version;
+    a typed version and a Belem 2-shot run are left as they are; report names do not change."""
+    import importlib
+
+    from django.apps import apps
+
+    from analysis.agents import agent_name
+    from surveys.demo.overprecision import load_overprecision_demo
+
+    migration = importlib.import_module("elicitation.migrations.0008_true_prompt_versions")
+    interval = load_overprecision_demo()[0]
+    runs = {name: create_run(study, make_endpoint(stub, name=name), items=items_of(study, 1), few_shot=few_shot,
+                             max_tokens=32)
+            for name, study, few_shot in (("bahaj", interval, True), ("belem", imported_nv, True),
+                                          ("belem0", imported_nv, False), ("typed", interval, True))}
+    ElicitationRun.objects.update(prompt_version="belem-2shot-v1")  # as runs were stored before
+    ElicitationRun.objects.filter(pk=runs["typed"].pk).update(prompt_version="my-own-v2")
+    names = {name: agent_name(ElicitationRun.objects.get(pk=run.pk)) for name, run in runs.items()}
+    migration.true_versions(apps, None)
+    versions = dict(ElicitationRun.objects.values_list("endpoint__name", "prompt_version"))
+    assert versions == {"bahaj": "bahaj-zero-shot-v1", "belem": "belem-2shot-v1", "belem0": "belem-zero-shot-v1",
+                        "typed": "my-own-v2"}
+    assert {name: agent_name(ElicitationRun.objects.get(pk=run.pk)) for name, run in runs.items()} == names

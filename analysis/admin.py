@@ -38,11 +38,10 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
     list_filter = ("instrument", "status")
 
     def get_queryset(self, request):
-        done = Participant.Status.COMPLETED
+        done = Q(participants__status=Participant.Status.COMPLETED, participants__is_test=False)  # tests never count
         return super().get_queryset(request).annotate(
-            n_completed=Count("participants", filter=Q(participants__status=done), distinct=True),
-            n_excluded=Count("participants", filter=Q(participants__status=done,
-                                                      participants__attention_included=False), distinct=True),
+            n_completed=Count("participants", filter=done, distinct=True),
+            n_excluded=Count("participants", filter=done & Q(participants__attention_included=False), distinct=True),
             n_model=Count("runs__responses", distinct=True),
         )
 

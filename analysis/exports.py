@@ -77,6 +77,7 @@ _COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {
     "time_taken_ms": (pa.int64(), "Int64"),
     "included": (pa.bool_(), "boolean"),
     "timestamp": (pa.timestamp("us", tz="UTC"), "datetime64[us, UTC]"),
+    "channel": (pa.string(), "str"),  # how a person came in (surveys.channels; "prolific" by default)
 }
 COLUMNS: list[str] = list(_COLUMN_TYPES)
 PANDAS_DTYPES: dict[str, str] = {name: dtype for name, (_, dtype) in _COLUMN_TYPES.items()}
@@ -121,7 +122,7 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                chunk_size: int = DB_CHUNK) -> Iterator[Row]:
     """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
     only with ``include_test``, as ``respondent_type`` ``test``)."""
-    from surveys.models import Response
+    from surveys.models import PROLIFIC_CHANNEL, Response
 
     kind = study.kind
     score = lru_cache(maxsize=4096)(kind.score)
@@ -134,14 +135,16 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "participant__prolific_pid",
                          "participant__status", "participant__attention_included", "value", "choice", "lower",
-                         "upper", "raw", "time_taken_ms", "created_at", "participant__is_test"))
+                         "upper", "raw", "time_taken_ms", "created_at", "participant__is_test",
+                         "participant__channel__name"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
-         value, choice, lower, upper, raw, time_ms, created, is_test) in rows.iterator(chunk_size=chunk_size):
+         value, choice, lower, upper, raw, time_ms, created, is_test,
+         channel) in rows.iterator(chunk_size=chunk_size):
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
-               None, _none_if_blank(raw), "ok", time_ms, included, created)
+               None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL)
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
@@ -169,7 +172,7 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created)
+               answered or created, None)
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,

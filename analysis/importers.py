@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from surveys.importers import ImportFailed, RowError, read_csv_rows
+from surveys.instruments.shapes import plain_number
 from surveys.models import Assignment, Item, Participant, Response, Study
 
 CONTROL = "control"
@@ -190,11 +191,10 @@ def _number(raw: str, column: str, low: float, high: float) -> float:
     text = (raw or "").strip()
     if not text:
         raise _CellError(column, "is empty")
-    try:
-        value = float(text)
-    except ValueError:
-        raise _CellError(column, f"{text!r} is not a number") from None
-    if not math.isfinite(value) or not low <= value <= high:
+    value = plain_number(text)  # the participant page's rule: not 1e2, ٥٠, 1_0
+    if value is None:
+        raise _CellError(column, f"{text!r} is not a number")
+    if not low <= value <= high:
         raise _CellError(column, f"{text} is outside {low:g}–{high:g}")
     return value
 
@@ -203,10 +203,10 @@ def _time_ms(raw: str, column: str, unit: str) -> int | None:
     text = (raw or "").strip()
     if not text:
         return None
-    try:
-        value = float(text) * TIME_UNITS[unit]
-    except ValueError:
-        raise _CellError(column, f"{text!r} is not a number") from None
+    number = plain_number(text)
+    if number is None:
+        raise _CellError(column, f"{text!r} is not a number")
+    value = number * TIME_UNITS[unit]
     if not math.isfinite(value) or value < 0 or value > 2**31 - 1:
         raise _CellError(column, f"{text} is not a time taken in {unit}")
     return int(round(value))

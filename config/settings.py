@@ -37,6 +37,19 @@ PROLIFIC_TOKEN_ENV = env_str("PROLIFIC_TOKEN_ENV", "PROLIFIC_API_TOKEN")
 PROLIFIC_TIMEOUT_SECONDS = float(env_str("PROLIFIC_TIMEOUT_SECONDS", "30"))
 PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300)
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete")
+# Reading Prolific's lists: rows per page (Prolific's default is 20) and a bound on pages; a 429 is retried
+# PROLIFIC_MAX_RETRIES times, waiting PROLIFIC_BACKOFF_SECONDS × 2^try (or Retry-After), at most the max.
+PROLIFIC_PAGE_SIZE = env_int("PROLIFIC_PAGE_SIZE", 20)
+PROLIFIC_MAX_PAGES = env_int("PROLIFIC_MAX_PAGES", 2000)
+PROLIFIC_MAX_RETRIES = env_int("PROLIFIC_MAX_RETRIES", 5)
+PROLIFIC_BACKOFF_SECONDS = float(env_str("PROLIFIC_BACKOFF_SECONDS", "1"))
+PROLIFIC_BACKOFF_MAX_SECONDS = float(env_str("PROLIFIC_BACKOFF_MAX_SECONDS", "60"))
+# Publishing is refused below Prolific's minimum reward per hour, in the account's cents/pence: $8 = 800
+# (default); a GBP workspace may set 600 (£6).
+PROLIFIC_MIN_HOURLY_REWARD = env_int("PROLIFIC_MIN_HOURLY_REWARD", 800)
+# A participant asked to return who has not returned after this many days (or 2 days before Prolific approves
+# the submission on its own, 21 days after completion) gets the study's follow-up decision.
+PROLIFIC_RETURN_WAIT_DAYS = float(env_str("PROLIFIC_RETURN_WAIT_DAYS", "7"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -7,9 +7,10 @@ validated by ``create_run`` (ValidationError → 400 naming the field) and state
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
 from django.db.models import ProtectedError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
@@ -17,6 +18,7 @@ from rest_framework.response import Response as ApiResponse
 from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
 from surveys.models import Item, Study
 
+from . import idempotency
 from .admin_views import progress_with_estimate
 from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -50,7 +52,7 @@ class ElicitationRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ElicitationRun
-        fields = "__all__"
+        exclude = ["idempotency_fingerprint"]
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_progress(self, run: ElicitationRun) -> dict:
@@ -117,8 +119,19 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
 
 @extend_schema_view(
     list=extend_schema(parameters=query_parameters(RUN_FILTERS)),
-    create=extend_schema(summary="Create a run (a draft; \"start\": true starts it at once)",
-                         request=RunCreateSerializer, responses={201: ElicitationRunSerializer, 409: Detail}),
+    create=extend_schema(
+        summary="Create a run (a draft; \"start\": true starts it at once)",
+        description="With an `Idempotency-Key` header, sending the same request again (after a timeout or an "
+                    "error) answers 200 with the run the first one created instead of creating a second run; "
+                    "the same key with another body is refused (422). When the broker cannot be reached at "
+                    "start, the run is still created and started: `status_reason` says \"queued, broker "
+                    "unavailable\" and its items are queued once the broker is back.",
+        parameters=[OpenApiParameter(idempotency.HEADER, str, OpenApiParameter.HEADER, required=False,
+                                     description=f"Any unique string (at most {idempotency.MAX_LENGTH} "
+                                                 "characters), e.g. a UUID.")],
+        request=RunCreateSerializer,
+        responses={200: ElicitationRunSerializer, 201: ElicitationRunSerializer, 409: Detail,
+                   422: Detail}),
 )
 class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
                             viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
@@ -136,14 +149,28 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
     }
 
     def create(self, request, *args, **kwargs):
+        try:
+            key = idempotency.request_key(request.headers)
+            body_hash = idempotency.fingerprint(request.data)
+            if earlier := idempotency.earlier_run(request.user, key, body_hash):
+                return self._replayed(earlier)
+        except idempotency.IdempotencyError as exc:
+            return ApiResponse({"detail": str(exc)}, status=exc.status)
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         start = options.pop("start")
         try:
             run = create_run(options.pop("study"), options.pop("endpoint"), options.pop("mode"),
-                             created_by=request.user, **options)
-        except DjangoValidationError as exc:
+                             created_by=request.user, idempotency_key=key, idempotency_fingerprint=body_hash,
+                             **options)
+        except (DjangoValidationError, IntegrityError) as exc:
+            # a request racing with the same key created its run since the look above (the model's validation
+            # or the database's unique constraint refused the second): answer with that run
+            if key and (earlier := idempotency.earlier_run(request.user, key, body_hash)):
+                return self._replayed(earlier)
+            if isinstance(exc, IntegrityError):
+                raise
             raise drf_errors(exc) from None
         if start:
             try:
@@ -152,6 +179,10 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
                 return ApiResponse({"detail": str(exc), "run": run.pk}, status=status.HTTP_409_CONFLICT)
             run.refresh_from_db()
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
+
+    def _replayed(self, run: ElicitationRun) -> ApiResponse:
+        return ApiResponse(self.get_serializer(run).data, status=status.HTTP_200_OK,
+                           headers={"Idempotent-Replayed": "true"})
 
     def _transition(self, do) -> ApiResponse:
         run = self.get_object()

@@ -135,6 +135,11 @@ class ElicitationRun(models.Model):
                                             ("mixed", "mixed confidence: answers of every level")],
         help_text="Self-refinement: which of the source run's answers to the question are drawn from.")
     refine_seed = models.BigIntegerField(null=True, blank=True, help_text="Self-refinement: seed of the draws.")
+    # Created through the API with an Idempotency-Key header (elicitation/idempotency.py): a retried request
+    # with the same key from the same user gets this run back instead of creating a second one.
+    idempotency_key = models.CharField(max_length=200, blank=True, editable=False)
+    idempotency_fingerprint = models.CharField(max_length=64, blank=True, editable=False,
+                                               help_text="SHA-256 of the request body that created the run.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -148,6 +153,8 @@ class ElicitationRun(models.Model):
                 | Q(refines__isnull=False, refine_shown__gte=1, refine_setting__in=["single", "mixed"],
                     refine_seed__isnull=False),
                 name="run_refinement_complete"),
+            models.UniqueConstraint(fields=["created_by", "idempotency_key"], condition=~Q(idempotency_key=""),
+                                    name="run_idempotency_key_once_per_user"),
         ]
 
     def __str__(self) -> str:

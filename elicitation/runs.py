@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable
 from django.db import transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
+from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
 from surveys.models import Item, Study
@@ -26,6 +27,9 @@ Mode = ElicitationRun.Mode
 Status = ElicitationRun.Status
 STALLED_AFTER_SECONDS = 60
 RESUMABLE = {Status.RUNNING, Status.CANCELLED, Status.BUDGET_EXHAUSTED, Status.FAILED, Status.COMPLETED}
+# What publishing a task raises when the broker is down: kombu wraps the transport's connection errors in
+# its OperationalError (a KombuError); a refused or timed-out socket can come through unwrapped.
+BROKER_ERRORS = (KombuError, ConnectionError, TimeoutError)
 
 
 class RunStateError(Exception):
@@ -95,12 +99,14 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
                prompt_version: str | None = None, prompt_style: str = "standard",
-               created_by: Any = None) -> ElicitationRun:
-    """A new draft run (validated; ValidationError names the bad settings)."""
+               created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "") -> ElicitationRun:
+    """A new draft run (validated; ValidationError names the bad settings). With an ``idempotency_key``
+    (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
                          top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
-                         created_by=created_by)
+                         created_by=created_by, idempotency_key=idempotency_key,
+                         idempotency_fingerprint=idempotency_fingerprint)
     if prompt_version:
         run.prompt_version = prompt_version
     run.full_clean()
@@ -153,17 +159,31 @@ def task_groups(run: ElicitationRun, item_ids: list[int]) -> list[list[int]]:
     return [list(item_ids[k:k + size]) for k in range(0, len(item_ids), size)]
 
 
+BROKER_UNAVAILABLE = ("queued, broker unavailable: the answers are asked once the broker is back "
+                      "(the periodic sweep sends the run's items then; nothing to do)")
+
+
 def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
     """Queue the items in tasks of ``items_per_task`` items each (after the current transaction commits).
     Grouped, an answer does not pay alone for what a task costs: the queue's message, the rows read with
-    their run, the demonstrations, the check whether the run is done."""
+    their run, the demonstrations, the check whether the run is done.
+
+    A broker that cannot be reached does not fail the caller (the run and its pending rows are committed):
+    the run's ``status_reason`` says ``BROKER_UNAVAILABLE`` and the sweep (``elicitation.sweep``) queues the
+    items once the broker answers and its queue is empty; a later successful send clears the reason."""
     from .tasks import elicit_items
 
     run_id, queue, groups = run.pk, conf.queue(), task_groups(run, item_ids)
 
     def send() -> None:
-        for group in groups:
-            elicit_items.apply_async((run_id, group), queue=queue)
+        try:
+            for group in groups:
+                elicit_items.apply_async((run_id, group), queue=queue)
+        except BROKER_ERRORS as exc:
+            log.warning("run %s: the broker cannot be reached (%r); the sweep will queue its items", run_id, exc)
+            ElicitationRun.objects.filter(pk=run_id, status=Status.RUNNING).update(status_reason=BROKER_UNAVAILABLE)
+            return
+        ElicitationRun.objects.filter(pk=run_id, status_reason=BROKER_UNAVAILABLE).update(status_reason="")
 
     transaction.on_commit(send)
 

@@ -53,6 +53,7 @@ ZH_HANS: dict[str, str] = {
     "Please enter a upper bound.": "请输入上限。",
     "Each bound must be a number (for example 12 or -3.5).": "每个界限都必须是数字（例如12或-3.5）。",
     "The lower bound must not be greater than the upper bound.": "下限不能大于上限。",
+    "Please give one answer only.": "请只给出一个答案。",
     "Lower bound": "下限",
     "Upper bound": "上限",
     "I agree": "我同意",
@@ -99,6 +100,26 @@ ZH_HANS: dict[str, str] = {
         "您的完成代码是<strong class=\"code\" id=\"completion-code\">%(code)s</strong>",
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
+    "Test participant": "测试参与者",
+    "Thank you for considering this study. You may close this page.": "感谢您考虑参加本研究。您可以关闭此页面。",
+    "We have recorded only that you chose not to take part, and when. If you change your mind, open the study link "
+    "again.": "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请重新打开研究链接。",
+    "The answers you gave are kept. If you think this is a mistake, please contact the researchers.":
+        "您已给出的回答会被保留。如果您认为这是一个错误，请联系研究人员。",
+    "Taking you back to %(platform)s…": "正在带您返回%(platform)s…",
+    "Return to %(platform)s": "返回%(platform)s",
+    "This link is not valid": "此链接无效",
+    "The address names a way into this study that does not exist. Please open the study again with the link you "
+    "were given.": "网址指向的参与途径在本研究中不存在。请使用您收到的链接重新打开本研究。",
+    "This link is missing your id": "此链接缺少您的ID",
+    "The address has no %(name)s. Please open the study again with the link you were given.":
+        "网址中没有%(name)s。请使用您收到的链接重新打开本研究。",
+    "This link has an invalid id": "此链接中的ID无效",
+    "The %(name)s in the address (%(value)s) is not valid: it should be 1 to %(max)s letters, digits, hyphens or "
+    "underscores.": "网址中的%(name)s（%(value)s）无效：应为1到%(max)s个字母、数字、连字符或下划线。",
+    "you entered with a test link. Your answers are kept apart from the real data, and nothing is sent to "
+    "Prolific.": "您是通过测试链接进入的。您的回答与真实数据分开保存，不会发送任何内容到Prolific。",
+    "This was a test: you are not sent back to Prolific.": "这是一次测试：不会将您送回Prolific。",
     "This study has ended for you": "本研究对您已经结束",
     "You have returned this study": "您已退回本研究",
     "Prolific tells us that you returned this study, so it cannot be continued.": "Prolific通知我们您已退回本研究，因此无法继续。",

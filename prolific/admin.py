@@ -3,29 +3,42 @@ with their decisions, which a researcher sends with one click under the queued p
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from .client import ProlificError
-from .models import ProlificStudy, Submission
+from .models import ProlificStudy, Submission, rejection_problems
 from .review import PublishError, publish, send_decisions, sync
 
 
 @admin.register(ProlificStudy)
 class ProlificStudyAdmin(admin.ModelAdmin):
     list_display = ("study", "prolific_id", "prolific_status", "places", "review_policy", "awaiting_click",
-                    "synced_at", "sync_error")
+                    "pending", "synced_at", "sync_error")
     list_filter = ("review_policy", "prolific_status")
     readonly_fields = ("prolific_id", "prolific_status", "published_at", "synced_at", "sync_error")
     actions = ("publish_action", "sync_action", "send_action")
 
     def get_queryset(self, request):
+        unsettled = Q(submissions__status="AWAITING REVIEW") & ~Q(submissions__state=Submission.State.SENT)
         return super().get_queryset(request).select_related("study").annotate(
-            n_queued=Count("submissions", filter=Q(submissions__state=Submission.State.QUEUED)))
+            n_queued=Count("submissions", filter=Q(submissions__state=Submission.State.QUEUED)),
+            n_pending=Count("submissions", filter=unsettled | Q(submissions__status="AWAITING REVIEW",
+                                                                 submissions__decision=Submission.Decision.RETURN)),
+            first_auto_approval=Min("submissions__auto_approve_at", filter=unsettled | Q(
+                submissions__status="AWAITING REVIEW", submissions__decision=Submission.Decision.RETURN)))
 
     @admin.display(description="decisions waiting for a click", ordering="n_queued")
     def awaiting_click(self, obj: ProlificStudy) -> int:
         return obj.n_queued
+
+    @admin.display(description="awaiting review, undecided (Prolific approves the first on)",
+                   ordering="first_auto_approval")
+    def pending(self, obj: ProlificStudy) -> str:
+        if not obj.n_pending:
+            return "—"
+        when = timezone.localtime(obj.first_auto_approval).strftime("%Y-%m-%d") if obj.first_auto_approval else "?"
+        return f"{obj.n_pending} (first on {when})"
 
     @admin.action(description="Publish on Prolific", permissions=["change"])
     def publish_action(self, request, queryset):
@@ -62,7 +75,7 @@ class ProlificStudyAdmin(admin.ModelAdmin):
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = ("participant_pid", "prolific_study", "status", "study_code", "decision", "decision_reason",
-                    "state", "error")
+                    "state", "auto_approve_at", "error")
     list_filter = ("state", "decision", "status", "prolific_study")
     search_fields = ("participant_pid", "submission_id")
     readonly_fields = [f.name for f in Submission._meta.fields]
@@ -82,8 +95,20 @@ class SubmissionAdmin(admin.ModelAdmin):
                           messages.WARNING if failed else messages.SUCCESS)
 
     def _override(self, request, queryset, decision: str) -> None:
-        changed = queryset.filter(status="AWAITING REVIEW").exclude(state__in=[Submission.State.SENT,
-                                                                                  Submission.State.SENDING]).update(
+        if decision == Submission.Decision.REJECT:
+            refused = [f"{link.study.slug}: {' '.join(problems.values())}"
+                       for link in ProlificStudy.objects.filter(submissions__in=queryset).distinct().select_related(
+                           "study")
+                       if (problems := rejection_problems(link.rejection_message, link.rejection_category))]
+            if refused:
+                self.message_user(request, "nothing queued; Prolific would refuse these rejections: "
+                                  + "; ".join(refused) + " Fix the study's rejection message or category first.",
+                                  messages.ERROR)
+                return
+        # a sent return request that was not followed may be overridden; any other sent decision may not
+        settled = Q(state__in=[Submission.State.SENT, Submission.State.SENDING]) & ~Q(
+            decision=Submission.Decision.RETURN, state=Submission.State.SENT)
+        changed = queryset.filter(status="AWAITING REVIEW").exclude(settled).update(
             decision=decision, decision_reason=f"set by {request.user} in the admin", decided_at=timezone.now(),
             state=Submission.State.QUEUED)
         self.message_user(request, f"{changed} decision(s) set to {decision} and queued; send them to apply.")

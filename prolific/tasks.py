@@ -9,6 +9,7 @@ from .review import sync_all
 
 @shared_task(name="prolific.sync_all", ignore_result=True)
 def sync_all_task() -> list[dict]:
-    """Read every published study's submissions, free the slots of returns and time-outs, decide and
-    (automatic policy) send approvals, rejections and return requests."""
+    """Read every published study's status and submissions, free the slots of returns, time-outs and
+    screen-outs, decide (and follow up unanswered return requests) and, under the automatic policy, send
+    approvals, rejections and return requests."""
     return [r.as_dict() for r in sync_all()]

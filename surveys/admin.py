@@ -14,10 +14,12 @@ from django.utils.html import format_html, format_html_join
 from config.admin_columns import short_time, shortened
 
 from . import flow
-from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, raw_responses_view,
+from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, item_template_view,
+                          raw_responses_view,
                           test_participant_view)
 from .instruments import AnswerError, instrument_choices
-from .models import Assignment, Item, Participant, Response, Study, Withdrawal
+from .channels import entry_link
+from .models import Assignment, Item, Participant, RecruitmentChannel, Response, Study, Withdrawal
 
 
 # The lists need the width of a laptop screen (1280 px) for their columns; the app list on the left took
@@ -91,6 +93,20 @@ class DemonstrationInline(admin.TabularInline):
         return list(spec.fields) if spec is not None else list(DemonstrationForm.Meta.fields)
 
 
+class ChannelInline(admin.TabularInline):
+    """Ways into the study besides Prolific, each with the link to give out there."""
+
+    model = RecruitmentChannel
+    extra = 0
+    fields = ("name", "id_param", "completion_url", "link")
+    readonly_fields = ("link",)
+    verbose_name = "recruitment channel besides Prolific"
+
+    @admin.display(description="entry link")
+    def link(self, obj: RecruitmentChannel) -> str:
+        return entry_link(obj) if obj.pk else "—"
+
+
 @admin.register(Study)
 class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "To stop collecting, set the study's status to Closed."
@@ -134,8 +150,10 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
         return form
 
     def get_inlines(self, request, obj):
-        """The demonstrations inline once the study's kind is known and only if that kind has demonstrations."""
-        return (DemonstrationInline,) if obj is not None and obj.kind.demonstrations is not None else ()
+        """The demonstrations inline once the study's kind is known and only if that kind has demonstrations;
+        the recruitment channels."""
+        demonstrations = obj is not None and obj.kind.demonstrations is not None
+        return (DemonstrationInline, ChannelInline) if demonstrations else (ChannelInline,)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
@@ -177,6 +195,9 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
             path("<path:object_id>/test-participant/",
                  wrap(lambda r, object_id: test_participant_view(self, r, object_id)),
                  name="surveys_study_test_participant"),
+            path("<path:object_id>/item-template.csv",
+                 wrap(lambda r, object_id: item_template_view(self, r, object_id)),
+                 name="surveys_study_item_template"),
             path("<path:object_id>/raw-responses.csv",
                  wrap(lambda r, object_id: raw_responses_view(self, r, object_id)),
                  name="surveys_study_raw_responses"),
@@ -292,7 +313,7 @@ class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
     # Completion time, raw ρ values and the Prolific study/session ids are on the participant's page.
     list_display = ("prolific_pid", "study_slug", "status_shown", "progress", "started", "live_check",
                     "analysis_filter")
-    list_filter = ("study", "status", "is_test", "passed_attention", "attention_included")
+    list_filter = ("study", "status", "is_test", "channel", "passed_attention", "attention_included")
     search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
     list_select_related = ("study",)
     date_hierarchy = "started_at"

@@ -22,6 +22,7 @@ from django.urls import reverse
 from config.permissions import RAW_IDS, check
 
 from .importers import MAX_REPORTED_ERRORS, ImportFailed, import_items
+from .item_template import item_template, template_columns, template_filename
 from .models import Study
 from .raw_export import raw_responses_response
 from .test_mode import pilot_link
@@ -140,6 +141,7 @@ def import_items_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
         "original": study,
         "title": f"Import items into {study.title}",
         "columns": study.kind.import_columns,
+        "optional_columns": template_columns(study.kind)[len(study.kind.import_columns):],
         "item_count": study.main_items().count(),
         "participant_count": study.participants.count(),
         "max_errors": MAX_REPORTED_ERRORS,
@@ -169,6 +171,14 @@ def import_items_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
     context["form"] = form
     return render(request, "admin/surveys/study/import_items.html", context,
                   status=422 if context.get("failure") else 200)
+
+
+def item_template_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """The template CSV of the study's kind (surveys.item_template), as a download."""
+    study = _study_for(model_admin, request, object_id, change=False)
+    response = HttpResponse(item_template(study.instrument), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{template_filename(study.instrument)}"'
+    return response
 
 
 def raw_responses_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:

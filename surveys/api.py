@@ -309,6 +309,8 @@ class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
 # --- participants -------------------------------------------------------------------------------------
 class ParticipantSerializer(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    channel = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True,
+                                           help_text="The recruitment channel they came through; null: Prolific.")
 
     class Meta:
         model = Participant
@@ -330,7 +332,7 @@ class MarkSerializer(serializers.Serializer):
 class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
     """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
 
-    queryset = Participant.objects.select_related("study")
+    queryset = Participant.objects.select_related("study", "channel")
     serializer_class = ParticipantSerializer
     query_filters = {"study": "study__slug", "status": "status"}
     required_permissions = {"mark": ["surveys.change_participant"]}

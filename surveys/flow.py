@@ -23,7 +23,6 @@ import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
-from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -39,6 +38,8 @@ from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
+from . import channels
+from .channels import prolific_completion_url as completion_url  # noqa: F401 (the preview's)
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
 
@@ -63,6 +64,7 @@ ANSWER_MESSAGES = (
     gettext_noop("Please enter a upper bound."),
     gettext_noop("Each bound must be a number (for example 12 or -3.5)."),
     gettext_noop("The lower bound must not be greater than the upper bound."),
+    gettext_noop("Please give one answer only."),
 )
 
 ENDED_STATUSES = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.SCREENED_OUT)
@@ -192,7 +194,12 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
     client address in ENTRY_WINDOW_SECONDS; a known PID may always come back (to resume, or to see their
     completion code). Nothing is created when the link is refused.
     """
-    ids = check_entry_params(params)
+    try:
+        channel = channels.channel_of(study, params)
+        ids = check_entry_params(params) if channel is None else EntryParams(
+            channels.participant_key(channel, params), "", "")
+    except channels.ChannelError as exc:
+        raise FlowError(exc.title, exc.message) from None
     existing = Participant.objects.filter(study=study, prolific_pid=ids.pid).first()
     if existing is not None:
         return existing
@@ -210,9 +217,21 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
         study=study,
         prolific_pid=ids.pid,
         defaults={"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,
-                  "user_agent": user_agent[:1000], "is_test": is_test},
+                  "user_agent": user_agent[:1000], "is_test": is_test, "channel": channel},
     )
     return participant
+
+
+def names_participant(study: Study, params: Mapping[str, str]) -> bool:
+    """Whether a study link says who the participant is (a Prolific PID, or a channel's id parameter); when it
+    does not, the browser's session says it. A Prolific link costs no query here."""
+    if channels.CHANNEL_PARAM not in params:
+        return PID_PARAM in params
+    try:
+        channel = channels.channel_of(study, params)
+    except channels.ChannelError:
+        return True  # enter() refuses it with the reason
+    return PID_PARAM in params if channel is None else channels.brings_id(channel, params)
 
 
 # --- where the participant is ---------------------------------------------------------------------
@@ -385,10 +404,10 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     if (position, item_id) != (slot.position, slot.item_id):
         return _not_current(participant, position, item_id)
     kind = participant.study.kind
-    data = kind.shape.form_data(answer)
-    if kind.shape.is_empty(data):
-        return Submission(Outcome.INVALID, _(kind.shape.empty_message))
     try:
+        data = kind.shape.form_data(answer)
+        if kind.shape.is_empty(data):
+            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
         typed = kind.validate_answer(slot.item, data)
     except AnswerError as exc:
         return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
@@ -502,16 +521,6 @@ def _complete(locked: Participant) -> str:
     return code
 
 
-def completion_url(code: str) -> str:
-    """Prolific's completion address for ``code`` (settings.PROLIFIC_COMPLETE_URL)."""
-    return f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
-
-
-def prolific_home_url() -> str:
-    """Prolific's participant app (the origin of settings.PROLIFIC_COMPLETE_URL), where a participant who
-    declined returns the study."""
-    parts = urlsplit(settings.PROLIFIC_COMPLETE_URL)
-    return f"{parts.scheme}://{parts.netloc}/"
 
 
 # --- researcher actions ---------------------------------------------------------------------------

@@ -84,11 +84,14 @@ def _decode(source: str | Path | IO[bytes] | IO[str]) -> str:
     return data.removeprefix("\ufeff")
 
 
-def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterable[str]) -> list[CsvRecord]:
+def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterable[str],
+                     errors: list[RowError] | None = None) -> list[CsvRecord]:
     """Data rows of a CSV file (UTF-8, BOM allowed) with their locations; blank rows are skipped.
 
-    ImportFailed if a required column is missing, a row has more or fewer cells than the header,
-    or the file is not valid CSV.
+    ImportFailed if a required column is missing (in ``required``'s order), a column is repeated, or the file
+    is not UTF-8. A row with more or fewer cells than the header, or malformed CSV from some row on: an error
+    of that row; with ``errors`` given, these are appended to it and the good rows are returned (so that the
+    caller reports them together with the errors it finds in the good rows), else ImportFailed.
     """
     reader = csv.reader(io.StringIO(_decode(source), newline=""))
     try:
@@ -107,7 +110,7 @@ def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterabl
     if duplicated:
         raise ImportFailed([RowError(1, c, "the header has this column more than once", 1) for c in duplicated])
     records: list[CsvRecord] = []
-    errors: list[RowError] = []
+    collect, errors = errors is not None, errors if errors is not None else []
     row_number = 1
     while True:
         start = reader.line_num + 1
@@ -127,7 +130,7 @@ def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterabl
                                                f"{len(header)} columns of the header", row_number))
             continue
         records.append(CsvRecord(start, row_number, dict(zip(header, cells))))
-    if errors:
+    if errors and not collect:
         raise ImportFailed(errors)
     return records
 
@@ -165,11 +168,12 @@ def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> Impo
     """Import every row of ``source`` as an item of ``study`` with the study's instrument.
 
     All or nothing: any bad row (or a key already in the study) raises ImportFailed naming the
-    line and column, and the database is left as it was.
+    line and column, and the database is left as it was. Every row is checked in one pass: the errors of the
+    whole file come together, in line order (a short row does not hide the others).
     """
     kind = study.kind
-    records = read_csv_records(source, kind.import_columns)
     errors: list[RowError] = []
+    records = read_csv_records(source, kind.import_columns, errors)
     items: list[Item] = []
     existing = set(study.items.values_list("key", flat=True))
     seen: dict[str, CsvRecord] = {}
@@ -194,7 +198,7 @@ def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> Impo
             seen[key] = record
             items.append(Item(study=study, key=key, source_row=record.row, **fields))
     if errors:
-        raise ImportFailed(errors)
+        raise ImportFailed(sorted(errors, key=lambda e: e.line))
     if not items:
         raise ImportFailed([RowError(2, "-", "the file has no rows", 2)])
     demonstrations = 0

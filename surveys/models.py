@@ -219,6 +219,50 @@ class Item(models.Model):
         return self.kind.sentence(self)
 
 
+class RecruitmentChannel(models.Model):
+    """A way into ``study`` besides Prolific (the default, which needs no row): a mailing list, SONA, MTurk,
+    CloudResearch, … Its entry link is the study link with ``channel=<name>``; the participant's id comes from
+    the URL parameter ``id_param`` (or is assigned here when that is empty); at the end they are sent to
+    ``completion_url`` (surveys.channels)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="channels")
+    name = models.SlugField(max_length=16, help_text="Short name, in the entry link, the export and the report "
+                                                     "(letters, digits, hyphens; e.g. sona, mturk, mailing-list).")
+    id_param = models.CharField(
+        max_length=40, blank=True, verbose_name="id parameter",
+        help_text="The URL parameter that carries the participant's id on that platform (SONA: id, MTurk: "
+                  "workerId, CloudResearch: participantId). Empty: the platform assigns each new entry an id.")
+    completion_url = models.CharField(
+        max_length=500, blank=True,
+        help_text="Where participants go at the end; {code} is replaced by the study's completion code for their "
+                  "outcome and {id} by their id, e.g. https://lab.sona-systems.com/webstudy_credit.aspx?"
+                  "experiment_id=12&credit_token=ab&survey_code={id}. Empty: the code is shown, no redirect.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "name"], name="channel_unique_name_per_study")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.study.slug})"
+
+    def clean(self) -> None:
+        if self.name == PROLIFIC_CHANNEL:
+            raise ValidationError({"name": f"“{PROLIFIC_CHANNEL}” is the default channel; choose another name."})
+        if self.id_param and not self.id_param.replace("_", "").isalnum():
+            raise ValidationError({"id_param": "A URL parameter name: letters, digits and underscores."})
+        if self.completion_url:
+            try:
+                self.completion_url.format(code="C", id="I")
+            except (KeyError, IndexError, ValueError):
+                raise ValidationError({"completion_url": "Only the placeholders {code} and {id} may appear in "
+                                                         "braces."}) from None
+            if not self.completion_url.startswith(("https://", "http://")):
+                raise ValidationError({"completion_url": "An absolute address (https://…)."})
+
+
+#: The name of the default channel in exports and reports (participants without a RecruitmentChannel).
+PROLIFIC_CHANNEL = "prolific"
+
+
 class Participant(models.Model):
     """One Prolific participant in one study."""
 
@@ -237,6 +281,9 @@ class Participant(models.Model):
     prolific_pid = models.CharField(max_length=64)
     prolific_study_id = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)
+    channel = models.ForeignKey(
+        RecruitmentChannel, null=True, blank=True, on_delete=models.PROTECT, related_name="participants",
+        help_text="How they came in; empty: Prolific. Their id on a channel is stored as <channel>-<id>.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.STARTED, db_index=True)
     is_test = models.BooleanField(
         default=False, db_index=True, verbose_name="test",

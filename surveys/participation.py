@@ -9,21 +9,25 @@ from typing import Any
 
 from django.db.models import Count
 
-from .models import Participant, Study, Withdrawal
+from .models import PROLIFIC_CHANNEL, Participant, Study, Withdrawal
 
 
 def participation(study: Study) -> dict[str, Any]:
     """Counts per status of real participants, the decline rate (declined / entered) and the completion
     rate (completed / consented, i.e. entered − declined); rates are None when nobody is counted yet."""
-    rows = (Participant.objects.filter(study=study).values_list("is_test", "status")
+    rows = (Participant.objects.filter(study=study).values_list("is_test", "status", "channel__name")
             .annotate(n=Count("id")).order_by())
     counts: dict[str, int] = {status: 0 for status in Participant.Status.values}
     tests = 0
-    for is_test, status, n in rows:
+    by_channel: dict[str, dict[str, int]] = {}
+    for is_test, status, channel, n in rows:
         if is_test:
             tests += n
         else:
             counts[status] += n
+            per = by_channel.setdefault(channel or PROLIFIC_CHANNEL, {"entered": 0, "completed": 0})
+            per["entered"] += n
+            per["completed"] += n if status == Participant.Status.COMPLETED else 0
     entered = sum(counts.values())
     declined = counts[Participant.Status.DECLINED]
     consented = entered - declined
@@ -33,7 +37,9 @@ def participation(study: Study) -> dict[str, Any]:
         "decline_rate": round(declined / entered, 4) if entered else None,
         "completion_rate": round(completed / consented, 4) if consented else None,
         "test_participants": tests,
-        "withdrawn": Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN).count(),
+        "withdrawn": Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN,
+                                                was_test=False).count(),
+        "channels": dict(sorted(by_channel.items())),  # real participants per recruitment channel
     }
 
 
@@ -51,4 +57,7 @@ def summary_line(p: dict[str, Any]) -> str:
                        ("test_participants", "test participants, not counted")):
         if p[key]:
             parts.append(f"{p[key]} {label}")
+    if set(p.get("channels", {})) - {PROLIFIC_CHANNEL}:  # only said when someone came another way
+        parts.append("by channel: " + ", ".join(f"{name} {c['completed']} completed of {c['entered']}"
+                                                for name, c in p["channels"].items()))
     return ", ".join(parts)

@@ -79,10 +79,10 @@ def preview_answer(study: Study, state: PreviewState, position: int, answer: Any
     if state.step != Step.ITEM or position != len(state.answers) + 1:
         return ""  # stale form: ignored, the view shows the current step
     kind = study.kind
-    data = kind.shape.form_data(answer)
-    if kind.shape.is_empty(data):
-        return kind.shape.empty_message
     try:
+        data = kind.shape.form_data(answer)
+        if kind.shape.is_empty(data):
+            return kind.shape.empty_message
         typed = kind.validate_answer(Item.objects.get(pk=state.slots[position - 1][0]), data)
     except AnswerError as exc:
         return str(exc)

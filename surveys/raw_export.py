@@ -6,6 +6,7 @@ from typing import Iterable, Iterator
 
 from django.http import StreamingHttpResponse
 
+from .channels import channel_name
 from .models import Response, Study
 from .spreadsheet import safe_cell
 
@@ -14,6 +15,7 @@ COLUMNS: tuple[str, ...] = (
     "statement_id", "statement_type", "truth", "is_control", "speaker_shown", "speaker_gender_shown",
     "sentence_shown", "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "answered_at",
     "imported", "test",  # test: a test participant (surveys.test_mode): not in reports or the combined export
+    "channel",  # how they came in (surveys.channels): "prolific" or a recruitment channel's name
 )
 CHUNK_SIZE = 2000
 
@@ -29,7 +31,7 @@ def raw_rows(study: Study) -> Iterator[list[str]]:
     kind = study.kind
     responses = (
         Response.objects.filter(participant__study=study)
-        .select_related("participant", "item", "assignment")
+        .select_related("participant__channel", "item", "assignment")
         .order_by("participant__started_at", "participant_id", "assignment__position")
     )
     for response in responses.iterator(chunk_size=CHUNK_SIZE):
@@ -60,6 +62,7 @@ def raw_rows(study: Study) -> Iterator[list[str]]:
             response.created_at.isoformat(),
             "true" if response.imported else "false",
             "true" if participant.is_test else "false",
+            channel_name(participant),
         ]
 
 

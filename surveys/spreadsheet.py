@@ -1,9 +1,13 @@
 """CSV cells that a spreadsheet would run as formulas (OWASP "CSV injection"): a text cell starting with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``, unless the whole cell is a
-number (``-5``, ``+1e3`` are harmless). A cell that starts with ``'`` before such a character gets one more,
+number (``-5``, ``+1e3`` are harmless). The full-width and small forms of these signs (``＝``, ``﹦``, ``＋``,
+``－``, ``＠``, …: every character whose compatibility form, Unicode NFKC, is one of them) count too, since
+spreadsheets in East Asian locales read ``＝1+1`` as a formula. A cell that starts with ``'`` before such a character gets one more,
 so :func:`unescape_cell` restores every value exactly. Parquet files are not escaped (no spreadsheet runs
 them)."""
 from __future__ import annotations
+
+import unicodedata
 
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -21,7 +25,7 @@ def _needs_escape(text: str) -> bool:
         return False
     if text[0] == "'":
         return _needs_escape(text[1:])
-    return text.startswith(TRIGGERS) and not _is_number(text)
+    return unicodedata.normalize("NFKC", text[0]).startswith(TRIGGERS) and not _is_number(text)
 
 
 def safe_cell(value):

@@ -43,8 +43,13 @@ def is_test_entry(study: Study, params: Mapping[str, str]) -> bool:
     return True
 
 
+#: The start of a test participant's PROLIFIC_PID, so that test links and test rows are told apart at a glance.
+TEST_PID_PREFIX = "TEST"
+
+
 def pilot_link(base: str, study: Study) -> str:
-    """A test-participant link with fresh ids of Prolific's form (24 and 12 hex characters)."""
-    query = urlencode({"PROLIFIC_PID": f"{secrets.token_hex(12)}", "STUDY_ID": secrets.token_hex(12),
+    """A test-participant link with fresh ids (24 and 12 characters, as Prolific's); its PROLIFIC_PID starts
+    with ``TEST``. The signed ``test`` token, not the prefix, is what makes the participant a test one."""
+    query = urlencode({"PROLIFIC_PID": TEST_PID_PREFIX + secrets.token_hex(10), "STUDY_ID": secrets.token_hex(12),
                        "SESSION_ID": secrets.token_hex(6), TEST_PARAM: pilot_token(study)})
     return f"{base.rstrip('/')}/s/{study.slug}/?{query}"

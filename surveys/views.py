@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods
 
 from config import throttle
 
-from . import flow
+from . import channels, flow
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
@@ -112,6 +112,7 @@ def participant_page(*steps: Step) -> Callable:
                           "left off."),
                     ), study)
             study = participant.study
+            request.test_participant = participant.is_test  # base.html's banner on every page
             with in_study_language(study):
                 progress = flow.current_step(participant)
                 if progress.step not in steps:
@@ -168,7 +169,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         study = _study(slug)
     except FlowError as exc:
         return problem(request, exc)
-    if flow.PID_PARAM not in request.GET and request.session.get(_session_key(study)):
+    if request.session.get(_session_key(study)) and not flow.names_participant(study, request.GET):
         return _step_redirect(study, Step.CONSENT)  # the step page redirects on to the current step
     try:
         with in_study_language(study):
@@ -191,7 +192,9 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
             messages.info(request, _(STALE_PAGE))
             return _step_redirect(study, flow.current_step(participant).step)
         if not agreed:
-            return render(request, "surveys/declined.html", {"study": study, "prolific_url": flow.prolific_home_url()})
+            return render(request, "surveys/declined.html",
+                          {"study": study, "via_channel": participant.channel_id is not None,
+                           "prolific_url": channels.prolific_home_url()})
         return _step_redirect(study, Step.INSTRUCTIONS)
     return render(request, "surveys/consent.html",
                   _step_context(study, Step.CONSENT, request.path, False, form=form))
@@ -261,12 +264,16 @@ def _question_page(request: HttpRequest, study: Study, progress: Progress, error
 def done(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
     """Completion (code, link back to Prolific; redirects right after the last answer) or the ended page."""
     if progress.step == Step.ENDED:
-        return render(request, "surveys/ended.html", {"study": study, "participant": participant})
+        return render(request, "surveys/ended.html", {"study": study, "participant": participant,
+                                                      "via_channel": participant.channel_id is not None})
     # normally completed with the last answer; complete() covers a participant left just short of it
     code = participant.completion_code if participant.completed_at else flow.complete(participant)
+    redirect_now = request.session.pop(_redirect_key(study), False)
+    target = channels.completion(participant, code)
     return render(request, "surveys/done.html", {
-        "study": study, "code": code, "url": flow.completion_url(code),
-        "redirect": request.session.pop(_redirect_key(study), False),
+        "study": study, "code": code, "url": target.url, "platform": target.platform,
+        # a test participant is never sent to Prolific; a channel without a completion address sends nobody
+        "redirect": redirect_now and bool(target.url) and not participant.is_test,
     })
 
 
@@ -300,7 +307,7 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
             form = ConsentForm(request.POST)
             if form.is_valid() and not form.agreed:
                 return render(request, "surveys/declined.html", {"study": study, "preview": True,
-                                                                 "prolific_url": flow.prolific_home_url()})
+                                                                 "prolific_url": channels.prolific_home_url()})
             if form.is_valid():
                 preview_consent(state, True)
             else:

@@ -141,7 +141,8 @@ def test_add_study_with_instrument_choice(client, staff):
     data = {"title": "Pilot", "slug": "pilot", "status": "draft", "instrument": "no_such_kind", "language": "en",
             "items_per_expression": 2, "controls_per_participant": 2, "draw_speaker_names": "on",
             "attention_threshold": 0.2, "completion_code": "C1", "failed_attention_code": "C2",
-            "screened_out_code": "C3", "items-TOTAL_FORMS": 0, "items-INITIAL_FORMS": 0}
+            "screened_out_code": "C3", "items-TOTAL_FORMS": 0, "items-INITIAL_FORMS": 0,
+            "channels-TOTAL_FORMS": 0, "channels-INITIAL_FORMS": 0}
     response = client.post("/admin/surveys/study/add/", data)
     assert response.status_code == 200 and not Study.objects.exists()
     assert "no_such_kind" in str(response.context["adminform"].form.errors["instrument"])

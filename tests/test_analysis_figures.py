@@ -63,3 +63,11 @@ def test_truth_figure_plots_the_means_and_cis(figures):
         want = [means.get("human" if a.startswith("Humans") else a, np.nan) for a in agents]
         got = pd.Series(line.get_ydata(), dtype=float)
         np.testing.assert_allclose(got.dropna().to_numpy(), pd.Series(want).dropna().to_numpy())
+
+
+def test_figures_are_drawn_without_pyplots_global_state(figures):
+    """The admin draws these inside web requests, several threads at once: they are plain Figure objects,
+    never registered in pyplot's (not thread-safe) global figure list."""
+    report, made = figures
+    assert made and plt.get_fignums() == []
+    assert all(fig.canvas.manager is None for fig in made.values())

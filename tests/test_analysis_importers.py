@@ -84,16 +84,20 @@ def test_wide_reimport_is_refused_and_changes_nothing(wep_study):
     assert counts(wep_study) == before
 
 
-def test_wide_bad_cell_names_line_and_column_and_creates_nothing(wep_study, tmp_path):
+def fagen_with(tmp_path, cells: dict[tuple[int, int], str]):
+    """A copy of the Fagen-Ulmschneider file with the cells at (0-based line, column) replaced."""
     lines = FAGEN.read_text(encoding="utf-8").splitlines()
-    cells = lines[5].split(",")
-    cells[3] = "seventy"  # Probable
-    lines[5] = ",".join(cells)
-    cells = lines[9].split(",")
-    cells[0] = "101"
-    lines[9] = ",".join(cells)
-    bad = tmp_path / "bad.csv"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for (line, column), value in cells.items():
+        row = lines[line].split(",")
+        row[column] = value
+        lines[line] = ",".join(row)
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_wide_bad_cell_names_line_and_column_and_creates_nothing(wep_study, tmp_path):
+    bad = fagen_with(tmp_path, {(5, 3): "seventy", (9, 0): "101"})  # line 6 "Probable"; line 10
     with pytest.raises(ImportFailed) as info:
         import_wide(wep_study, bad)
     found = {(e.line, e.column, e.message) for e in info.value.errors}
@@ -245,6 +249,27 @@ def test_long_import_errors_name_row_and_column_and_import_nothing(imported_nv, 
     assert got[(10, "expr")].startswith("is empty")
     assert len(got) == 8
     assert counts(imported_nv)[:3] == (0, 0, 0)
+
+
+def test_importers_read_numbers_as_the_page_does(imported_nv, wep_study, tmp_path):
+    """``1e2``, ``٥٠`` (Arabic-Indic 50), ``1_0`` and ``5\\n``: float() takes them, the participant page refuses
+    them, and so do the importers (one rule, surveys.instruments.shapes.plain_number)."""
+    good = _nv_rows(imported_nv, ["A1", "B2"])
+    bad = [list(r) for r in good]
+    bad[0][3], bad[1][3], bad[2][3] = "1e1", "\u0665\u0660", "1_0"
+    bad[3][4] = "1e3"  # response time
+    path = write_csv(tmp_path / "bad.csv", LONG_HEADER, bad)
+    with pytest.raises(ImportFailed) as info:
+        import_responses(imported_nv, path, LONG_COLS)
+    got = {(e.line, e.column): e.message for e in info.value.errors}
+    assert got[(2, "answer")] == "'1e1' is not a number" and got[(3, "answer")] == "'\u0665\u0660' is not a number"
+    assert got[(4, "answer")] == "'1_0' is not a number" and got[(5, "rt")] == "'1e3' is not a number"
+    assert counts(imported_nv)[:3] == (0, 0, 0)
+
+    wide = fagen_with(tmp_path, {(5, 3): "7e1"})
+    with pytest.raises(ImportFailed) as info:
+        import_wide(wep_study, wide)
+    assert (6, '"Probable"', "'7e1' is not a number") in {(e.line, e.column, e.message) for e in info.value.errors}
 
 
 def test_long_import_missing_column_and_existing_participant(imported_nv, tmp_path):

@@ -65,10 +65,27 @@ def test_interval_from_the_page():
     assert shape.is_empty({"lower": " ", "upper": ""}) and not shape.is_empty({"lower": "1"})
     with pytest.raises(AnswerError, match="must be a number"):
         shape.validate(Kind(), None, {"lower": " 1", "upper": "2"})
+    with pytest.raises(AnswerError, match="must be a number"):
+        shape.validate(Kind(), None, {"lower": "5\n", "upper": "7"})
+
+
+def test_a_field_posted_twice_is_refused_not_read_as_its_last_value():
+    """A page posts each field once; a tampered form with two ``value`` fields (a QueryDict keeps both, and
+    ``get`` would give the last) is refused, for every shape."""
+    from django.http import QueryDict
+
+    with pytest.raises(AnswerError, match="one answer only"):
+        ScaleShape().form_data(QueryDict("value=50&value=70"))
+    with pytest.raises(AnswerError, match="one answer only"):
+        IntervalShape().form_data(QueryDict("lower=1&upper=5&upper=9"))
+    with pytest.raises(AnswerError, match="one answer only"):
+        ChoiceShape().form_data(QueryDict("choice=A&choice=B"))
+    assert ScaleShape().form_data(QueryDict("value=50&other=1&other=2")) == {"value": "50"}  # other fields: not read
 
 
 @pytest.mark.parametrize("text, number", [("50", 50.0), ("-3.5", -3.5), ("0.25", 0.25), ("1e2", None),
-                                          ("1_0", None), ("٥٠", None), ("inf", None), (" 5", None), ("", None)])
+                                          ("1_0", None), ("٥٠", None), ("inf", None), (" 5", None), ("", None),
+                                          ("5\n", None), ("5\r\n", None), ("5 ", None), ("+5", None)])
 def test_plain_numbers_only(text, number):
     assert plain_number(text) == number
 

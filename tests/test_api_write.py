@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
+from config.celery import app as celery_app
 from elicitation.models import ElicitationRun, ModelResponse
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.models import Assignment, Item, Participant, Response, Study
@@ -170,9 +171,11 @@ def test_generate_items_from_a_design(api):
 
 
 # --- runs -----------------------------------------------------------------------------------------------
-def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, settings,
+def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, monkeypatch,
                                                  django_capture_on_commit_callbacks):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # the Celery app's own conf: once the app has read Django's settings (an earlier test), a changed setting
+    # no longer reaches it, and the tasks would go to the broker
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
     stub.default = Reply.answer("70")
     make_endpoint(stub, name="stubbed")
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:3])

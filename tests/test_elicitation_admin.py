@@ -395,7 +395,7 @@ def test_provenance_labels_come_from_the_prompt_sent(admin_client, stub, importe
 
 
 def test_existing_runs_get_the_version_of_the_prompt_they_sent(stub, imported_nv):
-    """Migration elicitation 0008: runs stored with the old default belem-2shot-v1 get their prompt's version;
+    """Migration elicitation 0009: runs stored with the old default belem-2shot-v1 get their prompt's version;
     a typed version and a Belem 2-shot run are left as they are; report names do not change."""
     import importlib
 
@@ -404,7 +404,7 @@ def test_existing_runs_get_the_version_of_the_prompt_they_sent(stub, imported_nv
     from analysis.agents import agent_name
     from surveys.demo.overprecision import load_overprecision_demo
 
-    migration = importlib.import_module("elicitation.migrations.0008_true_prompt_versions")
+    migration = importlib.import_module("elicitation.migrations.0009_true_prompt_versions")
     interval = load_overprecision_demo()[0]
     runs = {name: create_run(study, make_endpoint(stub, name=name), items=items_of(study, 1), few_shot=few_shot,
                              max_tokens=32)

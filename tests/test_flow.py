@@ -318,6 +318,16 @@ def test_a_bad_value_asks_the_same_question_again(client, study, value, message)
     assert Response.objects.get().value == 35
 
 
+def test_a_value_field_sent_twice_asks_again_instead_of_keeping_the_last(client, study):
+    participant = start(client, study)
+    slot = current_slot(participant)
+    response = client.post(url(study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
+                                                "value": ["50", "70"]})
+    assert response.status_code == 200 and "Please give one answer only." in page(response)
+    assert not Response.objects.exists()
+    assert saved(answer(client, study, slot, 35), slot)
+
+
 def test_missing_value_field_asks_again(client, study):
     participant = start(client, study)
     slot = current_slot(participant)

@@ -1,6 +1,8 @@
 """Studies and their items from the command line: create_study, then generate_items with a published design."""
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -73,3 +75,27 @@ def test_items_without_expressions_are_drawn_items_per_participant_least_used_fi
     study.items_per_participant = None  # empty: every item
     study.save()
     assert len(assign(Participant.objects.create(study=study, prolific_pid="all"), random.Random(0))) == 360
+
+
+@pytest.mark.parametrize("kind, default", [("wep_choice", 30), ("interval_confidence", 10),
+                                           ("verbalisation_choice", 12)])
+def test_create_study_gives_each_kind_its_default_items_per_participant_and_prints_it(kind, default):
+    out = io.StringIO()
+    call_command("create_study", "s1", "--instrument", kind, stdout=out)
+    assert Study.objects.get(slug="s1").items_per_participant == default
+    assert f"items per participant: {default} (the {kind} default: " in out.getvalue()
+    out = io.StringIO()
+    call_command("create_study", "s2", "--instrument", kind, "--items-per-participant", "all", stdout=out)
+    assert Study.objects.get(slug="s2").items_per_participant is None
+    assert "items per participant: all of the study's items" in out.getvalue()
+    call_command("create_study", "s3", "--instrument", kind, "--items-per-participant", "7", stdout=io.StringIO())
+    assert Study.objects.get(slug="s3").items_per_participant == 7
+    with pytest.raises(CommandError, match="items per participant"):
+        call_command("create_study", "s4", "--instrument", kind, "--items-per-participant", "0")
+
+
+def test_create_study_of_a_kind_drawn_by_expression_says_so():
+    out = io.StringIO()
+    call_command("create_study", "sb", "--instrument", "speaker_belief", stdout=out)
+    assert Study.objects.get(slug="sb").items_per_participant is None
+    assert "drawn per expression" in out.getvalue()

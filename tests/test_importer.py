@@ -239,18 +239,21 @@ def test_non_utf8_file(study, nv_rows, tmp_path):
     assert error.line == 1 and "not UTF-8" in error.message
 
 
+def change_record(path: Path, index: int, change) -> None:
+    """Rewrite the CSV record ``index`` (0: the header) of ``path`` as ``change(cells)``."""
+    records = list(csv.reader(io.StringIO(path.read_text(), newline="")))
+    records[index] = change(records[index])
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\n").writerows(records)
+    path.write_text(out.getvalue())
+
+
 @pytest.mark.parametrize("change,word", [(lambda cells: cells + ["extra"], "more"),
                                          (lambda cells: cells[:-3], "fewer")])
 def test_ragged_row(study, nv_rows, tmp_path, change, word):
     header, rows = nv_rows
     starts = write_rows(tmp_path / "f.csv", header, rows[:4])
-    # rewrite the third data row with one cell too many / three too few
-    text = (tmp_path / "f.csv").read_text()
-    records = list(csv.reader(io.StringIO(text, newline="")))
-    records[3] = change(records[3])
-    out = io.StringIO(newline="")
-    csv.writer(out, lineterminator="\n").writerows(records)
-    (tmp_path / "f.csv").write_text(out.getvalue())
+    change_record(tmp_path / "f.csv", 3, change)  # the third data row: one cell too many / three too few
     error = only_error(failed_import(study, tmp_path / "f.csv"))
     assert (error.line, error.row, error.column) == (starts[2], 4, "-")
     assert word in error.message
@@ -265,14 +268,33 @@ def test_unterminated_quote(study, tmp_path, nv_rows):
 
 
 def test_every_bad_row_is_reported(study, nv_rows, tmp_path):
+    """One pass: a short row and the bad cells of the other rows come together, in line order (the short row
+    does not hide the others)."""
     header, rows = nv_rows
     rows = [dict(r) for r in rows[1:6]]
     rows[0]["is_control"] = "perhaps"
     rows[3]["uncertainty_expression"] = "sure thing"
+    rows[4]["gender"] = "robot"
     starts = write_rows(tmp_path / "f.csv", header, rows)
+    change_record(tmp_path / "f.csv", 3, lambda cells: cells[:-2])  # the third data row: two cells short
     exc = failed_import(study, tmp_path / "f.csv")
-    assert [(e.line, e.column) for e in exc.errors] == [(starts[0], "is_control"),
-                                                        (starts[3], "uncertainty_expression")]
+    assert [(e.line, e.column) for e in exc.errors] == [(starts[0], "is_control"), (starts[2], "-"),
+                                                        (starts[3], "uncertainty_expression"), (starts[4], "gender")]
+    assert "fewer" in exc.errors[1].message and exc.total == 4
+
+
+def test_many_errors_are_reported_up_to_the_cap_with_their_total(study, tmp_path):
+    from surveys.importers import MAX_REPORTED_ERRORS
+
+    lines = ["statement_type,name,gender,pronouns,is_control,uncertainty_expression,statement_id,statement"]
+    lines += [f"future,Ann,female,,maybe,likely,s{n},[[they]] will win." for n in range(30)]
+    lines += ["future,Ann,female"]  # short
+    (tmp_path / "f.csv").write_text("\n".join(lines) + "\n")
+    exc = failed_import(study, tmp_path / "f.csv")
+    assert exc.total == 31 and len(exc.errors) == 31
+    message = str(exc)
+    assert message.startswith("nothing imported: 31 error(s)") and message.count("\n  line ") == MAX_REPORTED_ERRORS
+    assert message.endswith(f"… and {31 - MAX_REPORTED_ERRORS} more")
 
 
 def test_empty_file(study, nv_rows, tmp_path):

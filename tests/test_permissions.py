@@ -101,6 +101,7 @@ def admin_routes(data) -> list[tuple[str, str, list[str]]]:
          ["surveys.view_item", "elicitation.view_storedprompt"]),
         ("get", reverse("admin:elicitation_item_answers", args=[item]),
          ["surveys.view_item", "surveys.view_response", "elicitation.view_modelresponse"]),
+        ("get", reverse("admin:surveys_study_item_template", args=[study]), ["surveys.view_study"]),
         ("get", reverse("admin:surveys_study_raw_responses", args=[study]),
          ["surveys.view_study", "surveys.view_response", "surveys.view_participant"]),
         ("get", reverse("admin:analysis_studyanalysis_export", args=[study, "csv"]) + "?raw_ids=1",

@@ -274,3 +274,50 @@ def test_participant_list_shows_rounded_rho(admin_client, study):
     page = admin_client.get(reverse("admin:surveys_participant_changelist")).content.decode()
     assert "passed (0.94)" in page and "excluded (0.12)" in page
     assert "0.9412345" not in page and "0.123456" not in page
+
+
+def test_a_withdrawn_test_participant_is_not_counted_as_withdrew(admin_client, study):
+    real, tester = finish(study, "r" * 24), finish(study, "t" * 24, test=True, seed=2)
+    withdraw(study, tester.prolific_pid, by="me")
+    assert participation(study)["withdrawn"] == 0
+    report = admin_client.get(reverse("admin:analysis_studyanalysis_report", args=[study.pk])).content.decode()
+    assert "withdrew" not in report
+    withdraw(study, real.prolific_pid, by="me")
+    assert participation(study)["withdrawn"] == 1
+
+
+def test_the_study_list_counts_only_real_completed_participants(admin_client, study):
+    finish(study, "r" * 24)
+    finish(study, "t" * 24, test=True, seed=2)
+    page = admin_client.get(reverse("admin:surveys_study_changelist")).content.decode()
+    assert "1 / 1 · 1 test" in page
+    analyses = admin_client.get(reverse("admin:analysis_studyanalysis_changelist")).content.decode()
+    assert re.search(r'<td class="field-completed">1</td>', analyses), analyses  # the Analysis list's column
+
+
+def test_a_test_participant_sees_the_banner_on_every_page_and_is_not_sent_to_prolific(admin_client, client, study):
+    target = admin_client.get(reverse("admin:surveys_study_test_participant", args=[study.pk]))["Location"]
+    assert "PROLIFIC_PID=TEST" in target  # a test link looks different
+    step = client.get(target)["Location"]
+    pages = [client.get(step)]
+    client.post(step, {"choice": "agree"})
+    tester = Participant.objects.get()
+    assert tester.is_test and tester.prolific_pid.startswith("TEST")
+    flow.record_instructions(tester)
+    flow.record_pledge(tester, random.Random(1))
+    pages.append(client.get(reverse("surveys:item", kwargs={"slug": study.slug})))
+    while (progress := flow.current_step(tester)).step == flow.Step.ITEM:
+        flow.submit_answer(tester, progress.slot.position, progress.slot.item_id, {"value": "50"}, None)
+    session = client.session
+    session[f"hedgelab.redirect.{study.pk}"] = True  # as right after the last answer
+    session.save()
+    done = client.get(reverse("surveys:done", kwargs={"slug": study.slug}))
+    pages.append(done)
+    for page in pages:
+        assert page.status_code == 200 and 'id="test-banner"' in page.content.decode()
+    text = done.content.decode()
+    assert "http-equiv=\"refresh\"" not in text and "prolific-link" not in text and 'id="test-done"' in text
+    # a real participant's pages carry no banner, and the completion page sends them back to Prolific
+    other = Client()
+    other.get(f"/s/{study.slug}/?PROLIFIC_PID={PID}")
+    assert 'id="test-banner"' not in other.get(consent_url(study)).content.decode()

@@ -252,3 +252,136 @@ def test_publish_refuses_a_belem_study_without_its_demonstrations(live, prolific
     with pytest.raises(PublishError, match="it needs 2 demonstrations .*, it has 1"):
         publish(link)
     assert not prolific.calls
+
+
+def test_publish_sends_no_legacy_fields_and_reads_the_status_back(live, prolific):
+    link = published(live, prolific)
+    remote = prolific.studies[link.prolific_id]
+    assert remote["filters"] == [] and "completion_option" not in remote
+    # the transition answers PUBLISHING; the status stored is the one read back afterwards
+    calls = [(c.method, c.path) for c in prolific.calls]
+    assert calls[-2:] == [("POST", f"/api/v1/studies/{link.prolific_id}/transition/"),
+                          ("GET", f"/api/v1/studies/{link.prolific_id}/")]
+    assert link.prolific_status == "ACTIVE" == ProlificStudy.objects.get().prolific_status
+
+
+def test_publish_checks_what_prolific_or_participants_would_trip_over(live, prolific, settings):
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    live.failed_attention_code = live.completion_code
+    live.save()
+    link = ProlificStudy.objects.create(study=live, estimated_minutes=10, reward_cents=100,
+                                        failed_attention_action="reject", rejection_message="too short",
+                                        rejection_category="NOT_A_CATEGORY")
+    with pytest.raises(PublishError) as caught:
+        publish(link)
+    message = str(caught.value)
+    for words in ("600 per hour, under Prolific's minimum of 800", "pay at least 134",
+                  "three different non-empty codes", "SITE_URL is http://127.0.0.1:8000",
+                  "at least 100 characters", "'NOT_A_CATEGORY' is not one of Prolific's rejection categories"):
+        assert words in message
+    link.estimated_minutes = 0
+    with pytest.raises(PublishError, match="at least 1 minute"):
+        publish(link)
+    assert not prolific.calls
+
+
+def test_publishing_that_prolific_refuses_for_balance_says_why_and_can_be_retried(live, prolific):
+    prolific.balance_cents = 100
+    link = ProlificStudy.objects.create(study=live, places=40, reward_cents=200)
+    with pytest.raises(PublishError, match="402, error 140201.*Insufficient balance"):
+        publish(link)
+    link.refresh_from_db()
+    assert link.prolific_id and link.prolific_status == "UNPUBLISHED" and not link.published_at
+    prolific.balance_cents = 10**6
+    assert publish(link).prolific_status == "ACTIVE" and len(prolific.studies) == 1
+
+
+def test_screened_out_frees_slots_processing_waits_and_final_statuses_skip(live, prolific):
+    link = published(live, prolific, review_policy="queued")
+    screened = participant(live, "PIDS")
+    a = participant(live, "PIDA", "completed", passed=True)
+    participant(live, "PIDB", "completed", passed=True)
+    participant(live, "PIDR")
+    subs = {"S": prolific.add_submission(link.prolific_id, "PIDS", status="SCREENED OUT"),
+            "A": prolific.add_submission(link.prolific_id, "PIDA"),
+            "B": prolific.add_submission(link.prolific_id, "PIDB"),
+            "R": prolific.add_submission(link.prolific_id, "PIDR", status="RESERVED")}
+    result = sync(link)
+    assert result.ended == {"screened_out": 1} and result.decided == {"approve": 2}
+    screened.refresh_from_db()
+    assert screened.status == "screened_out" and sum(item_usage(live).values()) == 3 * 30
+    assert Submission.objects.get(submission_id=subs["R"]).decision == ""
+    prolific.set_status(subs["A"], "PROCESSING")  # Prolific is busy with it: the decision waits
+    prolific.set_status(subs["B"], "PARTIALLY APPROVED")  # decided there: nothing to send
+    sync(link)
+    state = {k: Submission.objects.get(submission_id=v).state for k, v in subs.items()}
+    assert state["A"] == "queued" and state["B"] == "skipped"
+    prolific.set_status(subs["A"], "AWAITING REVIEW")
+    sync(link)
+    assert send_decisions(link.submissions.all()) == (1, 0)
+    assert prolific.submissions[subs["A"]]["status"] == "APPROVED" and a.pk
+
+
+def failed_and_asked_to_return(live, prolific, unreturned, completed_days_ago=0):
+    link = published(live, prolific, review_policy="automatic", failed_attention_action="return",
+                     unreturned_action=unreturned)
+    participant(live, "PIDB", "completed", passed=False)
+    completed = (timezone.now() - timezone.timedelta(days=completed_days_ago)).isoformat()
+    sub = prolific.add_submission(link.prolific_id, "PIDB", completed_at=completed)
+    first = sync(link)
+    assert first.decided == {"return": 1} and first.sent == 1
+    assert prolific.submissions[sub]["return_requested"] and prolific.submissions[sub]["status"] == "AWAITING REVIEW"
+    return link, sub
+
+
+def test_an_unreturned_participant_is_rejected_before_prolific_would_pay_them(live, prolific):
+    link, sub = failed_and_asked_to_return(live, prolific, "reject")
+    row = Submission.objects.get(submission_id=sub)
+    assert row.return_requested_at and row.auto_approve_at == row.completed_at + timezone.timedelta(days=21)
+    assert sync(link).sent == 0  # not due yet: the participant may still return
+    Submission.objects.filter(pk=row.pk).update(return_requested_at=timezone.now() - timezone.timedelta(days=8))
+    followed = sync(link)
+    assert followed.decided == {"unreturned: reject": 1} and followed.sent == 1
+    assert prolific.submissions[sub]["status"] == "REJECTED"
+    assert [body.get("action") for _, body in prolific.transitions()] == [None, "REJECT"]
+    assert sync(link).sent == 0
+
+
+def test_an_unreturned_participant_near_the_auto_approval_becomes_a_dated_pending_decision(live, prolific,
+                                                                                            admin_client):
+    link, sub = failed_and_asked_to_return(live, prolific, "review", completed_days_ago=20)
+    again = sync(link)  # the return was asked just now, but Prolific approves it tomorrow: decide now
+    row = Submission.objects.get(submission_id=sub)
+    assert again.decided == {"unreturned: review": 1} and again.sent == 0
+    assert row.decision == "review" and row.state == ""
+    assert f"Prolific approves (pays) it on {row.auto_approve_at:%Y-%m-%d}" in row.decision_reason
+    page = admin_client.get("/admin/prolific/prolificstudy/").content.decode()
+    assert f"1 (first on {timezone.localtime(row.auto_approve_at):%Y-%m-%d})" in page
+    assert sync(link).decided == {}  # no second return request
+
+
+def test_admin_queue_reject_refuses_what_prolific_would_refuse(live, prolific, admin_client):
+    link = published(live, prolific, review_policy="queued")
+    participant(live, "PIDA", "completed", passed=True)
+    prolific.add_submission(link.prolific_id, "PIDA")
+    sync(link)
+    row = Submission.objects.get()
+    ProlificStudy.objects.filter(pk=link.pk).update(rejection_message="Too short.")
+    answer = admin_client.post("/admin/prolific/submission/", {"action": "reject_action",
+                                                               "_selected_action": [row.pk]}, follow=True)
+    assert "Prolific would refuse these rejections" in answer.content.decode()
+    row.refresh_from_db()
+    assert row.decision == "approve"
+    ProlificStudy.objects.filter(pk=link.pk).update(rejection_message="x" * 100)
+    admin_client.post("/admin/prolific/submission/", {"action": "reject_action", "_selected_action": [row.pk]})
+    row.refresh_from_db()
+    assert row.decision == "reject" and row.state == "queued"
+
+
+def test_a_reward_prolific_refuses_is_reported_in_its_words(live, prolific, settings):
+    settings.PROLIFIC_MIN_HOURLY_REWARD = 600  # a GBP workspace here, while Prolific wants 800 for this one
+    link = ProlificStudy.objects.create(study=live, places=10, reward_cents=100, estimated_minutes=10)
+    with pytest.raises(PublishError, match=r"400, error 140101\): The reward per hour \(600\) is below the minimum"):
+        publish(link)
+    link.refresh_from_db()
+    assert link.prolific_status == "UNPUBLISHED" and not link.published_at

@@ -13,7 +13,9 @@ from surveys.models import Assignment, Item, Participant, Response, Study
 from surveys.raw_export import csv_lines, raw_rows
 from surveys.spreadsheet import safe_cell, unescape_cell
 
-FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)", "\t=1", "\r=1"]
+FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)", "\t=1", "\r=1",
+            # full-width and small forms, which spreadsheets in East Asian locales run as well
+            "＝HYPERLINK(\"http://x\")", "＋1+1", "－2+3", "＠SUM(A1:A9)", "﹦1+1", "﹢1", "﹣1+1"]
 
 
 @pytest.mark.parametrize("text", FORMULAS)

@@ -103,3 +103,60 @@ def test_items_fit_the_model(db):
     item = study.items.get(key="sound|3|wide|0.725|below_high")
     assert item.extra["truth_choice"] in "ABC" and item.ground_truth == item.extra["share"]
     assert item.kind.build_prompt(item, []).text.endswith(f"below {item.extra['high']}.")
+
+
+def scenario_samples(items):
+    """{(scenario, numbers set): the sample shown}, checking each is the same across the scenario's items."""
+    found = {}
+    for f in items:
+        key = (f["extra"]["scenario"], f["extra"]["numbers"])
+        assert found.setdefault(key, f["extra"]["sample"]) == f["extra"]["sample"]
+    return found
+
+
+def test_drawn_numbers_a_quantity_does_not_allow_are_redrawn_and_valid_draws_are_kept():
+    """Seed 1 draws -8 in the wide set: a height of -8, a score of -8, a loudness of -8 dB. Each scenario
+    redraws that value until valid; every other value, and the narrow set, stay the seed's draw."""
+    drawn = tang_rq2.draw_numbers(1)
+    assert min(drawn["wide"]) == -8
+    samples = scenario_samples(generate(seed=1))
+    for scenario, floor in tang_rq2.SCENARIO_MIN.items():
+        assert samples[(scenario, "narrow")] == drawn["narrow"]
+        wide = samples[(scenario, "wide")]
+        assert min(wide) >= floor and len(wide) == 20 and all(isinstance(v, int) for v in wide)
+        assert [v for v, d in zip(wide, drawn["wide"]) if d >= floor] == [d for d in drawn["wide"] if d >= floor]
+        assert [v for v, d in zip(wide, drawn["wide"]) if d < floor] != [d for d in drawn["wide"] if d < floor]
+    assert generate(seed=1) == generate(seed=1)  # the redraws are seeded too
+
+
+def test_a_seed_whose_draws_are_all_valid_gives_the_same_items_as_before():
+    drawn = tang_rq2.draw_numbers()  # the default seed: every value above 0
+    assert min(min(v) for v in drawn.values()) >= max(tang_rq2.SCENARIO_MIN.values())
+    samples = scenario_samples(generate())
+    assert all(samples[(s, n)] == drawn[n] for s in tang_rq2.SCENARIOS for n in drawn)
+    assert not any("clipped" in f["extra"] for f in generate())
+
+
+def test_given_numbers_are_clipped_per_scenario_and_keep_their_truths():
+    wide = [-8, 0] + WIDE[2:]
+    items = generate(numbers=[PAPER_NARROW, wide])
+    samples = scenario_samples(items)
+    assert samples[("height", "wide")][:2] == [1, 1] and samples[("score", "wide")][:2] == [0, 0]
+    assert samples[("sound", "wide")][:2] == [0, 0]
+    for f in items:
+        if f["extra"]["numbers"] == "wide" and f["extra"]["scenario"] == "height":
+            assert f["extra"]["clipped"] == wide
+        assert "clipped" not in f["extra"] or f["extra"]["numbers"] == "wide"
+        # every interval end lies above the floors: clipping moves no number across one
+        low, high = f["extra"]["low"], f["extra"]["high"]
+        given = wide if f["extra"]["numbers"] == "wide" else list(PAPER_NARROW)
+        assert f["extra"]["share"] == float(tang_rq2.inside(given, f["extra"]["interval"], low, high).mean())
+    assert samples[("score", "narrow")] == list(PAPER_NARROW)
+
+
+def test_notes_name_every_number_redrawn_or_clipped():
+    notes = tang_rq2.notes(generate(seed=1))
+    assert len(notes) == 3 and all("wide numbers: -8 redrawn as " in n for n in notes)
+    assert tang_rq2.notes(generate()) == []
+    clipped = tang_rq2.notes(generate(numbers=[PAPER_NARROW, [-8] + WIDE[1:]]))
+    assert clipped[0] == "height, wide numbers: -8 clipped to 1 (a height below 1 is not possible)"

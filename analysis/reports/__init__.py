@@ -229,25 +229,16 @@ def html_table(table: Any, digits: int = 3) -> str:
 
 
 def save_figure(fig: Any, stem: Path) -> list[Path]:
-    """Save as ``stem``.png (150 dpi) and ``stem``.svg, then close the figure."""
-    import matplotlib.pyplot as plt
-
+    """Save as ``stem``.png (150 dpi) and ``stem``.svg. The figure modules build plain ``Figure`` objects
+    (never pyplot, which is not thread-safe): nothing to close, the figure is freed with its last reference."""
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    try:
-        fig.savefig(paths[0], dpi=150)
-        fig.savefig(paths[1])
-    finally:
-        plt.close(fig)
+    fig.savefig(paths[0], dpi=150)
+    fig.savefig(paths[1])
     return paths
 
 
 def png_data_uri(fig: Any) -> str:
-    """The figure as a base64 PNG data URI (for the admin page), then closed."""
-    import matplotlib.pyplot as plt
-
+    """The figure as a base64 PNG data URI (for the admin page)."""
     buffer = io.BytesIO()
-    try:
-        fig.savefig(buffer, format="png", dpi=110)
-    finally:
-        plt.close(fig)
+    fig.savefig(buffer, format="png", dpi=110)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -1,4 +1,5 @@
-"""Figures of the study report (matplotlib, Agg backend).
+"""Figures of the study report (matplotlib ``Figure`` objects, never pyplot: the admin draws them inside web
+requests, several threads at once, and pyplot's global figure list is not thread-safe).
 
 - :func:`histogram_grid`: an agent's answer distribution per expression, rows = expressions, columns =
   bins 0…100, shading = share of answers, the most frequent bin of each row outlined (Belem Fig. 4/5/13).
@@ -8,15 +9,11 @@
 """
 from __future__ import annotations
 
-import base64
-import io
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from django.utils.text import slugify  # noqa: E402
@@ -45,7 +42,8 @@ def histogram_grid(shares: pd.DataFrame, title: str, counts: pd.Series | None = 
     """Heat map of one agent's H(k|u): rows = expressions (in ``shares``' order), columns = bins."""
     data = shares.to_numpy(dtype=float)
     rows, cols = data.shape
-    fig, ax = plt.subplots(figsize=(12, 0.42 * rows + 1.6), layout="constrained")
+    fig = Figure(figsize=(12, 0.42 * rows + 1.6), layout="constrained")
+    ax = fig.subplots()
     ax.imshow(data, cmap="Greys", vmin=0, vmax=max(0.6, float(np.nanmax(data)) if data.size else 1), aspect="auto")
     for r in range(rows):
         for c in range(cols):
@@ -85,7 +83,8 @@ def truth_overall(means: pd.DataFrame, notes: dict[str, str] | None = None) -> F
     (agent → text) marks the agents that are not comparable."""
     overall = means.xs("overall", level="label").reset_index()
     agents = list(dict.fromkeys(overall["agent"]))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(agents) + 2), 4.6), layout="constrained")
+    fig = Figure(figsize=(max(6.0, 1.3 * len(agents) + 2), 4.6), layout="constrained")
+    ax = fig.subplots()
     x = np.arange(len(agents))
     for statements, offset in (("non-verifiable", -0.2), ("true", 0.0), ("false", 0.2)):
         part = overall[overall["statements"] == statements].set_index("agent").reindex(agents).reset_index()
@@ -108,8 +107,8 @@ def truth_by_expression(means: pd.DataFrame, order: list[str], notes: dict[str, 
     labels = [u for u in order if u in set(table["label"])]
     ncols = 2 if len(agents) > 1 else 1
     nrows = int(np.ceil(len(agents) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.2 * nrows), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig = Figure(figsize=(7.5 * ncols, 4.2 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     x = np.arange(len(labels))
     for ax, agent in zip(axes.flat, agents):
         part = table[table["agent"] == agent]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from surveys.importers import import_items
+from surveys.instruments.interval_confidence import IntervalConfidence
 from surveys.models import Study
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "overprecision-questions.csv"
@@ -32,7 +33,7 @@ def load_overprecision_demo() -> tuple[Study, bool, str]:
     if existing is not None:
         return existing, False, f"{SLUG}: already exists ({existing.main_items().count()} items); left unchanged"
     study = Study.objects.create(slug=SLUG, status=Study.Status.LIVE, instrument="interval_confidence",
-                                 items_per_participant=10, **TEXTS)
+                                 items_per_participant=IntervalConfidence.default_items_per_participant, **TEXTS)
     result = import_items(study, QUESTIONS_FILE)
     return study, True, (f"{SLUG}: created, live, {result.created} items (52 questions × 5 confidence levels); "
                          f"completion code {study.completion_code}")

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from surveys.designs import generate_items
 from surveys.importers import import_items
+from surveys.instruments.verbalisation_choice import VerbalisationChoice
 from surveys.models import Study
 
 from .loader import DEMO_DIR, LoadOutcome
@@ -43,7 +44,7 @@ def load_verbalisation_demo() -> LoadOutcome:
                            f"{SLUG}: already exists ({existing.main_items().count()} items); left unchanged")
     with transaction.atomic():
         study = Study.objects.create(slug=SLUG, instrument="verbalisation_choice", status=Study.Status.LIVE,
-                                     items_per_participant=12, **TEXTS)
+                                     items_per_participant=VerbalisationChoice.default_items_per_participant, **TEXTS)
         generate_items(study, "wep-reasoning", hops=1, n=8, seed=1)
         generate_items(study, "wep-reasoning", hops=2, n=8, seed=1)
         import_items(study, TRIPLES)

@@ -25,6 +25,12 @@ class Design:
     def function(self) -> Callable[..., list[dict[str, Any]]]:
         return importlib.import_module(self.module).generate
 
+    def notes(self, items: list) -> list[str]:
+        """What the researcher should know about the generated ``items`` (the module's ``notes(items)``, if
+        it has one), e.g. numbers changed to fit a quantity; empty by default."""
+        notes = getattr(importlib.import_module(self.module), "notes", None)
+        return notes(items) if notes else []
+
     def options(self) -> list[str]:
         """The keyword options ``generate`` takes (besides the study)."""
         params = list(inspect.signature(self.function()).parameters.values())[1:]

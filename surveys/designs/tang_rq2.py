@@ -7,6 +7,15 @@ below low or above high, below high, above high). low and high are the ends of t
 set's N(μ, σ) at the confidence point — the (1 − c)/2 and (1 + c)/2 quantiles — truncated to integers
 (N(100, 10) at 0.05 → 99 and 100; N(100, 40) at 0.95 → 21 and 178).
 
+Physical quantities (:data:`SCENARIO_MIN`): a height is positive, and an exam score or a loudness in decibels is
+not negative, yet N(100, 40) draws one value below 0 in about 600 (seed 1 draws -8). A drawn sample keeps every
+valid value in place and redraws each invalid one from the same N(μ, σ) until it is valid (a normal truncated
+at the scenario's floor), with a generator seeded by the seed and the scenario: a scenario whose numbers are
+all valid keeps the draw of earlier versions exactly (the default seed's draws are all valid). Numbers given
+by the researcher are never redrawn: a value below a scenario's floor is clipped to it for that scenario (its
+share and truth are unchanged: every interval end is above the floors), and ``extra["clipped"]`` lists the
+values given. Each scenario can therefore show different numbers; ``extra["sample"]`` holds the scenario's.
+
 Each item keeps in ``extra``: scenario, choices (5/3), numbers ("narrow"/"wide"), mu, sigma, sample (the 20
 numbers), confidence, interval, low, high, share (the part of the sample strictly inside the interval),
 truth_choice (the ground-truth letter by the paper's ranges, :func:`analysis.metrics.tang_consistency.truth_choice`)
@@ -30,6 +39,10 @@ from surveys.designs import DesignError
 from analysis.metrics.tang_consistency import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS, truth_choice
 
 SCENARIOS: tuple[str, ...] = ("height", "score", "sound")
+# The smallest number each scenario's quantity allows: a height above 0 (integers: 1), a score or a loudness
+# in decibels not below 0.
+SCENARIO_MIN: dict[str, int] = {"height": 1, "score": 0, "sound": 0}
+QUANTITY: dict[str, str] = {"height": "height", "score": "score", "sound": "loudness in decibels"}
 NUMBER_SETS: dict[str, tuple[float, float]] = {"narrow": (100.0, 10.0), "wide": (100.0, 40.0)}
 CHOICE_ORDER: tuple[int, ...] = (5, 3)
 SAMPLE_SIZE = 20
@@ -80,6 +93,39 @@ def draw_numbers(seed: int | None = None, size: int = SAMPLE_SIZE) -> dict[str, 
     """One sample per NUMBERS set from its N(μ, σ), rounded to integers (numpy default_rng(seed))."""
     rng = np.random.default_rng(DEFAULT_SEED if seed is None else seed)
     return {name: [int(v) for v in np.rint(rng.normal(mu, sigma, size))] for name, (mu, sigma) in NUMBER_SETS.items()}
+
+
+def redraw_invalid(sample: Sequence[int], scenario: str, mu: float, sigma: float, seed: int,
+                   name: str) -> list[int]:
+    """``sample`` with each value below the scenario's floor redrawn from N(mu, sigma), rounded, until it is
+    valid (valid values stay in place); the generator is seeded by ``seed``, the scenario and the set's
+    ``name``, so the same options give the same items."""
+    floor = SCENARIO_MIN[scenario]
+    if all(v >= floor for v in sample):
+        return list(sample)
+    rng = np.random.default_rng([seed, SCENARIOS.index(scenario), list(NUMBER_SETS).index(name)])
+    out = []
+    for value in sample:
+        while value < floor:
+            value = int(np.rint(rng.normal(mu, sigma)))
+        out.append(value)
+    return out
+
+
+def scenario_numbers(sets: Mapping[str, list[float]], scenario: str, drawn_with: int | None
+                     ) -> dict[str, tuple[list[float], list[float] | None]]:
+    """Per NUMBERS set: (the scenario's sample, the given values when some were clipped, else None). Drawn
+    sets (``drawn_with`` = their seed) are redrawn where invalid, given sets clipped (module docstring)."""
+    floor, out = SCENARIO_MIN[scenario], {}
+    for name, sample in sets.items():
+        if drawn_with is not None:
+            mu, sigma = NUMBER_SETS[name]
+            out[name] = (redraw_invalid(sample, scenario, mu, sigma, drawn_with, name), None)
+        elif any(v < floor for v in sample):
+            out[name] = ([max(v, floor) for v in sample], list(sample))
+        else:
+            out[name] = (list(sample), None)
+    return out
 
 
 def read_numbers(path: str | Path) -> dict[str, list[float]]:
@@ -148,16 +194,43 @@ def item_key(extra: Mapping[str, Any]) -> str:
     return f"{extra['scenario']}|{extra['choices']}|{extra['numbers']}|{extra['confidence']:.3f}|{extra['interval']}"
 
 
+def notes(items: Sequence[Any]) -> list[str]:
+    """One line per scenario and NUMBERS set whose numbers were redrawn or clipped to the scenario's floor
+    (``items``: Item objects or field dicts of one generation)."""
+    lines, seen = [], set()
+    for item in items:
+        extra = item["extra"] if isinstance(item, Mapping) else item.extra
+        key = (extra["scenario"], extra["numbers"])
+        if key in seen:
+            continue
+        seen.add(key)
+        floor = SCENARIO_MIN[extra["scenario"]]
+        if "clipped" in extra:
+            low = [v for v in extra["clipped"] if v < floor]
+            lines.append(f"{extra['scenario']}, {extra['numbers']} numbers: {', '.join(map(_fmt, low))} clipped to "
+                         f"{floor} (a {QUANTITY[extra['scenario']]} below {floor} is not possible)")
+        elif extra["seed"] is not None:
+            drawn = draw_numbers(extra["seed"])[extra["numbers"]]
+            changed = [(d, v) for d, v in zip(drawn, extra["sample"]) if d != v]
+            if changed:
+                lines.append(f"{extra['scenario']}, {extra['numbers']} numbers: "
+                             f"{', '.join(f'{_fmt(d)} redrawn as {_fmt(v)}' for d, v in changed)} "
+                             f"(a {QUANTITY[extra['scenario']]} below {floor} is not possible)")
+    return lines
+
+
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:
     """The 360 item field dicts. ``numbers``: the two NUMBERS sets (narrow, wide) as a pair of sequences, a
-    mapping {"narrow": …, "wide": …} or a file for :func:`read_numbers`; by default drawn with ``seed``."""
+    mapping {"narrow": …, "wide": …} or a file for :func:`read_numbers`; by default drawn with ``seed``.
+    Values a scenario's quantity does not allow are redrawn (drawn sets) or clipped (given sets)."""
     sets = _numbers(numbers, seed)
     used_seed = None if numbers is not None else (DEFAULT_SEED if seed is None else seed)
     items = []
     for scenario in SCENARIOS:
+        numbers_of = scenario_numbers(sets, scenario, used_seed)
         for choices in CHOICE_ORDER:
             for name, (mu, sigma) in NUMBER_SETS.items():
-                sample = sets[name]
+                sample, given = numbers_of[name]
                 for confidence in CONFIDENCES:
                     low, high = interval_bounds(confidence, mu, sigma)
                     for interval in INTERVALS:
@@ -166,6 +239,8 @@ def generate(study: Any = None, seed: int | None = None, numbers: Any = None) ->
                                  "sample": sample, "confidence": confidence, "interval": interval,
                                  "low": low, "high": high, "share": share,
                                  "truth_choice": str(truth_choice(share, choices)[0]), "seed": used_seed}
+                        if given is not None:
+                            extra["clipped"] = given
                         extra["options"] = [list(option) for option in rq2_options(extra)]
                         items.append({"key": item_key(extra), "context": scenario, "statement_id": item_key(extra),
                                       "statement": rq2_scenario(extra), "language": "en", "ground_truth": share,

@@ -75,8 +75,16 @@ class Instrument:
     prompt_version_prefix: ClassVar[str] = ""
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
-    # CSV columns the item importer requires.
+    # CSV columns the item importer requires, in the order the template and the documentation list them;
+    # then the columns it reads when present; and the example rows of the template CSV
+    # (surveys/item_template.py: ``manage.py item_template KIND`` and the admin's import page).
     import_columns: ClassVar[tuple[str, ...]] = ()
+    optional_columns: ClassVar[tuple[str, ...]] = ()
+    # Kinds whose items have no expression: how many items a participant answers when the researcher does not
+    # say (``create_study``), and why that many (printed). None: the kind draws by expression instead.
+    default_items_per_participant: ClassVar[int | None] = None
+    items_per_participant_reason: ClassVar[str] = ""
+    template_rows: ClassVar[tuple[dict[str, str], ...]] = ()
     # Answer scale for numeric kinds.
     scale_min: ClassVar[float] = 0
     scale_max: ClassVar[float] = 100

@@ -82,6 +82,16 @@ class IntervalConfidence(Instrument):
     prompt_version_prefix = "bahaj"
     attention_filter_default = False
     import_columns = ("question", "answer")
+    optional_columns = ("id", "source")
+    default_items_per_participant = 10
+    items_per_participant_reason = ("the overprecision demo's: 10 questions at one confidence level each, "
+                                    "about 10 minutes of ranges")
+    template_rows = (
+        {"question": "At what temperature, in degrees Celsius, does pure water boil at sea level?", "answer": "100",
+         "id": "boil-c", "source": "science"},
+        {"question": "In what year did the first person walk on the Moon?", "answer": "1969", "id": "moon",
+         "source": "history"},
+    )
     task_intro = TASK_INTRO
 
     # --- wording -------------------------------------------------------------------

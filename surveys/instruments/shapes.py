@@ -78,8 +78,15 @@ class ParsedAnswer:
         return self.answer.value if self.answer is not None else None
 
 
+REPEATED_FIELD_MESSAGE = "Please give one answer only."
+
+
 def _clean(data: Mapping[str, Any], name: str) -> str:
-    """A posted field as sent (not stripped: a page never sends spaces, so a value with them is refused)."""
+    """A posted field as sent (not stripped: a page never sends spaces, so a value with them is refused).
+    A field posted more than once (a page sends each field once) is refused with AnswerError, instead of
+    taking one of the values."""
+    if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
+        raise AnswerError(REPEATED_FIELD_MESSAGE)
     value = data.get(name)
     return "" if value is None else str(value)
 
@@ -270,7 +277,7 @@ class IntervalShape(AnswerShape):
 
 # --- helpers shared by the shapes -------------------------------------------------------------------
 FIRST_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")
-PLAIN_NUMBER = re.compile(r"^-?[0-9]+(?:\.[0-9]+)?$")
+PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # the whole text (fullmatch: "5\n" is not a number)
 
 
 def first_number(text: str) -> float | None:
@@ -281,13 +288,15 @@ def first_number(text: str) -> float | None:
 
 def plain_number(text: str, allowed: Iterable[float] | None = None) -> float | None:
     """``text`` as a number only if it is written plainly, the way a page writes one: ASCII digits with an
-    optional sign and decimal part (no exponent, ``_``, other scripts' digits or spaces: ``1e2``, ``٥٠``,
-    ``1_0``, `` 50.0 `` are not answers although ``float()`` takes them). With ``allowed``: exactly one of those
-    values as the page writes it (``f"{v:g}"``). None otherwise."""
+    optional minus sign and decimal part (no exponent, ``_``, other scripts' digits, spaces or line breaks:
+    ``1e2``, ``٥٠``, ``1_0``, `` 50.0 ``, ``5\n`` are not answers although ``float()`` takes them). With
+    ``allowed``: exactly one of those values as the page writes it (``f"{v:g}"``). None otherwise.
+    The one rule for reading an answer's number: the participant pages and the answer importers
+    (analysis.importers) both read numbers with it."""
     text = str(text)
     if allowed is not None:
         return next((float(v) for v in allowed if f"{v:g}" == text), None)
-    if not PLAIN_NUMBER.match(text):
+    if not PLAIN_NUMBER.fullmatch(text):
         return None
     number = float(text)
     return number if math.isfinite(number) else None

@@ -99,6 +99,16 @@ class SpeakerBelief(Instrument):
     template_name = "surveys/items/speaker_belief.html"
     import_columns = ("statement_type", "name", "gender", "pronouns", "is_control",
                       "uncertainty_expression", "statement_id", "statement")
+    optional_columns = ("statement_uuid",)
+    template_rows = (
+        {"statement_type": "future", "name": "Ann", "gender": "female", "pronouns": "", "is_control": "False",
+         "uncertainty_expression": "likely", "statement_id": "future-1",
+         "statement": "[[they]] will get a parking spot near the office tomorrow.", "statement_uuid": ""},
+        {"statement_type": "future", "name": "Sam", "gender": "nonbinary",
+         "pronouns": "{'they': 'they', 'their': 'their'}", "is_control": "True", "uncertainty_expression": "control",
+         "statement_id": "future-2", "statement": "[[their]] train will be on time on Friday morning.",
+         "statement_uuid": ""},
+    )
     expressions = EXPRESSIONS
     names = NAMES
     task_intro = TASK_INTRO

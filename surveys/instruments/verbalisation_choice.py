@@ -65,6 +65,15 @@ class VerbalisationChoice(Instrument):
     prompt_version_prefix = "sileo"
     attention_filter_default = False
     import_columns = ("premise", "hypothesis", "p")
+    optional_columns = ("key",)
+    default_items_per_participant = 12
+    items_per_participant_reason = "the Sileo demo's: 12 premises with a hypothesis each, about 10 minutes"
+    template_rows = (
+        {"premise": "A woman in a red coat is pushing a stroller across a busy street.",
+         "hypothesis": "A woman is outside.", "p": "0.98", "key": "unli-01"},
+        {"premise": "Two boys kick a ball back and forth on a dusty field.",
+         "hypothesis": "Children are playing a game.", "p": "0.93", "key": "unli-02"},
+    )
     task_intro = TASK_INTRO
 
     # --- wording -------------------------------------------------------------------

@@ -50,6 +50,16 @@ class WepChoice(Instrument):
     attention_filter_default = False
     final_choice_marker = FINAL_MARKER
     import_columns = ("statement", "options")
+    optional_columns = ("key",)
+    default_items_per_participant = 30
+    items_per_participant_reason = ("Tang et al. RQ2's 360 items in 12 shares of 30 (each a scenario with 20 "
+                                    "numbers to read), about 15 minutes")
+    template_rows = (
+        {"statement": "The forecast gives rain tomorrow a 70% chance: it _ rain tomorrow.",
+         "options": "A.will almost certainly|B.will probably|C.might|D.will probably not", "key": "rain-70"},
+        {"statement": "Nine of the ten trains today were on time: the next train _ be on time.",
+         "options": "A.will almost certainly|B.will probably|C.might|D.will probably not", "key": "train-90"},
+    )
     task_intro = TASK_INTRO
 
     # --- wording -------------------------------------------------------------------

@@ -116,6 +116,11 @@ class WepProbability(Instrument):
     label = "WEP probability (Fagen-Ulmschneider 2015; Tang et al. RQ1)"
     template_name = "surveys/items/wep_probability.html"
     import_columns = ("expression",)
+    optional_columns = ("statement", "statement_id", "context", "language")
+    template_rows = (
+        {"expression": "likely", "statement": "", "statement_id": "", "context": "", "language": ""},
+        {"expression": "probable", "statement": "", "statement_id": "", "context": "", "language": ""},
+    )
     scale_min = 0
     scale_max = 100
     scale_step = 5  # the page's buttons; validate() also accepts any whole number 0–100

@@ -13,8 +13,8 @@ from elicitation import conf
 from elicitation.estimate import estimate_run
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
-from elicitation.runs import (RunStateError, cancel_run, create_run, missing_key, progress, resume_run,
-                              run_sync, start_run)
+from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
+                              resume_run, run_sync, start_run)
 from surveys.cli import get_study, lookup
 
 Status = ElicitationRun.Status
@@ -83,9 +83,12 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if o["sync"]:
             return self._sync(run)
-        self.stdout.write(f"queued on Celery queue {conf.queue()!r}; progress: "
-                          f".venv/bin/python manage.py elicit --status {run.pk} "
-                          f"or /admin/elicitation/elicitationrun/{run.pk}/monitor/")
+        where = (f"progress: .venv/bin/python manage.py elicit --status {run.pk} "
+                 f"or /admin/elicitation/elicitationrun/{run.pk}/monitor/")
+        if run.status_reason == BROKER_UNAVAILABLE:
+            self.stdout.write(self.style.WARNING(f"run {run.pk}: {BROKER_UNAVAILABLE}; {where}"))
+        else:
+            self.stdout.write(f"queued on Celery queue {conf.queue()!r}; {where}")
         if o["wait"]:
             self._wait(run)
 

@@ -1,10 +1,27 @@
-"""python manage.py create_study <slug> --instrument <kind> [--title …] [--language en|zh] [--reference <slug>] [--live]"""
+"""python manage.py create_study <slug> --instrument <kind> [--title …] [--language en|zh] [--reference <slug>]
+[--items-per-participant N|all] [--live]"""
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from surveys.cli import get_study
-from surveys.instruments import instrument_choices
+from surveys.instruments import get_instrument, instrument_choices
 from surveys.models import Study
+
+
+def items_per_participant(text: str) -> int | None:
+    """A count of items, or "all" (None: every item of the study)."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is neither a number nor 'all'") from None
+    if value < 1:
+        raise ValueError("at least 1 (or 'all')")
+    return value
+
+
+items_per_participant.__name__ = "items per participant"  # argparse names the type in its error
 
 
 class Command(BaseCommand):
@@ -18,9 +35,10 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="en", choices=["en", "zh"],
                             help="language of the participant pages (zh: Simplified Chinese)")
         parser.add_argument("--reference", help="slug of the non-verifiable companion study (verifiable sets)")
-        parser.add_argument("--items-per-participant", type=int,
+        parser.add_argument("--items-per-participant", type=items_per_participant, default=False,
                             help="kinds without expressions (WEP choice, intervals, verbalisations): items each "
-                                 "participant answers (default: all)")
+                                 "participant answers, or 'all' (default: the kind's own, printed: wep_choice "
+                                 "30, interval_confidence 10, verbalisation_choice 12)")
         parser.add_argument("--live", action="store_true", help="open it to participants at once")
 
     def handle(self, *args, **options):
@@ -30,7 +48,9 @@ class Command(BaseCommand):
         study = Study(slug=slug, title=options["title"] or slug, instrument=options["instrument"],
                       status=Study.Status.LIVE if options["live"] else Study.Status.DRAFT)
         study.language = "zh-hans" if options["language"] == "zh" else "en"
-        study.items_per_participant = options["items_per_participant"]
+        kind = get_instrument(study.instrument)
+        given = options["items_per_participant"]
+        study.items_per_participant = kind.default_items_per_participant if given is False else given
         if options["reference"]:
             study.reference_study = get_study(options["reference"])
         try:
@@ -41,3 +61,16 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"created study {study.slug} ({study.instrument}, {study.get_status_display().lower()}); "
             f"participant link: {study.participant_link()}"))
+        self.stdout.write(per_participant_note(kind, study.items_per_participant, given is not False))
+
+
+def per_participant_note(kind, count: int | None, given: bool) -> str:
+    """The line saying how many items a participant answers, and where that number comes from."""
+    if kind.default_items_per_participant is None:
+        return (f"items per participant: drawn per expression ({kind.name} items have expressions; "
+                "set items per expression and controls in the admin)")
+    shown = "all of the study's items" if count is None else str(count)
+    if given:
+        return f"items per participant: {shown}"
+    return (f"items per participant: {shown} (the {kind.name} default: {kind.items_per_participant_reason}; "
+            "change it with --items-per-participant N or 'all', or in the admin)")

@@ -36,3 +36,5 @@ class Command(BaseCommand):
         except DesignError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(self.style.SUCCESS(f"generated {len(items)} {options['design']} items in {study.slug}"))
+        for note in DESIGNS[options["design"]].notes(items):
+            self.stdout.write(f"  note: {note}")

@@ -27,8 +27,8 @@ def true_versions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("elicitation", "0007_sileo_likelihood"),
-        ("surveys", "0010_study_idle_timeout"),
+        ("elicitation", "0008_idempotency_key"),
+        ("surveys", "0011_recruitment_channels"),
     ]
 
     operations = [migrations.RunPython(true_versions, migrations.RunPython.noop)]

@@ -1,0 +1,45 @@
+"""A participant who comes through another recruitment channel (surveys.channels), in a real Chromium: they
+enter with the channel's link and their id there, and at the end are sent to the channel's completion address
+with their id and the study's code, never to Prolific."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from surveys.models import Participant, RecruitmentChannel
+from test_browser import answer_with_mouse, browser, current_item, expected_value, live_study  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SONA = "https://lab.sona-systems.com/webstudy_credit.aspx"
+
+
+def test_a_sona_participant_is_sent_back_to_sona_with_their_id_and_code(browser, live_server, live_study):  # noqa: F811
+    RecruitmentChannel.objects.create(study=live_study, name="sona", id_param="id",
+                                      completion_url=SONA + "?experiment_id=12&survey_code={id}&code={code}")
+    visited: list[str] = []
+    context = browser.new_context()
+
+    def handle(route):
+        url = route.request.url
+        if url.startswith(live_server.url):
+            return route.continue_()
+        visited.append(url)
+        if url.startswith(SONA):
+            return route.fulfill(status=200, content_type="text/html", body="<html><body>SONA (stub)</body></html>")
+        return route.abort()
+
+    context.route("**/*", handle)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/{live_study.slug}/?channel=sona&id=4412")
+    page.get_by_role("button", name="I agree, continue").click()
+    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
+    page.get_by_label(re.compile("I pledge to answer")).check()
+    page.get_by_role("button", name="Start the questions").click()
+    for number in range(1, 31):
+        page.get_by_text(f"Question {number} of 30").wait_for()
+        answer_with_mouse(page, expected_value(current_item(page)[1]))
+    page.wait_for_url(f"{SONA}*")
+    participant = Participant.objects.get()
+    assert participant.prolific_pid == "sona-4412" and participant.status == Participant.Status.COMPLETED
+    assert visited == [f"{SONA}?experiment_id=12&survey_code=4412&code={participant.completion_code}"]

@@ -1,0 +1,158 @@
+"""Recruitment channels besides Prolific (surveys.channels): each with its own entry link (the id from a URL
+parameter, or assigned here), its completion redirect with the study's codes, and its name in the exports and
+the report. A link without ``channel`` stays Prolific's."""
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.test import Client
+from django.urls import reverse
+
+from analysis.exports import export_study, read_csv
+from surveys import flow
+from surveys.instruments.speaker_belief import EXPRESSIONS
+from surveys.models import Participant, RecruitmentChannel, Study
+from surveys.participation import participation, summary_line
+from surveys.raw_export import COLUMNS as RAW_COLUMNS, raw_rows
+
+PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
+SONA_DONE = "https://lab.sona-systems.com/webstudy_credit.aspx?experiment_id=12&credit_token=ab&survey_code={id}&c={code}"
+
+
+@pytest.fixture
+def study(imported_nv):
+    imported_nv.status = Study.Status.LIVE
+    imported_nv.save()
+    RecruitmentChannel.objects.create(study=imported_nv, name="sona", id_param="id", completion_url=SONA_DONE)
+    RecruitmentChannel.objects.create(study=imported_nv, name="list")  # ids assigned here, no redirect
+    return imported_nv
+
+
+def entry(study: Study, query: str) -> str:
+    return f"/s/{study.slug}/?{query}"
+
+
+def answer_all(participant: Participant) -> None:
+    flow.record_consent(participant, True)
+    flow.record_instructions(participant)
+    flow.record_pledge(participant, random.Random(1))
+    while (progress := flow.current_step(participant)).step == flow.Step.ITEM:
+        item = progress.slot.item
+        value = 50 if item.is_control else 100 - 5 * EXPRESSIONS.index(item.expression)
+        flow.submit_answer(participant, progress.slot.position, progress.slot.item_id, {"value": str(value)}, None)
+
+
+def done_page(client: Client, study: Study) -> str:
+    session = client.session
+    session[f"hedgelab.redirect.{study.pk}"] = True  # as right after the last answer
+    session.save()
+    return client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+
+
+def test_a_channel_link_takes_the_id_from_its_parameter_and_keeps_channels_apart(client, study):
+    assert client.get(entry(study, "channel=sona&id=abc123")).status_code == 302
+    sona = Participant.objects.get()
+    assert sona.prolific_pid == "sona-abc123" and sona.channel.name == "sona"
+    assert Client().get(entry(study, "channel=sona&id=abc123")).status_code == 302  # the same person again
+    assert Participant.objects.count() == 1
+    Client().get(entry(study, f"PROLIFIC_PID={PID}"))  # Prolific's link, as before
+    Client().get(entry(study, f"channel=sona&id={PID}"))  # the same id on another channel: another person
+    assert sorted(Participant.objects.values_list("prolific_pid", "channel__name")) == [
+        (PID, None), ("sona-5f1a2b3c4d5e6f7a8b9c0d1e", "sona"), ("sona-abc123", "sona")]
+    for query, words in (("channel=sona", "has no id"), ("channel=sona&id=a%3Cb", "is not valid"),
+                         ("channel=mturk&workerId=A1", "does not exist")):
+        answer = Client().get(entry(study, query))
+        assert answer.status_code == 400 and words in answer.content.decode(), query
+    assert Participant.objects.count() == 3
+
+
+def test_a_channel_without_an_id_parameter_assigns_one_and_the_session_brings_them_back(client, study):
+    client.get(entry(study, "channel=list"))
+    first = Participant.objects.get()
+    assert first.prolific_pid.startswith("list-") and len(first.prolific_pid) == 5 + 24
+    assert client.get(entry(study, "channel=list")).status_code == 302  # reopening the link resumes
+    assert Participant.objects.count() == 1
+    Client().get(entry(study, "channel=list"))  # someone else
+    assert Participant.objects.count() == 2
+
+
+def test_the_completion_redirect_is_the_channels_with_its_code_and_id(client, study):
+    client.get(entry(study, "channel=sona&id=abc123"))
+    participant = Participant.objects.get()
+    answer_all(participant)
+    participant.refresh_from_db()
+    page = done_page(client, study)
+    target = SONA_DONE.format(id="abc123", code=participant.completion_code).replace("&", "&amp;")
+    assert f'content="2;url={target}"' in page and f'href="{target}"' in page
+    assert "Taking you back to sona" in page and "Prolific" not in page
+    other = Client()
+    other.get(entry(study, "channel=list"))
+    answer_all(Participant.objects.get(channel__name="list"))
+    page = done_page(other, study)
+    assert "http-equiv" not in page and "prolific-link" not in page and 'id="completion-code"' in page
+
+
+def test_the_channel_is_in_the_exports_and_the_report(client, study, admin_client):
+    client.get(entry(study, "channel=sona&id=abc123"))
+    answer_all(Participant.objects.get())
+    prolific = flow.enter(study, {"PROLIFIC_PID": PID})
+    answer_all(prolific)
+    flow.enter(study, {"channel": "list"})
+    out = io.StringIO()
+    export_study(study, "csv", out)
+    df = read_csv(io.StringIO(out.getvalue()))
+    humans = df[df["respondent_type"] == "human"]
+    assert humans.groupby("channel").size().to_dict() == {"prolific": 30, "sona": 30}
+    assert df[df["respondent_type"] == "model"]["channel"].isna().all()
+    raw = {row[RAW_COLUMNS.index("prolific_pid")]: row[RAW_COLUMNS.index("channel")] for row in raw_rows(study)}
+    assert raw == {PID: "prolific", "sona-abc123": "sona"}
+    counts = participation(study)
+    assert counts["channels"] == {"list": {"entered": 1, "completed": 0}, "prolific": {"entered": 1, "completed": 1},
+                                  "sona": {"entered": 1, "completed": 1}}
+    line = "by channel: list 0 completed of 1, prolific 1 completed of 1, sona 1 completed of 1"
+    assert line in summary_line(counts)
+    report = admin_client.get(reverse("admin:analysis_studyanalysis_report", args=[study.pk])).content.decode()
+    assert line in report
+
+
+def test_a_prolific_only_study_reports_as_before(study):
+    RecruitmentChannel.objects.all().delete()
+    answer_all(flow.enter(study, {"PROLIFIC_PID": PID}))
+    assert "by channel" not in summary_line(participation(study))
+
+
+def test_the_admin_shows_each_channels_link_and_refuses_bad_settings(admin_client, study, settings):
+    settings.SITE_URL = "https://lab.example.org"
+    page = admin_client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
+    assert "https://lab.example.org/s/nv/?channel=sona&amp;id=&lt;their id&gt;" in page
+    assert "https://lab.example.org/s/nv/?channel=list<" in page
+    for fields, field in (({"name": "prolific"}, "name"), ({"name": "x", "completion_url": "https://a/{oops}"},
+                                                            "completion_url"),
+                          ({"name": "y", "id_param": "a b"}, "id_param")):
+        with pytest.raises(ValidationError) as caught:
+            RecruitmentChannel(study=study, **fields).full_clean()
+        assert field in caught.value.message_dict
+
+
+def test_the_participants_api_names_the_channel(admin_client, study):
+    flow.enter(study, {"channel": "sona", "id": "abc123"})
+    flow.enter(study, {"PROLIFIC_PID": PID})
+    rows = admin_client.get("/api/participants/?study=nv").json()["results"]
+    assert sorted((r["prolific_pid"], r["channel"]) for r in rows) == [(PID, None), ("sona-abc123", "sona")]
+
+
+def test_a_channel_participant_who_declines_or_has_ended_is_not_told_about_prolific(client, study):
+    client.get(entry(study, "channel=sona&id=abc123"))
+    declined = client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
+    assert "You may close this page" in declined.content.decode() and "Prolific" not in declined.content.decode()
+    participant = Participant.objects.get()
+    flow.mark_participants(Participant.objects.filter(pk=participant.pk), Participant.Status.SCREENED_OUT)
+    ended = client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+    assert "please contact the researchers" in ended and "Prolific" not in ended
+    prolific_client = Client()  # Prolific's participants keep their wording
+    prolific_client.get(entry(study, f"PROLIFIC_PID={PID}"))
+    page = prolific_client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
+    assert "Please return the study on Prolific" in page.content.decode()

@@ -148,7 +148,7 @@ def _item_context(study: Study, progress: Progress, error: str = "", refused: An
     slot = progress.slot
     shape = study.kind.shape
     return {
-        "selected": shape.refused_selection(shape.form_data(refused)) if error and refused is not None else None,
+        "selected": shape.refused_selection(refused) if error and refused is not None else None,
         "q": study.kind.page_context(slot.item, slot.speaker()),
         "item_template": study.kind.template_name,
         "shape": study.kind.shape,

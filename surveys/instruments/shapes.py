@@ -125,7 +125,7 @@ class AnswerShape:
         return []
 
     def refused_selection(self, data: Mapping[str, Any]) -> Any:
-        """What the widget shows again after a refused submission ``data`` (the shape's form fields): nothing by
+        """What the widget shows again after a refused submission ``data`` (the POST as sent): nothing by
         default (a refused choice or scale value is not one the page offers)."""
         return None
 
@@ -261,8 +261,9 @@ class IntervalShape(AnswerShape):
         return Answer(lower=bounds[0], upper=bounds[1])
 
     def refused_selection(self, data: Mapping[str, Any]) -> Any:
-        """Both bounds as typed, so that a participant corrects one instead of typing both again."""
-        return {name: _clean(data, name) for name in self.fields}
+        """Both bounds as typed, so that a participant corrects one instead of typing both again (a field sent
+        twice shows its last value; it was refused anyway)."""
+        return {name: str(data.get(name) or "") for name in self.fields}
 
     def mean_text(self, answers: list[Answer]) -> str | None:
         """The mean lower and the mean upper bound."""

@@ -77,8 +77,10 @@ endif
 demo: migrate
 	$(PY) manage.py load_demo
 
-# the port is checked before anything is set up: a taken port is said at once, and make exits non-zero
-run: check-port demo
+# the port is checked before anything is set up: a taken port is said at once, and make exits non-zero;
+# run prints the links once, when the server is up (bin/run-platform: show_links), not also while loading
+run: check-port migrate
+	$(PY) manage.py load_demo --no-links
 	@bash bin/run-platform "$(HOST)" "$(PORT)"
 
 check-port:

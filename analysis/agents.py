@@ -29,12 +29,12 @@ from typing import Any, Iterable
 from django.db.models import Count, Q
 
 from elicitation.models import ElicitationRun, ModelResponse
+from elicitation.prompts import is_default_prompt_version
 from surveys.models import Study
 
 # The base URL of endpoints that stand for models whose answers were imported (never called).
 IMPORTED_BASE_URL = "http://imported.invalid/"
 ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
-DEFAULT_PROMPT_VERSION = ElicitationRun._meta.get_field("prompt_version").default
 DEFAULT_PROMPT_STYLE = ElicitationRun._meta.get_field("prompt_style").default
 
 
@@ -47,7 +47,7 @@ def agent_name(run: ElicitationRun) -> str:
         parts[0] = f"{run.mode} T={run.temperature:g}"
     if not run.few_shot:
         parts.append("zero-shot")
-    if run.prompt_version and run.prompt_version != DEFAULT_PROMPT_VERSION:
+    if run.prompt_version and not is_default_prompt_version(run.study, run.prompt_version):
         parts.append(f"prompt {run.prompt_version}")
     if run.prompt_style and run.prompt_style != DEFAULT_PROMPT_STYLE:
         parts.append(run.prompt_style)

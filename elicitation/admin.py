@@ -10,6 +10,7 @@ from django.utils.html import format_html
 
 from access.owned_admin import OwnedAdminMixin
 from access.ownership import visible
+from config.admin_columns import short_time, shortened
 from config.permissions import allowed
 from surveys.models import Item
 
@@ -51,8 +52,10 @@ class ModelEndpointAdmin(OwnedAdminMixin, admin.ModelAdmin):
 @admin.register(ElicitationRun)
 class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     form = RunForm
-    list_display = ("id", "__str__", "study", "endpoint", "mode", "status", "answers", "cost", "created_at", "page")
-    list_display_links = ("id", "__str__")
+    # compact columns: the list fits 1280 px (tests/test_browser_admin_lists.py)
+    list_display = ("id", "run_name", "study_slug", "endpoint_name", "mode_name", "status", "answers", "cost",
+                    "created", "page")
+    list_display_links = ("id", "run_name")
     list_filter = ("status", "mode", "endpoint", "study", "source")
     list_select_related = ("study", "endpoint")
     change_form_template = "elicitation/admin/run_change_form.html"
@@ -128,11 +131,31 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
                  name="elicitation_item_answers"),
         ] + super().get_urls()
 
-    @admin.display(description="done / failed / total")
+    @admin.display(description="run", ordering="name")
+    def run_name(self, obj: ElicitationRun) -> str:
+        return shortened(obj.name, 28) or f"run {obj.pk}"
+
+    @admin.display(description="study", ordering="study__slug")
+    def study_slug(self, obj: ElicitationRun) -> str:
+        return obj.study.slug
+
+    @admin.display(description="endpoint", ordering="endpoint__name")
+    def endpoint_name(self, obj: ElicitationRun) -> str:
+        return shortened(obj.endpoint.name, 20)
+
+    @admin.display(description="mode", ordering="mode")
+    def mode_name(self, obj: ElicitationRun) -> str:
+        return obj.mode
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj: ElicitationRun) -> str:
+        return short_time(obj.created_at)
+
+    @admin.display(description="done/failed/all")
     def answers(self, obj: ElicitationRun) -> str:
         return f"{obj.n_done} / {obj.n_failed} / {obj.n_rows}"
 
-    @admin.display(description="cost (USD)")
+    @admin.display(description="USD")
     def cost(self, obj: ElicitationRun) -> str:
         return f"{obj.total_cost or 0:.4f}"
 
@@ -195,8 +218,9 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 @admin.register(ModelResponse)
 class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
-    list_display = ("id", "run", "item_link", "sample_index", "status", "answer", "bin", "short_raw", "attempts",
-                    "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
+    # compact columns: the list fits 1280 px (tests/test_browser_admin_lists.py)
+    list_display = ("id", "run_number", "item_link", "sample", "status", "answer", "short_raw", "tries", "tokens",
+                    "usd", "ms", "answered")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",
                    "item__is_control")
     search_fields = ("item__key", "raw_output", "error", "prompt_hash")
@@ -212,11 +236,41 @@ class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    @admin.display(description="run", ordering="run")
+    def run_number(self, obj: ModelResponse) -> str:
+        return format_html('<a href="{}" title="{}">{}</a>', reverse("admin:elicitation_elicitationrun_monitor",
+                                                                     args=[obj.run_id]), obj.run, obj.run_id)
+
     @admin.display(description="item")
     def item_link(self, obj: ModelResponse) -> str:
-        return format_html('{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)', obj.item.key,
-                           reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
+        return format_html('{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)',
+                           shortened(obj.item.key, 14), reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
                            reverse("admin:elicitation_item_answers", args=[obj.item_id]))
+
+    @admin.display(description="sample", ordering="sample_index")
+    def sample(self, obj: ModelResponse) -> int:
+        return obj.sample_index
+
+    @admin.display(description="tries", ordering="attempts")
+    def tries(self, obj: ModelResponse) -> int:
+        return obj.attempts
+
+    @admin.display(description="tokens")
+    def tokens(self, obj: ModelResponse) -> str:
+        """Prompt + answer tokens."""
+        return f"{obj.prompt_tokens or 0} + {obj.completion_tokens or 0}"
+
+    @admin.display(description="USD", ordering="cost_usd")
+    def usd(self, obj: ModelResponse) -> str:
+        return "–" if obj.cost_usd is None else f"{obj.cost_usd:.4f}"
+
+    @admin.display(description="ms", ordering="latency_ms")
+    def ms(self, obj: ModelResponse) -> str:
+        return "–" if obj.latency_ms is None else str(obj.latency_ms)
+
+    @admin.display(description="answered", ordering="answered_at")
+    def answered(self, obj: ModelResponse) -> str:
+        return short_time(obj.answered_at)
 
     @admin.display(description="answer")
     def answer(self, obj: ModelResponse) -> str:
@@ -224,8 +278,7 @@ class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="raw output")
     def short_raw(self, obj: ModelResponse) -> str:
-        text = obj.raw_output or obj.error
-        return text if len(text) <= 60 else text[:57] + "…"
+        return shortened(obj.raw_output or obj.error, 40)
 
 
 @admin.register(StoredPrompt)

@@ -2,7 +2,6 @@
 participant page beside its prompts, and one item's human and model answers side by side."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from django.contrib import messages
@@ -21,8 +20,9 @@ from surveys.models import Item, Response
 
 from . import preflight
 from .estimate import estimate_run
+from .item_answers import answer_of, category_shares, mean_text
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
-from .prompts import build_prompt, prompt_hash, render_for_display
+from .prompts import build_prompt, prompt_hash, prompt_shots, render_for_display, shots_label
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
 from .runs import RunStateError, cancel_run, missing_key, progress
 
@@ -60,7 +60,7 @@ def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpR
     data = progress_with_estimate(run)
     title = f"Elicitation run {run.pk}" + (f": {run.name}" if run.name else "")
     return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
-        model_admin, request, title, run=run, progress=data, estimate=data["estimate"],
+        model_admin, request, title, run=run, progress=data, estimate=data["estimate"], shots=prompt_shots(run),
         progress_url=reverse("admin:elicitation_elicitationrun_progress", args=[run.pk]),
         key_problem=missing_key(run.endpoint),
         can_start=run.status == ElicitationRun.Status.DRAFT and not missing_key(run.endpoint),
@@ -159,6 +159,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     except TemplateDoesNotExist:
         page_html = None
     prompt = build_prompt(study, item, few_shot)
+    few_shot_shots = prompt.shots if few_shot else build_prompt(study, item, True).shots
     sent_hashes = (ModelResponse.objects.filter(item=item).exclude(prompt_hash="")
                    .values_list("prompt_hash", flat=True).distinct())
     sent = [{"sha256": p.sha256, "api_style": p.api_style, "text": render_for_display(p.content),
@@ -167,19 +168,17 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
             for p in StoredPrompt.objects.filter(sha256__in=list(sent_hashes))]
     return TemplateResponse(request, "elicitation/admin/item_prompt.html", _context(
         model_admin, request, f"Page and prompt: {item.key}", item=item, study=study, q=q, page_html=page_html,
-        few_shot=few_shot, completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
+        few_shot=few_shot, shots=prompt.shots, shots_label=shots_label(prompt.shots), few_shot_shots=few_shot_shots,
+        completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
         chat_text=render_for_display(prompt.messages), chat_hash=prompt_hash(prompt.messages),
         sent_prompts=sent, answers_url=reverse("admin:elicitation_item_answers", args=[item.pk]),
     ))
 
 
-def _bin_counts(kind, values: list[float]) -> Counter:
-    return Counter(kind.score(v) for v in values)
-
-
 def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
-    """The human answers to one item beside the model answers to the same item (raw PROLIFIC_PIDs only
-    with the permission to view participants, otherwise the participant's number)."""
+    """The human answers to one item beside the model answers to the same item, counted by the item's answer
+    shape (raw PROLIFIC_PIDs only with the permission to view participants, otherwise the participant's
+    number)."""
     check(request.user, *ITEM_ANSWERS_PERMS)
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
     kind = item.study.kind
@@ -187,26 +186,13 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
                   .order_by("created_at"))
     models = list(ModelResponse.objects.filter(item=item).select_related("run", "run__endpoint")
                   .order_by("run_id", "sample_index"))
-    human_bins = _bin_counts(kind, [r.value for r in humans])
-    model_bins: Counter = Counter()
-    for r in models:
-        if r.distribution:
-            for key, p in r.distribution.items():
-                if key != "-1":
-                    model_bins[float(key)] += p
-        elif r.bin is not None:
-            model_bins[r.bin] += 1
-    model_total = sum(model_bins.values()) or 1
-    rows = [{"bin": f"{kind.score(v):g}", "humans": human_bins.get(kind.score(v), 0),
-             "human_share": human_bins.get(kind.score(v), 0) / (len(humans) or 1),
-             "model_share": model_bins.get(kind.score(v), 0) / model_total}
-            for v in kind.answer_options()]
+    for row in (*humans, *models):
+        row.answer_text = answer_of(kind, row).text()
     return TemplateResponse(request, "elicitation/admin/item_answers.html", _context(
         model_admin, request, f"Human and model answers: {item.key}", item=item, sentence=item.text(),
-        humans=humans, models=models, bins=rows, raw_ids=may_see_raw_ids(request.user),
-        human_mean=sum(r.value for r in humans) / len(humans) if humans else None,
-        model_mean=(sum(r.value for r in models if r.value is not None)
-                    / max(1, sum(1 for r in models if r.value is not None))) if models else None,
+        humans=humans, models=models, bins=category_shares(kind, item, humans, models),
+        category_name=kind.shape.category_name,
+        raw_ids=may_see_raw_ids(request.user), human_mean=mean_text(kind, humans), model_mean=mean_text(kind, models),
         prompt_url=reverse("admin:elicitation_item_prompt", args=[item.pk]),
     ))
 

@@ -87,6 +87,9 @@ class ModelEndpoint(models.Model):
             raise ValidationError(errors)
 
 
+PROMPT_VERSION_DEFAULT = "belem-2shot-v1"  # the field's default: replaced by the real prompt's at creation
+
+
 class ElicitationRun(models.Model):
     """Posing a study's items (or a subset) to one endpoint in one mode."""
 
@@ -121,7 +124,7 @@ class ElicitationRun(models.Model):
     top_logprobs = models.PositiveSmallIntegerField(default=20)
     max_tokens = models.PositiveIntegerField(default=8)
     few_shot = models.BooleanField(default=True, help_text="Include the study's two demonstrations.")
-    prompt_version = models.CharField(max_length=50, default="belem-2shot-v1")
+    prompt_version = models.CharField(max_length=50, default=PROMPT_VERSION_DEFAULT)
     prompt_style = models.CharField(
         max_length=30, default="standard",
         help_text="One of the instrument's prompt styles (e.g. standard or cot for WEP choice).")
@@ -183,6 +186,15 @@ class ElicitationRun(models.Model):
         errors = settings_errors(self)
         if errors:
             raise ValidationError(errors)
+
+    def save(self, *args, **kwargs):
+        """A new run left at the field's default prompt version gets the version of the prompt it sends
+        (``elicitation.prompts.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``)."""
+        if self._state.adding and self.prompt_version == PROMPT_VERSION_DEFAULT and self.refines_id is None:
+            from .prompts import default_prompt_version, prompt_shots
+
+            self.prompt_version = default_prompt_version(self.study, prompt_shots(self))
+        super().save(*args, **kwargs)
 
     def target_items(self):
         """The items this run poses: its subset, or every main item of the study."""

@@ -12,26 +12,26 @@ from pathlib import Path
 
 ZH_HANS: dict[str, str] = {
     "Please choose one of the answers from 0 to 100.": "请从0到100中选择一个答案。",
-    "Please choose one of the answers from 0 to 100 (in steps of 5).": "请从0到100(以5为间隔)中选择一个答案。",
+    "Please choose one of the answers from 0 to 100 (in steps of 5).": "请从0到100（以5为间隔）中选择一个答案。",
     "Please enter a number from 0 to 100.": "请输入一个0到100之间的数字。",
     "Please enter a whole number from 0 to 100.": "请输入一个0到100之间的整数。",
     "This link is missing your Prolific ID": "此链接缺少您的Prolific ID",
     "The address has no %(name)s. Please open the study again from Prolific (use the link or button on the study "
     "page); it adds your Prolific ID for you.":
-        "网址中没有%(name)s。请从Prolific重新打开本研究(使用研究页面上的链接或按钮),它会自动为您加上Prolific ID。",
+        "网址中没有%(name)s。请从Prolific重新打开本研究（使用研究页面上的链接或按钮），它会自动为您加上Prolific ID。",
     "This link has not been filled in by Prolific": "此链接未经Prolific填写",
     "The address contains Prolific's placeholder %(value)s instead of your %(name)s. Please open the study from its "
     "page on Prolific. (Researchers: in the Prolific study settings, choose to record Prolific IDs via URL "
     "parameters.)":
-        "网址中包含的是Prolific的占位符%(value)s,而不是您的%(name)s。请从Prolific上的研究页面打开本研究。"
-        "(研究人员:请在Prolific的研究设置中选择通过URL参数记录Prolific ID。)",
+        "网址中包含的是Prolific的占位符%(value)s，而不是您的%(name)s。请从Prolific上的研究页面打开本研究。"
+        "（研究人员：请在Prolific的研究设置中选择通过URL参数记录Prolific ID。）",
     "This link has an invalid Prolific ID": "此链接中的Prolific ID无效",
     "The %(name)s in the address (%(value)s) is not valid: it should be 1 to 64 letters and digits. Please open the "
     "study again from Prolific.":
-        "网址中的%(name)s(%(value)s)无效:它应由1到64个字母和数字组成。请从Prolific重新打开本研究。",
+        "网址中的%(name)s（%(value)s）无效：它应由1到64个字母和数字组成。请从Prolific重新打开本研究。",
     "This study has not started yet": "本研究尚未开始",
     "The study is not open yet. Please try again later or return it on Prolific.":
-        "本研究尚未开放。请稍后再试,或在Prolific上退回本研究。",
+        "本研究尚未开放。请稍后再试，或在Prolific上退回本研究。",
     "This study is closed": "本研究已结束",
     "The study is no longer accepting participants. Please return it on Prolific.":
         "本研究已不再招募参与者。请在Prolific上退回本研究。",
@@ -39,19 +39,19 @@ ZH_HANS: dict[str, str] = {
     "The study has no questions yet. Please return it on Prolific.": "本研究还没有问题。请在Prolific上退回本研究。",
     "This page was already submitted": "此页面已经提交过",
     "That page was already submitted (perhaps in another tab); here is where you are now.":
-        "该页面已经提交过(可能是在另一个标签页中);这里是您现在所处的位置。",
+        "该页面已经提交过（可能是在另一个标签页中）；这里是您现在所处的位置。",
     "Your answers are already complete.": "您已完成所有回答。",
     "This page cannot take answers now.": "此页面现在不能接收回答。",
     "That answer did not match your current question, so it was not saved. Please answer the question below.":
-        "该回答与您当前的问题不符,因此没有保存。请回答下面的问题。",
-    "Your answer to that question was already saved; it has not been changed.": "您对该问题的回答已经保存,没有被更改。",
+        "该回答与您当前的问题不符，因此没有保存。请回答下面的问题。",
+    "Your answer to that question was already saved; it has not been changed.": "您对该问题的回答已经保存，没有被更改。",
     "Please answer the questions in order.": "请按顺序回答问题。",
     "Please choose an answer before continuing.": "请先选择一个答案再继续。",
     "Please choose one of the options shown.": "请从显示的选项中选择一个。",
     "Please enter a lower and an upper bound before continuing.": "请先输入下限和上限再继续。",
     "Please enter a lower bound.": "请输入下限。",
     "Please enter a upper bound.": "请输入上限。",
-    "Each bound must be a number (for example 12 or -3.5).": "每个界限都必须是数字(例如12或-3.5)。",
+    "Each bound must be a number (for example 12 or -3.5).": "每个界限都必须是数字（例如12或-3.5）。",
     "The lower bound must not be greater than the upper bound.": "下限不能大于上限。",
     "Please give one answer only.": "请只给出一个答案。",
     "Lower bound": "下限",
@@ -60,40 +60,41 @@ ZH_HANS: dict[str, str] = {
     "I do not agree": "我不同意",
     "Please choose whether you agree to take part.": "请选择您是否同意参加。",
     "I pledge to answer every question carefully and to the best of my ability.": "我保证认真、尽我所能地回答每一个问题。",
-    "Please tick the box to confirm the pledge before you start.": "开始之前,请勾选方框以确认您的承诺。",
+    "Please tick the box to confirm the pledge before you start.": "开始之前，请勾选方框以确认您的承诺。",
     "No study at this address": "此网址没有对应的研究",
     "There is no study at this address. Please check the link on Prolific.": "此网址没有对应的研究。请检查Prolific上的链接。",
     "We could not find your place in this study": "我们找不到您在本研究中的进度",
     "Please open the study again with the link on Prolific; you will continue where you left off.":
-        "请使用Prolific上的链接重新打开本研究;您将从上次离开的地方继续。",
+        "请使用Prolific上的链接重新打开本研究；您将从上次离开的地方继续。",
     "Skip to the content": "跳到正文",
     "Consent": "知情同意",
     "Consent to take part": "参与研究知情同意",
     "This study is part of a research project. Your answers are stored without your name and used for research only. "
     "You may stop at any time by returning the study on Prolific.":
-        "本研究是一个科研项目的一部分。您的回答将以匿名方式保存,仅用于研究。您可以随时在Prolific上退回本研究以停止参与。",
-    "Do you agree to take part in this study?": "您是否同意参加本研究?",
-    "I agree, continue": "我同意,继续",
+        "本研究是一个科研项目的一部分。您的回答将以匿名方式保存，仅用于研究。您可以随时在Prolific上退回本研究以停止参与。",
+    "Do you agree to take part in this study?": "您是否同意参加本研究？",
+    "I agree, continue": "我同意，继续",
     "You chose not to take part": "您选择了不参加",
     "Thank you for considering this study. <strong>Please return the study on Prolific</strong> (choose “Return "
     "submission” / “Stop without completing” on Prolific), so that your place goes to someone else.":
-        "感谢您考虑参加本研究。<strong>请在Prolific上退回本研究</strong>(在Prolific上选择“Return submission”/"
-        "“Stop without completing”),以便将名额留给其他人。",
+        "感谢您考虑参加本研究。<strong>请在Prolific上退回本研究</strong>（在Prolific上选择“Return submission”/"
+        "“Stop without completing”），以便将名额留给其他人。",
     "We have recorded only that you chose not to take part, and when. If you change your mind, open the study "
     "link from Prolific again.":
-        "我们只记录了您选择不参加以及选择的时间。如果您改变主意,请从Prolific重新打开研究链接。",
-    "(Preview: nothing is recorded.)": "(预览:不会记录任何内容。)",
+        "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请从Prolific重新打开研究链接。",
+    "Back to Prolific, to return the study": "返回Prolific，退回本研究",
+    "(Preview: nothing is recorded.)": "（预览：不会记录任何内容。）",
     "You have withdrawn from this study": "您已退出本研究",
     "You asked for your data to be removed from this study, and it has been. You cannot take part in it again. "
     "Please return it on Prolific.":
-        "您已要求从本研究中删除您的数据,数据已被删除。您不能再次参加本研究。请在Prolific上退回本研究。",
+        "您已要求从本研究中删除您的数据，数据已被删除。您不能再次参加本研究。请在Prolific上退回本研究。",
     "This test link is not valid": "此测试链接无效",
     "The address carries a test marker that this site did not issue for this study. Researchers: copy a fresh "
     "test link from `.venv/bin/python manage.py show_links` or the admin.":
-        "网址中带有的测试标记不是本网站为本研究签发的。研究人员:请从`.venv/bin/python manage.py show_links`"
+        "网址中带有的测试标记不是本网站为本研究签发的。研究人员：请从`.venv/bin/python manage.py show_links`"
         "或管理后台复制新的测试链接。",
     "Thank you": "谢谢",
-    "Thank you!": "谢谢!",
+    "Thank you!": "谢谢！",
     "Your answers have been saved.": "您的回答已保存。",
     "Your completion code is <strong class=\"code\" id=\"completion-code\">%(code)s</strong>":
         "您的完成代码是<strong class=\"code\" id=\"completion-code\">%(code)s</strong>",
@@ -115,36 +116,36 @@ ZH_HANS: dict[str, str] = {
         "网址中没有%(name)s。请使用您收到的链接重新打开本研究。",
     "This link has an invalid id": "此链接中的ID无效",
     "The %(name)s in the address (%(value)s) is not valid: it should be 1 to %(max)s letters, digits, hyphens or "
-    "underscores.": "网址中的%(name)s(%(value)s)无效：应为1到%(max)s个字母、数字、连字符或下划线。",
+    "underscores.": "网址中的%(name)s（%(value)s）无效：应为1到%(max)s个字母、数字、连字符或下划线。",
     "you entered with a test link. Your answers are kept apart from the real data, and nothing is sent to "
     "Prolific.": "您是通过测试链接进入的。您的回答与真实数据分开保存，不会发送任何内容到Prolific。",
     "This was a test: you are not sent back to Prolific.": "这是一次测试：不会将您送回Prolific。",
     "This study has ended for you": "本研究对您已经结束",
     "You have returned this study": "您已退回本研究",
-    "Prolific tells us that you returned this study, so it cannot be continued.": "Prolific通知我们您已退回本研究,因此无法继续。",
+    "Prolific tells us that you returned this study, so it cannot be continued.": "Prolific通知我们您已退回本研究，因此无法继续。",
     "Your time for this study has run out": "您参加本研究的时间已用完",
     "Prolific tells us that the time allowed for this study ran out, so it cannot be continued.":
-        "Prolific通知我们本研究的允许时间已用完,因此无法继续。",
+        "Prolific通知我们本研究的允许时间已用完，因此无法继续。",
     "This study is not available to you": "您无法参加本研究",
     "You cannot take part in this study.": "您不能参加本研究。",
     "The answers you gave are kept. If you think this is a mistake, please message the researchers on Prolific.":
-        "您已给出的回答会被保留。如果您认为这是个错误,请在Prolific上给研究人员发消息。",
+        "您已给出的回答会被保留。如果您认为这是个错误，请在Prolific上给研究人员发消息。",
     "Instructions": "说明",
     "Two examples": "两个示例",
     "Examples": "示例",
     "Here is an example question with the answer already chosen, on the same page you will see for each question.":
-        "下面是一个已选好答案的示例问题,页面与您之后回答每个问题时看到的相同。",
+        "下面是一个已选好答案的示例问题，页面与您之后回答每个问题时看到的相同。",
     "Here are example questions with the answer already chosen, on the same page you will see for each question.":
-        "下面是几个已选好答案的示例问题,页面与您之后回答每个问题时看到的相同。",
+        "下面是几个已选好答案的示例问题，页面与您之后回答每个问题时看到的相同。",
     "Example %(number)s": "示例%(number)s",
-    "Answer in this example: <strong>%(answer)s</strong>": "本示例的答案:<strong>%(answer)s</strong>",
-    "I have read the instructions, continue": "我已阅读说明,继续",
-    "Question %(number)s of %(total)s": "第%(number)s题,共%(total)s题",
+    "Answer in this example: <strong>%(answer)s</strong>": "本示例的答案：<strong>%(answer)s</strong>",
+    "I have read the instructions, continue": "我已阅读说明，继续",
+    "Question %(number)s of %(total)s": "第%(number)s题，共%(total)s题",
     "Next": "下一题",
     "Integrity pledge": "诚信承诺",
     "Research depends on careful answers. Please read each question and answer it as well as you can, without help "
     "from other people or tools.":
-        "研究依赖于认真的回答。请仔细阅读每个问题,在不借助他人或工具的情况下尽您所能地作答。",
+        "研究依赖于认真的回答。请仔细阅读每个问题，在不借助他人或工具的情况下尽您所能地作答。",
     "Start the questions": "开始答题",
 }
 

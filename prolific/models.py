@@ -69,6 +69,7 @@ class ProlificStudy(models.Model):
 
     class Meta:
         verbose_name = "Prolific study"
+        verbose_name_plural = "Prolific studies"
 
     def __str__(self) -> str:
         return f"{self.study.slug} on Prolific ({self.prolific_id or 'not created'})"

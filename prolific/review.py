@@ -115,8 +115,8 @@ def publish_problems(link: ProlificStudy) -> list[str]:
         problems.append(f"set study {study.slug} live first (it is {study.status})")
     if not study.main_items().exists():
         problems.append("it has no items")
-    if len(study.demonstrations()) < 2:
-        problems.append("it needs its two demonstrations")
+    if study.demonstration_problem():
+        problems.append(study.demonstration_problem())
     if link.prolific_id and link.prolific_status not in ("", "UNPUBLISHED"):
         problems.append(f"it is already on Prolific ({link.prolific_id}, {link.prolific_status})")
     if link.estimated_minutes < 1:

@@ -13,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 
 from access.owned_admin import OwnedAdminMixin
 from access.ownership import visible
+from config.admin_columns import short_time, shortened
 
 from . import flow
 from .admin_ids import RawIdsAdminMixin
@@ -48,6 +49,7 @@ class DemonstrationForm(forms.ModelForm):
             "speaker_gender": forms.TextInput(attrs={"class": "vTextField", "style": "width: 7em"}),
             "expression": forms.TextInput(attrs={"class": "vTextField", "style": "width: 10em"}),
             "statement": forms.TextInput(attrs={"class": "vTextField", "style": "width: 100%; min-width: 20em"}),
+            "language": forms.TextInput(attrs={"class": "vTextField", "style": "width: 5em"}),
             "demo_answer": forms.NumberInput(attrs={"style": "width: 5em"}),
         }
 
@@ -67,7 +69,18 @@ class DemonstrationForm(forms.ModelForm):
         return value
 
 
+class DefaultOnOffSelect(forms.NullBooleanSelect):
+    """A yes/no/empty setting shown as Default (what it means) / On / Off instead of Unknown / Yes / No."""
+
+    def __init__(self, default_label: str, attrs=None):
+        super().__init__(attrs)
+        self.choices = [("unknown", default_label), ("true", "On"), ("false", "Off")]
+
+
 class DemonstrationInline(admin.TabularInline):
+    """The study's worked examples, edited with the fields its kind declares (``Instrument.demonstrations``);
+    shown only for a kind that has demonstrations."""
+
     model = Item
     form = DemonstrationForm
     extra = 0
@@ -77,6 +90,10 @@ class DemonstrationInline(admin.TabularInline):
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(is_demonstration=True)
+
+    def get_fields(self, request, obj=None):
+        spec = obj.kind.demonstrations if obj is not None else None
+        return list(spec.fields) if spec is not None else list(DemonstrationForm.Meta.fields)
 
 
 class ChannelInline(admin.TabularInline):
@@ -100,7 +117,6 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     list_filter = ("status", "instrument")
     search_fields = ("title", "slug", "description")
     readonly_fields = ("prolific_link", "created_at")
-    inlines = (DemonstrationInline, ChannelInline)
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
         ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
@@ -127,6 +143,26 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
             n_declined=count_of(Participant, "study", status=Participant.Status.DECLINED, is_test=False),
             n_test=count_of(Participant, "study", is_test=True),
         )
+
+    def get_prepopulated_fields(self, request, obj=None):
+        """The slug is filled in from the title while a new study is added (later it is the participants' link)."""
+        return {"slug": ("title",)} if obj is None else {}
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        """The attention filter's empty choice names what it means: the kind's default, on or off."""
+        form = super().get_form(request, obj, change=change, **kwargs)
+        field = form.base_fields.get("attention_filter")
+        if field is not None:
+            default = ("the kind's default" if obj is None else
+                       f"the default of {obj.kind.label}: {'on' if obj.kind.attention_filter_default else 'off'}")
+            field.widget = DefaultOnOffSelect(f"Default ({default})")
+        return form
+
+    def get_inlines(self, request, obj):
+        """The demonstrations inline once the study's kind is known and only if that kind has demonstrations;
+        the recruitment channels."""
+        demonstrations = obj is not None and obj.kind.demonstrations is not None
+        return (DemonstrationInline, ChannelInline) if demonstrations else (ChannelInline,)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
@@ -395,7 +431,8 @@ class ResponseAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
     """Read-only: answers are never added, edited or deleted by hand. PROLIFIC_PIDs only for *view participant*."""
 
     pid_fields = ("prolific_pid",)
-    list_display = ("prolific_pid", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    # compact columns: the list fits 1280 px (tests/test_browser_admin_lists.py)
+    list_display = ("prolific_pid", "item_key", "answer", "times", "answered", "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
     readonly_fields = ("prolific_pid",)
@@ -412,6 +449,19 @@ class ResponseAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
 
     def pid_of(self, obj: Response) -> str:
         return obj.participant.prolific_pid
+
+    @admin.display(description="item", ordering="item__key")
+    def item_key(self, obj: Response) -> str:
+        return shortened(obj.item.key, 24)
+
+    @admin.display(description="time (ms): server / browser")
+    def times(self, obj: Response) -> str:
+        return f"{obj.time_taken_ms if obj.time_taken_ms is not None else '–'} / " \
+               f"{obj.client_time_ms if obj.client_time_ms is not None else '–'}"
+
+    @admin.display(description="answered", ordering="created_at")
+    def answered(self, obj: Response) -> str:
+        return short_time(obj.created_at)
 
     def has_add_permission(self, request):
         return False

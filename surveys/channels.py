@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from typing import Mapping
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 from django.conf import settings
 from django.utils.translation import gettext as _
@@ -84,6 +84,13 @@ class Completion:
 def prolific_completion_url(code: str) -> str:
     """Prolific's completion address for ``code`` (settings.PROLIFIC_COMPLETE_URL)."""
     return f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
+
+
+def prolific_home_url() -> str:
+    """Prolific's participant app (the origin of settings.PROLIFIC_COMPLETE_URL), where a participant who
+    declined returns the study."""
+    parts = urlsplit(settings.PROLIFIC_COMPLETE_URL)
+    return f"{parts.scheme}://{parts.netloc}/"
 
 
 def completion(participant: Participant, code: str) -> Completion:

@@ -179,8 +179,13 @@ class Study(models.Model):
         )
 
     def demonstrations(self) -> list["Item"]:
-        """The study's two worked examples, in order."""
+        """The study's worked examples, in order."""
         return list(self.items.filter(is_demonstration=True).order_by("demo_order", "id"))
+
+    def demonstration_problem(self) -> str:
+        """Why the study's demonstrations keep it from being published ("" when they do not)."""
+        spec = self.kind.demonstrations
+        return spec.problem(len(self.demonstrations())) if spec is not None else ""
 
     def main_items(self):
         """Items that can be assigned to participants and posed to models."""

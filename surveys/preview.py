@@ -101,10 +101,11 @@ def preview_notes(study: Study) -> list[str]:
     if not study.main_items().exists():
         notes.append("The study has no items yet: import items first (participants would be told the study "
                      "is not ready).")
-    demos = len(study.demonstrations())
-    if demos != 2:
+    spec, demos = study.kind.demonstrations, len(study.demonstrations())
+    if spec is not None and spec.required and demos != spec.required:
         notes.append(f"The study has {demos} demonstration{'s' if demos != 1 else ''}; the instructions and the "
-                     "few-shot prompt are meant to show two worked examples.")
+                     f"few-shot prompt of its kind show {spec.required} worked examples"
+                     f"{' (it cannot be published to Prolific without them)' if demos < spec.required else ''}.")
     return notes
 
 

@@ -145,9 +145,12 @@ def _instructions_context(study: Study) -> dict[str, Any]:
             "item_template": kind.template_name}
 
 
-def _item_context(study: Study, progress: Progress, error: str = "") -> dict[str, Any]:
+def _item_context(study: Study, progress: Progress, error: str = "", refused: Any = None) -> dict[str, Any]:
+    """The question page's context; ``refused``: the submission the page refused (shown again as the shape says)."""
     slot = progress.slot
+    shape = study.kind.shape
     return {
+        "selected": shape.refused_selection(refused) if error and refused is not None else None,
         "q": study.kind.page_context(slot.item, slot.speaker()),
         "item_template": study.kind.template_name,
         "shape": study.kind.shape,
@@ -192,7 +195,8 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
             return _step_redirect(study, flow.current_step(participant).step)
         if not agreed:
             return render(request, "surveys/declined.html",
-                          {"study": study, "via_channel": participant.channel_id is not None})
+                          {"study": study, "via_channel": participant.channel_id is not None,
+                           "prolific_url": channels.prolific_home_url()})
         return _step_redirect(study, Step.INSTRUCTIONS)
     return render(request, "surveys/consent.html",
                   _step_context(study, Step.CONSENT, request.path, False, form=form))
@@ -247,14 +251,15 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             return _step_redirect(study, result.step)
         error = result.message
     flow.mark_shown(progress.slot)
-    return _question_page(request, study, progress, error)
+    return _question_page(request, study, progress, error, request.POST if error else None)
 
 
-def _question_page(request: HttpRequest, study: Study, progress: Progress, error: str = "") -> HttpResponse:
+def _question_page(request: HttpRequest, study: Study, progress: Progress, error: str = "",
+                   refused: Any = None) -> HttpResponse:
     """The page of the question at ``progress`` (its first-shown time already recorded); it posts to the
     question URL, the one it was asked for or posted to."""
-    return render(request, "surveys/item.html",
-                  _step_context(study, Step.ITEM, request.path, False, **_item_context(study, progress, error)))
+    return render(request, "surveys/item.html", _step_context(study, Step.ITEM, request.path, False,
+                                                              **_item_context(study, progress, error, refused)))
 
 
 @participant_page(Step.DONE, Step.ENDED)
@@ -310,7 +315,8 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
         if state.step == Step.CONSENT:
             form = ConsentForm(request.POST)
             if form.is_valid() and not form.agreed:
-                return render(request, "surveys/declined.html", {"study": study, "preview": True})
+                return render(request, "surveys/declined.html", {"study": study, "preview": True,
+                                                                 "prolific_url": channels.prolific_home_url()})
             if form.is_valid():
                 preview_consent(state, True)
             else:
@@ -345,6 +351,7 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
     if state.step == Step.PLEDGE:
         return render(request, "surveys/pledge.html", base | {"form": context.get("form") or PledgeForm()})
     if state.step == Step.ITEM:
-        return render(request, "surveys/item.html", base | _item_context(study, progress, context.get("error", "")))
+        return render(request, "surveys/item.html", base | _item_context(study, progress, context.get("error", ""),
+                                                                          request.POST or None))
     summary = preview_summary(study, state)
     return render(request, "surveys/preview_done.html", base | summary | {"url": flow.completion_url(summary["code"])})

@@ -519,3 +519,49 @@ def test_copy_button_puts_the_prolific_link_on_the_clipboard(live_server, monkey
             assert page.evaluate("navigator.clipboard.readText()") == study.participant_link()
         finally:
             browser.close()
+
+
+def test_demonstrations_inline_follows_the_kind(client, staff, demo_study):
+    """A kind declares its demonstrations' fields (Instrument.demonstrations); a kind without none has no inline."""
+    from surveys.instruments import instrument_choices
+
+    for name, _ in instrument_choices():
+        study = Study.objects.create(slug=f"k-{name.replace('_', '-')}", title=name, instrument=name)
+        page = client.get(f"/admin/surveys/study/{study.pk}/change/")
+        assert page.status_code == 200
+        spec = study.kind.demonstrations
+        if spec is None:
+            assert "items-TOTAL_FORMS" not in page.content.decode()
+        else:
+            fields = set(page.context["inline_admin_formsets"][0].formset.form.base_fields)
+            assert fields == set(spec.fields)
+    assert Study.objects.get(slug="k-speaker-belief").kind.demonstrations.required == 2
+    assert "language" in Study.objects.get(slug="k-wep-probability").kind.demonstrations.fields
+    assert Study.objects.get(slug="k-wep-choice").kind.demonstrations is None
+
+
+def test_study_form_names_the_attention_default_and_prefills_the_slug(client, staff, demo_study):
+    from surveys.instruments import get_instrument
+
+    page = client.get("/admin/surveys/study/add/").content.decode()
+    assert "&quot;#id_slug&quot;, &quot;name&quot;: &quot;slug&quot;, &quot;dependency_ids&quot;: [&quot;#id_title&quot;]" in page
+    assert "Unknown" not in page and '<option value="unknown" selected>Default (the kind&#x27;s default)</option>' in page
+    study = Study.objects.create(slug="tang", title="Tang", instrument="wep_choice")
+    page = client.get(f"/admin/surveys/study/{study.pk}/change/").content.decode()
+    label = get_instrument("wep_choice").label
+    assert f"Default (the default of {label}: off)</option>" in page and "Unknown" not in page
+    assert "dependency_ids" not in page  # a saved study's slug is not rewritten from its title
+    data = form_data(client.get(f"/admin/surveys/study/{demo_study.pk}/change/"))
+    data["attention_filter"] = "false"
+    assert client.post(f"/admin/surveys/study/{demo_study.pk}/change/", data).status_code == 302
+    demo_study.refresh_from_db()
+    assert demo_study.attention_filter is False and not demo_study.applies_attention_filter
+    data["attention_filter"] = "unknown"
+    client.post(f"/admin/surveys/study/{demo_study.pk}/change/", data)
+    demo_study.refresh_from_db()
+    assert demo_study.attention_filter is None and demo_study.applies_attention_filter
+
+
+def test_prolific_studies_are_called_studies(client, staff):
+    page = client.get("/admin/").content.decode()
+    assert "Prolific studies" in page and "studys" not in page

@@ -66,7 +66,8 @@ def test_report_page_shows_tables_and_figures(admin_client, studies):
 def test_report_page_explains_missing_data(admin_client, nv_study):
     response = admin_client.get(url("report", nv_study.pk))
     assert response.status_code == 200
-    assert "has no completed participants" in response.content.decode()
+    page = response.content.decode()
+    assert page.count("has no completed human participants") == 1 and "What the study holds so far" in page
 
 
 def test_report_json_and_attention_button(admin_client, studies):
@@ -184,7 +185,7 @@ def test_api_export_attention_and_errors(client, studies, staff):
     assert result["included"] == 12 and {e["prolific_pid"] for e in result["excluded"]} == {"nv-spam", "nv-flat"}
     empty = Study.objects.create(slug="empty", title="Empty")
     response = client.get(f"/api/studies/{empty.slug}/report/", **auth)
-    assert response.status_code == 409 and "no completed participants" in response.json()["detail"]
+    assert response.status_code == 200 and "no completed human participants" in response.json()["meta"]["missing"][0]
     response = client.post(f"/api/studies/{empty.slug}/attention/", **auth)
     assert response.status_code == 409 and "no completed participants" in response.json()["detail"]
     assert client.post("/api/studies/nope/attention/", **auth).status_code == 404

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Participant, Response, Withdrawal
+from stub_openai import stub  # noqa: F401 (fixture)
 from test_browser import admin_logged_in, browser, offline_page  # noqa: F401 (fixtures)
 from test_pilot_withdrawal import finish
 
@@ -74,3 +75,32 @@ def test_withdrawing_a_participant_in_the_browser(laptop, live_server, imported_
     assert list(Participant.objects.all()) == [kept]
     assert Response.objects.count() == 30
     assert Withdrawal.objects.get().note == "asked by Prolific message"
+
+
+@pytest.fixture
+def answered(imported_nv, stub):  # noqa: F811
+    """A participant's answers and a finished model run with a long, unreadable answer among its answers."""
+    from elicitation.runs import create_run, run_sync, start_run
+    from stub_openai import Reply, make_endpoint
+
+    imported_nv.status = "live"
+    imported_nv.save()
+    finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    stub.queue(Reply.answer("I would say that it is about " + "very " * 40 + "likely, so 75"), Reply.answer("nonsense " * 30))
+    stub.default = Reply.answer("80")
+    run = create_run(imported_nv, make_endpoint(stub, name="a-rather-long-endpoint-name-for-gpu-box"),
+                     items=imported_nv.main_items().order_by("id")[:4], name="pilot run with a long name")
+    start_run(run, queue=False)
+    run_sync(run)
+    return imported_nv
+
+
+@pytest.mark.parametrize("route", ["surveys_response_changelist", "elicitation_modelresponse_changelist",
+                                   "elicitation_elicitationrun_changelist"])
+def test_answer_and_run_lists_fit_a_laptop(laptop, live_server, answered, route, tmp_path):
+    from test_browser_choice import keep_screenshots
+
+    laptop.goto(live_server.url + reverse(f"admin:{route}"))
+    laptop.screenshot(path=str(tmp_path / f"{route}-1280.png"), full_page=True)
+    keep_screenshots(tmp_path)
+    assert_fits(laptop)

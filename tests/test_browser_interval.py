@@ -68,3 +68,27 @@ def test_a_participant_gives_intervals_and_a_reversed_one_is_refused(browser, li
     saved = {r.assignment.position: (r.lower, r.upper) for r in participant.responses.select_related("assignment")}
     assert saved == answers and all(r.value is None and r.choice == "" for r in participant.responses.all())
     keep_screenshots(tmp_path)
+
+
+@pytest.mark.parametrize("width,height", [(1280, 900), (375, 740)])
+def test_a_refused_interval_comes_back_with_what_was_typed(browser, live_server, overprecision, tmp_path,
+                                                           width, height):
+    """Refused by the server, an interval page shows both bounds as typed: correct one, send again."""
+    hits: list[str] = []
+    page = offline_page(browser, live_server, hits, viewport={"width": width, "height": height})
+    enter_study(page, live_server, "op")
+    position, item = current_item(page)
+    fill(page, "20", "5")
+    with page.expect_navigation():  # past the page's own check: the server refuses it
+        page.evaluate("document.querySelector('form[data-answer-form]').submit()")
+    page.get_by_text(ORDER).wait_for()
+    assert current_item(page) == (position, item)
+    assert (page.input_value("input[name=lower]"), page.input_value("input[name=upper]")) == ("20", "5")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.screenshot(path=str(tmp_path / f"interval-refused-{width}.png"), full_page=True)
+    page.fill("input[name=lower]", "2")  # only the wrong bound corrected
+    with page.expect_navigation():
+        page.click("button:has-text('Next')")
+    saved = Response.objects.get()
+    assert (saved.lower, saved.upper) == (2, 5)
+    keep_screenshots(tmp_path)

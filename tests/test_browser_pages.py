@@ -73,3 +73,24 @@ def test_the_choose_an_answer_message_goes_once_an_answer_is_chosen(browser, liv
     page.click("label[for=answer-40]")
     assert message.is_hidden()
     assert hits == []
+
+
+@pytest.mark.parametrize("width,height", [(1280, 900), (375, 740)])
+def test_the_declined_page_leads_back_to_prolific(browser, live_server, live_study, tmp_path, width, height):  # noqa: F811
+    """A participant who declines consent gets a button back to Prolific, where the study is returned."""
+    from test_browser import PID
+    from test_browser_choice import keep_screenshots
+
+    hits: list[str] = []
+    page = offline_page(browser, live_server, hits, viewport={"width": width, "height": height})
+    page.goto(f"{live_server.url}/s/{live_study.slug}/?PROLIFIC_PID={PID}&STUDY_ID=st1&SESSION_ID=se1")
+    page.get_by_role("button", name="I do not agree").click()
+    page.get_by_role("heading", name="You chose not to take part").wait_for()
+    link = page.get_by_role("link", name="Back to Prolific, to return the study")
+    assert link.is_visible() and link.get_attribute("href") == "https://app.prolific.com/"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.screenshot(path=str(tmp_path / f"declined-{width}.png"), full_page=True)
+    link.click()
+    page.wait_for_url("https://app.prolific.com/")
+    assert hits == ["https://app.prolific.com/"]
+    keep_screenshots(tmp_path)

@@ -173,7 +173,7 @@ def test_item_answers_shows_humans_beside_models(admin_client, stub, imported_nv
     assert "PID000000000000000000001" in page and "I&#x27;d say 90" in page
     bins = {b["bin"]: b for b in response.context["bins"]}
     assert bins["60"]["human_share"] == pytest.approx(1 / 3) and bins["90"]["model_share"] == 1.0
-    assert response.context["human_mean"] == 65 and response.context["model_mean"] == 90
+    assert response.context["human_mean"] == "65.0" and response.context["model_mean"] == "90.0"
 
 
 def test_model_response_changelist_filters(admin_client, stub, imported_nv):
@@ -333,3 +333,94 @@ def test_progress_json_carries_the_estimate_of_what_is_left(admin_client, stub, 
     assert '<span id="e-answers">2</span>' in page and 'id="run-estimate-left">' in page
     ElicitationRun.objects.filter(pk=run.pk).update(status=ElicitationRun.Status.COMPLETED)
     assert admin_client.get(url).json()["estimate"] is None
+
+
+def test_item_answers_of_interval_and_pick_items(admin_client, stub):
+    """Non-scale kinds: intervals show their mean bounds (no bins), picks their share per option."""
+    from django.utils import timezone
+
+    from surveys.demo.overprecision import load_overprecision_demo
+    from surveys.demo.verbalisation import load_verbalisation_demo
+    from surveys.models import Assignment, Participant, Response
+
+    for study, answers, reply in ((load_overprecision_demo()[0], [{"lower": 10, "upper": 20}, {"lower": 20, "upper": 40}],
+                                   "10 to 20"),
+                                  (load_verbalisation_demo().study, [{"choice": "A"}, {"choice": "B"}], "A")):
+        item = items_of(study, 1)[0]
+        for n, columns in enumerate(answers):
+            p = Participant.objects.create(study=study, prolific_pid=f"{study.pk}PID{n}")
+            a = Assignment.objects.create(participant=p, item=item, position=0)
+            Response.objects.create(assignment=a, participant=p, item=item, created_at=timezone.now(), **columns)
+        stub.queue(Reply.answer(reply))
+        run = create_run(study, make_endpoint(stub, name=f"stub-{study.slug}"), items=[item], few_shot=False,
+                         max_tokens=32)
+        start_run(run, queue=False)
+        run_sync(run)
+        response = admin_client.get(reverse("admin:elicitation_item_answers", args=[item.pk]))
+        assert response.status_code == 200
+        if study.instrument == "interval_confidence":
+            assert response.context["bins"] == [] and response.context["human_mean"] == "[15.0, 30.0]"
+            assert response.context["model_mean"] == "[10.0, 20.0]" and "[10, 40]" not in response.content.decode()
+            assert "[20, 40]" in response.content.decode()
+        else:
+            shares = {b["bin"][0]: (b["human_share"], b["model_share"]) for b in response.context["bins"]}
+            assert shares == {"A": (0.5, 1.0), "B": (0.5, 0.0)}
+            assert response.context["human_mean"] is None and response.context["category_name"] == "option"
+
+
+def test_provenance_labels_come_from_the_prompt_sent(admin_client, stub, imported_nv):
+    """A kind whose prompts show no demonstrations is labelled zero-shot with its own prompt version, even with
+    few_shot on (the default); a Belem run keeps belem-2shot-v1 and its report name."""
+    from analysis.agents import agent_name
+    from surveys.demo.overprecision import load_overprecision_demo
+
+    interval = load_overprecision_demo()[0]
+    runs = {}
+    for study in (interval, imported_nv):
+        runs[study.instrument] = create_run(study, make_endpoint(stub, name=f"e-{study.slug}"),
+                                            items=items_of(study, 1), max_tokens=32)
+        assert runs[study.instrument].few_shot
+    belem, bahaj = runs["speaker_belief"], runs["interval_confidence"]
+    assert (belem.prompt_version, bahaj.prompt_version) == ("belem-2shot-v1", "bahaj-zero-shot-v1")
+    assert agent_name(belem) == "e-nv (greedy)" and agent_name(bahaj) == f"e-{interval.slug} (greedy)"
+
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[bahaj.pk])).content.decode()
+    assert '<span id="run-shots">zero-shot</span>' in page and "demonstrations" not in page.split("run-shots")[1][:80]
+    assert "belem-2shot-v1" not in page and "bahaj-zero-shot-v1" in page
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[belem.pk])).content.decode()
+    assert "2-shot: with the study's 2 demonstrations" in page
+
+    item = items_of(interval, 1)[0]
+    page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk])).content.decode()
+    assert "Model prompt (zero-shot)" in page and "2-shot" not in page
+    item = items_of(imported_nv, 1)[0]
+    page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk])).content.decode()
+    assert "Model prompt (2-shot)" in page and "show the zero-shot prompt" in page
+    page = admin_client.get(reverse("admin:elicitation_item_prompt", args=[item.pk]) + "?few_shot=0").content.decode()
+    assert "Model prompt (zero-shot)" in page and "show the 2-shot prompt" in page
+
+
+def test_existing_runs_get_the_version_of_the_prompt_they_sent(stub, imported_nv):
+    """Migration elicitation 0009: runs stored with the old default belem-2shot-v1 get their prompt's version;
+    a typed version and a Belem 2-shot run are left as they are; report names do not change."""
+    import importlib
+
+    from django.apps import apps
+
+    from analysis.agents import agent_name
+    from surveys.demo.overprecision import load_overprecision_demo
+
+    migration = importlib.import_module("elicitation.migrations.0011_true_prompt_versions")
+    interval = load_overprecision_demo()[0]
+    runs = {name: create_run(study, make_endpoint(stub, name=name), items=items_of(study, 1), few_shot=few_shot,
+                             max_tokens=32)
+            for name, study, few_shot in (("bahaj", interval, True), ("belem", imported_nv, True),
+                                          ("belem0", imported_nv, False), ("typed", interval, True))}
+    ElicitationRun.objects.update(prompt_version="belem-2shot-v1")  # as runs were stored before
+    ElicitationRun.objects.filter(pk=runs["typed"].pk).update(prompt_version="my-own-v2")
+    names = {name: agent_name(ElicitationRun.objects.get(pk=run.pk)) for name, run in runs.items()}
+    migration.true_versions(apps, None)
+    versions = dict(ElicitationRun.objects.values_list("endpoint__name", "prompt_version"))
+    assert versions == {"bahaj": "bahaj-zero-shot-v1", "belem": "belem-2shot-v1", "belem0": "belem-zero-shot-v1",
+                        "typed": "my-own-v2"}
+    assert {name: agent_name(ElicitationRun.objects.get(pk=run.pk)) for name, run in runs.items()} == names

@@ -221,6 +221,39 @@ def test_api_routes_publish_sync_send_and_list(client, django_user_model, live, 
     assert client.get("/api/prolific/submissions/", HTTP_AUTHORIZATION=f"Token {token}").status_code == 403
 
 
+@pytest.mark.parametrize("loader", ["overprecision", "sileo", "wep_choice", "tang_zh"])
+def test_publish_asks_demonstrations_only_of_kinds_that_show_them(prolific, loader):
+    """Intervals, verbalisations, WEP choice and a generated (Chinese) Tang RQ1 study show no worked examples:
+    they are published without; a Belem study without its two demonstrations is refused, saying so."""
+    from surveys.demo.overprecision import load_overprecision_demo
+    from surveys.demo.verbalisation import load_verbalisation_demo
+    from surveys.designs import generate_items
+    from surveys.models import Study
+
+    if loader == "overprecision":
+        study = load_overprecision_demo()[0]
+    elif loader == "sileo":
+        study = load_verbalisation_demo().study
+    else:
+        study = Study.objects.create(slug=loader.replace("_", "-"), title=loader, status="live",
+                                     instrument="wep_choice" if loader == "wep_choice" else "wep_probability")
+        if loader == "wep_choice":
+            generate_items(study, "tang-rq2", seed=1)
+        else:
+            generate_items(study, "tang-rq1", settings="CNC", language="zh")
+    assert not study.demonstrations()
+    link = published(study, prolific)
+    assert link.prolific_status == "ACTIVE"
+
+
+def test_publish_refuses_a_belem_study_without_its_demonstrations(live, prolific):
+    live.items.filter(is_demonstration=True).first().delete()
+    link = ProlificStudy.objects.create(study=live)
+    with pytest.raises(PublishError, match="it needs 2 demonstrations .*, it has 1"):
+        publish(link)
+    assert not prolific.calls
+
+
 def test_publish_sends_no_legacy_fields_and_reads_the_status_back(live, prolific):
     link = published(live, prolific)
     remote = prolific.studies[link.prolific_id]

@@ -45,3 +45,22 @@ def test_the_printed_prolific_and_preview_links_use_the_given_base(imported_nv):
         f"http://survey.example.org:9000/s/{imported_nv.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
         "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"]
     assert links["researcher preview"] == [f"http://survey.example.org:9000/s/{imported_nv.slug}/preview/"]
+
+
+def test_make_run_prints_the_links_once():
+    """`make run` loads the demos without their links and prints every study's links once the server is up."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    recipe = subprocess.run(["make", "-n", "run", f"VENV={sys.prefix}"], cwd=root, capture_output=True, text=True,
+                            check=True).stdout
+    assert recipe.count("load_demo") == 1 and "load_demo --no-links" in recipe, recipe
+    assert (root / "bin" / "run-platform").read_text().count("manage.py show_links") == 1
+    out = io.StringIO()
+    call_command("load_demo", "--no-links", stdout=out)
+    assert "created" in out.getvalue() and "Prolific link" not in out.getvalue() and "preview" not in out.getvalue()
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)  # on its own (make demo) it still says where the studies are
+    assert out.getvalue().count("Prolific link") == 4

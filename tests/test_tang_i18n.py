@@ -50,25 +50,25 @@ def test_chinese_study_pages_are_chinese_whatever_the_browser_asks(zh_study):
     enter(client, zh_study)
     consent = page(client, zh_study, "consent")
     assert 'lang="zh-Hans"' in consent
-    for text in ("参与研究知情同意", "您是否同意参加本研究?", "我同意,继续", "我不同意", "本研究是一个科研项目的一部分"):
+    for text in ("参与研究知情同意", "您是否同意参加本研究？", "我同意，继续", "我不同意", "本研究是一个科研项目的一部分"):
         assert text in consent
     assert "I agree" not in consent and "Consent to take part" not in consent
     client.post(url(zh_study, "consent"), {"step": "consent", "choice": "agree"})
     # a stale consent form: the message shown on the next page is Chinese too
     client.post(url(zh_study, "consent"), {"step": "consent", "choice": "agree"})
     instructions = page(client, zh_study, "instructions")
-    for text in ("说明", "两个示例", "示例1", "本示例的答案:<strong>100</strong>", "我已阅读说明,继续",
+    for text in ("说明", "两个示例", "示例1", "本示例的答案：<strong>100</strong>", "我已阅读说明，继续",
                  "该页面已经提交过", "人们会用", "一个被描述为“肯定”的事件发生的概率是多少?"):
         assert text in instructions, text
     client.post(url(zh_study, "instructions"), {"step": "instructions"})
     pledge = page(client, zh_study, "pledge")
     assert "诚信承诺" in pledge and "我保证认真" in pledge and "开始答题" in pledge
     refused = client.post(url(zh_study, "pledge"), {"step": "pledge"}).content.decode()
-    assert "开始之前,请勾选方框以确认您的承诺。" in refused
+    assert "开始之前，请勾选方框以确认您的承诺。" in refused
     client.post(url(zh_study, "pledge"), {"step": "pledge", "pledge": "on"})
     item = page(client, zh_study, "item")
     assert 'data-message-empty="请先选择一个答案再继续。"' in item  # what the page script shows without an answer
-    for text in ("第1题,共17题", "下一题", "根据陈述“", "请先选择一个答案再继续。", "0表示该事件不可能发生。"):
+    for text in ("第1题，共17题", "下一题", "根据陈述“", "请先选择一个答案再继续。", "0表示该事件不可能发生。"):
         assert text in item, text
     assert not re.search(r"\b(Question|Next|Please)\b", item)
     participant = Participant.objects.get(study=zh_study)
@@ -82,7 +82,7 @@ def test_chinese_study_pages_are_chinese_whatever_the_browser_asks(zh_study):
                                            "value": "50"})
         participant.refresh_from_db()
     done = page(client, zh_study, "done")
-    assert "谢谢!" in done and "您的回答已保存。" in done and "您的完成代码是" in done and "返回Prolific" in done
+    assert "谢谢！" in done and "您的回答已保存。" in done and "您的完成代码是" in done and "返回Prolific" in done
     assert translation.get_language() in ("en-us", "en")  # nothing leaks out of the request
 
 
@@ -142,4 +142,32 @@ def test_preview_of_a_chinese_study_is_chinese(zh_study, django_user_model):
     zh_study.shared_with.add(researcher)
     client.force_login(researcher)
     consent = client.get(f"/s/{zh_study.slug}/preview/?restart=1", follow=True).content.decode()
-    assert "参与研究知情同意" in consent and "我同意,继续" in consent
+    assert "参与研究知情同意" in consent and "我同意，继续" in consent
+
+
+def test_chinese_page_wording_uses_full_width_punctuation():
+    """Chinese page texts in the catalogue use full-width punctuation (，：；？！（）); placeholders, HTML tags and
+    commands stay as they are. The instruments' own Chinese wording (the prompt as well as the page) is not in the
+    catalogue, so stored prompts do not change."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "locale"
+    spec = importlib.util.spec_from_file_location("zh_hans_translations", root / "zh_Hans_translations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for msgid, msgstr in module.ZH_HANS.items():
+        text = re.sub(r"%\(\w+\)[sd]|<[^>]*>|`[^`]*`", "", msgstr)
+        assert not re.search(r"[,;:?!()]", text), msgstr
+    assert module.ZH_HANS["Question %(number)s of %(total)s"] == "第%(number)s题，共%(total)s题"
+
+
+def test_chinese_prompts_do_not_depend_on_the_catalogue(zh_study):
+    from elicitation.prompts import build_prompt, prompt_hash
+
+    item = zh_study.main_items().order_by("id").first()
+    english = build_prompt(zh_study, item, few_shot=True)
+    with translation.override("zh-hans"):
+        chinese = build_prompt(zh_study, item, few_shot=True)
+    assert prompt_hash(chinese.messages) == prompt_hash(english.messages) and chinese.text == english.text
+    assert "根据陈述“" in english.text and "?" in english.text  # the instrument's wording, ASCII as stored

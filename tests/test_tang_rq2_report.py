@@ -80,10 +80,8 @@ def test_unparseable_answers_are_kept_and_counted(rq2):
 
 
 def test_the_report_says_what_is_missing(rq2):
-    from analysis.reports import ReportError
-
-    with pytest.raises(ReportError, match="no model answers yet"):
-        build_report(rq2)
+    report = build_report(rq2)
+    assert "no model answers yet" in report.skipped["tang_rq2"] and not report.sections
 
 
 def test_elicit_asks_both_prompt_styles_and_parses_choices(rq2, stub):

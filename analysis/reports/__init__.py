@@ -1,7 +1,8 @@
 """A study's report: the sections its instrument names (``Instrument.report_sections``), one module each here.
 
 A section module has ``build(study) -> section`` (raising :class:`ReportError` with a readable reason when the
-data are not there yet); a section has ``tables() -> {name: DataFrame}``, ``figures() -> [(stem, Figure)]``,
+data are not there yet: the report then shows what the study holds, table ``available``, and says what is
+missing for that section); a section has ``tables() -> {name: DataFrame}``, ``figures() -> [(stem, Figure)]``,
 ``meta() -> dict`` and ``titles`` (table name → title on the admin page), and may have ``html_tables()`` for
 its own formatting. :class:`Report` puts the sections together and writes ``report.json``, one CSV per table
 and every figure as PNG and SVG; the admin page, the ``report`` command and the API all show a Report.
@@ -31,6 +32,9 @@ SECTIONS: dict[str, str] = {
 }
 
 
+AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need more)"
+
+
 class ReportError(ValueError):
     """The report cannot be built (yet); the message says why."""
 
@@ -50,12 +54,28 @@ class Report:
 
     @property
     def primary(self) -> Any:
-        return next(iter(self.sections.values()))
+        """The first section built (None when none could be built yet)."""
+        return next(iter(self.sections.values()), None)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at", "cache_key"):
             raise AttributeError(name)
-        return getattr(self.primary, name)
+        primary = self.primary
+        if primary is None:
+            raise AttributeError(name)
+        return getattr(primary, name)
+
+    def missing(self) -> list[str]:
+        """What keeps sections from being built, each reason once (sections often miss the same data)."""
+        return list(dict.fromkeys(self.skipped.values()))
+
+    def available(self) -> dict[str, Any]:
+        """Table ``available`` (what the study holds so far) when a section could not be built, else none."""
+        if not self.skipped:
+            return {}
+        from .available import available_table
+
+        return {"available": available_table(self.study)}
 
     def seen_by(self, raw_ids: bool) -> "Report":
         """A copy whose tables name participants by raw PROLIFIC_PID only when ``raw_ids`` (the caller checks
@@ -73,10 +93,11 @@ class Report:
         out: dict[str, Any] = {}
         for section in self.sections.values():
             out.update(section.tables())
+        out.update(self.available())
         return out
 
     def titles(self) -> dict[str, str]:
-        out: dict[str, str] = {}
+        out: dict[str, str] = {"available": AVAILABLE_TITLE}
         for section in self.sections.values():
             out.update(section.titles)
         return out
@@ -99,16 +120,18 @@ class Report:
     def meta(self) -> dict[str, Any]:
         """The primary section's meta, then each other section's under its name, and the section list."""
         names = list(self.sections)
-        meta = dict(self.primary.meta())
+        meta = dict(self.primary.meta()) if self.primary is not None else {"title": self.study.title}
         for name in names[1:]:
             meta[name] = self.sections[name].meta()
         meta["sections"] = names
         if self.skipped:
             meta["sections_not_built"] = dict(self.skipped)
+            meta["missing"] = self.missing()
         if "participation" not in meta:
             from surveys.participation import participation
 
             meta["participation"] = {self.study.slug: participation(self.study)}
+        meta.setdefault("title", self.study.title)
         meta.setdefault("study", self.study.slug)
         meta.setdefault("instrument", self.study.instrument)
         meta.setdefault("generated_at", self.generated_at.isoformat(timespec="seconds"))
@@ -124,6 +147,9 @@ class Report:
                 parts.append(own())
             elif section.tables():
                 parts.append(next(iter(section.tables().values())).round(3).to_string(index=False))
+        if self.skipped:
+            parts.append("Not built yet:\n" + "\n".join(f"- {name}: {why}" for name, why in self.skipped.items()))
+            parts.append(f"{AVAILABLE_TITLE}:\n" + self.available()["available"].to_string(index=False))
         return "\n\n".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -137,6 +163,7 @@ class Report:
             own = getattr(section, "html_tables", None)
             out += own() if own else [{"name": name, "title": section.titles.get(name, name), "html": html_table(t)}
                                       for name, t in section.tables().items()]
+        out += [{"name": name, "title": AVAILABLE_TITLE, "html": html_table(t)} for name, t in self.available().items()]
         return out
 
     def write(self, out_dir: str | Path, figures: bool = True) -> list[Path]:
@@ -172,8 +199,9 @@ def participation_by_study(study: Any) -> dict[str, dict[str, Any]]:
 
 
 def build_report(study: Any) -> Report:
-    """The report of ``study``: every section its instrument names. ReportError when a section cannot be
-    built yet (the message says why)."""
+    """The report of ``study``: every section its instrument names that can be built; the others are listed
+    in ``skipped`` with what they miss (a study without people or without model answers still has a report).
+    ReportError only for a kind that names an unknown section."""
     sections, skipped = {}, {}
     for name in study.kind.report_sections:
         try:
@@ -184,8 +212,6 @@ def build_report(study: Any) -> Report:
             sections[name] = module.build(study)
         except ReportError as exc:
             skipped[name] = str(exc)
-    if not sections:
-        raise ReportError("; ".join(skipped.values()) or f"instrument {study.instrument!r} has no report sections")
     return Report(study=study, sections=sections, skipped=skipped)
 
 

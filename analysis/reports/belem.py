@@ -27,7 +27,7 @@ from scipy import stats
 from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
-from analysis.dataset import study_answers
+from analysis.dataset import human_answers, study_answers
 from analysis.filtering import FilterError, FilterResult, compute_attention_filter, is_verifiable
 from analysis.reports import ReportError
 from surveys.models import Study
@@ -219,6 +219,9 @@ def build(study: Study) -> StudyReport:
                               "non-verifiable companion (its humans give the reference distribution)")
         nv_study = study.reference_study if verifiable else study
         v_study = study if verifiable else None
+        if human_answers(nv_study).empty:
+            raise ReportError(f"study {nv_study.slug!r} has no completed human participants yet: the Belem tables "
+                              "compare the models with people's answers (their reference distribution)")
         attention = [compute_attention_filter(nv_study)]
         if v_study is not None:
             attention.append(compute_attention_filter(v_study))

@@ -80,6 +80,9 @@ def build(study: Study) -> TangRQ1Section:
     source = study
     if human_answers(study).empty and study.reference_study is not None:
         source = study.reference_study
+    if human_answers(source).empty:
+        raise ReportError(f"study {study.slug!r} has no human answers to compare the models with: import the "
+                          "Fagen-Ulmschneider survey into it, or set its reference study to one that has them")
     try:
         decisions = compute_attention_filter(source).decisions
     except ValueError as exc:

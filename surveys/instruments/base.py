@@ -26,12 +26,29 @@ class ImportRowError(ValueError):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Demonstrations:
+    """A kind's worked examples (items marked ``is_demonstration`` with a ``demo_answer``), shown on the
+    instructions page and in few-shot prompts: the Item fields an example is edited with (its answer last) and
+    how many a study of the kind must have before it is published (0: optional, shown when there are some)."""
+
+    fields: tuple[str, ...]
+    required: int = 0
+
+    def problem(self, count: int) -> str:
+        """Why ``count`` demonstrations are not enough for publishing ("" when they are)."""
+        if count >= self.required:
+            return ""
+        return f"it needs {self.required} demonstrations (worked examples with their answers), it has {count}"
+
+
 @dataclass
 class Prompt:
     """A model prompt in both API styles, built from one text."""
 
     text: str  # completions style: the whole prompt, ending where the answer starts
     messages: list[dict[str, str]] = field(default_factory=list)  # chat style (elicitation.prompts.prompt_content picks one)
+    shots: int = 0  # the demonstrations (worked examples) the prompt shows: what a run's labels say
 
 
 class Instrument:
@@ -44,8 +61,9 @@ class Instrument:
     Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
     shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
     ``ElicitationRun.prompt_style``), ``report_sections`` (modules under analysis/reports/ that score it) and
-    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter) and
-    ``report_options`` (named choices its report sections take, surveys/report_options.py).
+    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter),
+    ``report_options`` (named choices its report sections take, surveys/report_options.py) and
+    ``demonstrations`` (its worked examples' fields and how many it needs; None: the kind shows none).
     """
 
     name: ClassVar[str]
@@ -56,6 +74,9 @@ class Instrument:
     report_sections: ClassVar[tuple[str, ...]] = ("belem",)
     attention_filter_default: ClassVar[bool] = True
     report_options: ClassVar[dict[str, ReportOption]] = {}
+    demonstrations: ClassVar[Demonstrations | None] = None
+    # A new run's prompt version is "<prefix>-<n>shot-v1" or "<prefix>-zero-shot-v1" (elicitation.prompts)
+    prompt_version_prefix: ClassVar[str] = ""
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
     # CSV columns the item importer requires, in the order the template and the documentation list them;
@@ -183,5 +204,5 @@ class Instrument:
         return []
 
 
-__all__ = ["Answer", "AnswerError", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt", "Speaker",
+__all__ = ["Answer", "AnswerError", "Demonstrations", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt", "Speaker",
            "first_number", "plain_number"]

@@ -79,6 +79,7 @@ class IntervalConfidence(Instrument):
     shape = IntervalShape()
     prompt_styles = STYLES
     report_sections = ("bahaj",)
+    prompt_version_prefix = "bahaj"
     attention_filter_default = False
     import_columns = ("question", "answer")
     optional_columns = ("id", "source")

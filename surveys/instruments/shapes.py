@@ -99,6 +99,7 @@ class AnswerShape:
     empty_message: ClassVar[str] = "Please choose an answer before continuing."
     number_message: ClassVar[str] = ""
     order_message: ClassVar[str] = ""
+    category_name: ClassVar[str] = "category"  # what one of :meth:`categories` is called on admin pages
 
     @property
     def widget(self) -> str:
@@ -123,6 +124,11 @@ class AnswerShape:
         """What the widget offers (none by default)."""
         return []
 
+    def refused_selection(self, data: Mapping[str, Any]) -> Any:
+        """What the widget shows again after a refused submission ``data`` (the POST as sent): nothing by
+        default (a refused choice or scale value is not one the page offers)."""
+        return None
+
     def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
         raise NotImplementedError
 
@@ -133,18 +139,43 @@ class AnswerShape:
         """The answer held in stored columns (``value``, ``choice``, ``lower``, ``upper``)."""
         return Answer(**{c: row.get(c) if c != "choice" else (row.get(c) or "") for c in ANSWER_COLUMNS})
 
+    def categories(self, kind: "Instrument", item: "Item") -> list[tuple[str, str]]:
+        """The categories answers to ``item`` are counted in, as (key, label); none for shapes without."""
+        return []
+
+    def category(self, kind: "Instrument", answer: Answer) -> str | None:
+        """The key of the category ``answer`` falls in (one of :meth:`categories`), or None."""
+        return None
+
+    def mean_text(self, answers: list[Answer]) -> str | None:
+        """The answers' mean as a short text (``62.5``; ``[10.2, 18.4]``), or None when it has no meaning."""
+        return None
+
 
 class ScaleShape(AnswerShape):
     """A number on the instrument's scale; the instrument's ``validate(raw)`` says which numbers it takes."""
 
     name = "scale"
     fields = ("value",)
+    category_name = "bin"
 
     def page_options(self, kind: "Instrument", item: "Item") -> list[Any]:
         return [int(v) for v in kind.answer_options()]
 
     def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
         return Answer(value=kind.validate(_clean(data, "value")))
+
+    def categories(self, kind: "Instrument", item: "Item") -> list[tuple[str, str]]:
+        """The scale's bins (``kind.score``)."""
+        bins = dict.fromkeys(f"{kind.score(v):g}" for v in kind.answer_options())
+        return [(b, b) for b in bins]
+
+    def category(self, kind: "Instrument", answer: Answer) -> str | None:
+        return None if answer.value is None else f"{kind.score(answer.value):g}"
+
+    def mean_text(self, answers: list[Answer]) -> str | None:
+        values = [a.value for a in answers if a.value is not None]
+        return f"{sum(values) / len(values):.1f}" if values else None
 
     def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
         value = first_number(raw or "")
@@ -167,6 +198,7 @@ class ChoiceShape(AnswerShape):
 
     name = "choice"
     fields = ("choice",)
+    category_name = "option"
 
     def page_options(self, kind: "Instrument", item: "Item") -> list[Any]:
         return kind.options(item)
@@ -176,6 +208,13 @@ class ChoiceShape(AnswerShape):
         if key not in {o.key for o in kind.options(item)}:
             raise AnswerError("Please choose one of the options shown.")
         return Answer(choice=key)
+
+    def categories(self, kind: "Instrument", item: "Item") -> list[tuple[str, str]]:
+        """The item's options."""
+        return [(o.key, f"{o.key}: {o.text}") for o in kind.options(item)]
+
+    def category(self, kind: "Instrument", answer: Answer) -> str | None:
+        return answer.choice or None
 
     def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
         if item is None:
@@ -220,6 +259,18 @@ class IntervalShape(AnswerShape):
         if bounds[0] > bounds[1]:
             raise AnswerError(self.order_message)
         return Answer(lower=bounds[0], upper=bounds[1])
+
+    def refused_selection(self, data: Mapping[str, Any]) -> Any:
+        """Both bounds as typed, so that a participant corrects one instead of typing both again (a field sent
+        twice shows its last value; it was refused anyway)."""
+        return {name: str(data.get(name) or "") for name in self.fields}
+
+    def mean_text(self, answers: list[Answer]) -> str | None:
+        """The mean lower and the mean upper bound."""
+        pairs = [(a.lower, a.upper) for a in answers if a.lower is not None and a.upper is not None]
+        if not pairs:
+            return None
+        return f"[{sum(p[0] for p in pairs) / len(pairs):.1f}, {sum(p[1] for p in pairs) / len(pairs):.1f}]"
 
     def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
         return kind.parse_interval(raw)

@@ -10,7 +10,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -92,6 +92,10 @@ def _clause(statement: str) -> str:
 class SpeakerBelief(Instrument):
     name = "speaker_belief"
     label = "Speaker belief (Belem et al. 2024)"
+    prompt_version_prefix = "belem"
+    # Belem's design: two worked examples on the instructions page and in the 2-shot prompt
+    demonstrations = Demonstrations(fields=("demo_order", "speaker_name", "speaker_gender", "expression",
+                                            "statement", "demo_answer"), required=2)
     template_name = "surveys/items/speaker_belief.html"
     import_columns = ("statement_type", "name", "gender", "pronouns", "is_control",
                       "uncertainty_expression", "statement_id", "statement")
@@ -161,7 +165,7 @@ class SpeakerBelief(Instrument):
         question = self.prompt_block(item, with_answer=False)
         parts.append(f"Question {test_intro}\n\n{question}")
         system = header + ("\n\n" + EXAMPLES_INTRO if demos else "")
-        return Prompt(text="\n\n".join(parts),
+        return Prompt(text="\n\n".join(parts), shots=len(demos),
                       messages=self.chat_messages(system, demos, f"{test_intro}\n\n{question}"))
 
     # --- answers -------------------------------------------------------------------

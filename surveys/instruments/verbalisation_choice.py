@@ -62,6 +62,7 @@ class VerbalisationChoice(Instrument):
     shape = PickShape()
     prompt_styles = ("standard",)
     report_sections = ("sileo",)
+    prompt_version_prefix = "sileo"
     attention_filter_default = False
     import_columns = ("premise", "hypothesis", "p")
     optional_columns = ("key",)

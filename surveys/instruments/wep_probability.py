@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -130,6 +130,9 @@ class WepProbability(Instrument):
     # default (a study can still turn it on).
     attention_filter_default = False
     report_sections = ("belem", "tang_rq1")
+    prompt_version_prefix = "wep"
+    # Kent's anchors are added to an imported study; a generated Tang RQ1 study is asked without examples
+    demonstrations = Demonstrations(fields=("demo_order", "expression", "statement", "language", "demo_answer"))
     scale_ends = SCALE_ENDS
 
     # --- wording -------------------------------------------------------------------
@@ -190,7 +193,8 @@ class WepProbability(Instrument):
             header += f"\n\n{ZH_EXAMPLES_INTRO if zh else EXAMPLES_INTRO}"
         question = self.prompt_block(item, with_answer=False)
         parts = [header, *(self.prompt_block(demo, with_answer=True) for demo in demos), question]
-        return Prompt(text="\n\n".join(parts), messages=self.chat_messages(header, demos, question))
+        return Prompt(text="\n\n".join(parts), messages=self.chat_messages(header, demos, question),
+                      shots=len(demos))
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:

@@ -35,7 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--temperature", type=float, help="sampling temperature (sampled mode; default 1.0)")
         parser.add_argument("--seed", type=int, help="seed sent where the endpoint takes one (+ sample index)")
         parser.add_argument("--items", help="comma-separated item keys (default: all main items)")
-        parser.add_argument("--zero-shot", action="store_true", help="leave out the two demonstrations")
+        parser.add_argument("--zero-shot", action="store_true",
+                            help="leave out the study's demonstrations (kinds whose prompts show them)")
         parser.add_argument("--max-tokens", type=int, default=8)
         parser.add_argument("--top-logprobs", type=int, default=20)
         parser.add_argument("--budget", help="stop cleanly once the cost reaches this many USD")

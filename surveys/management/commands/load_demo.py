@@ -10,6 +10,10 @@ class Command(BaseCommand):
             "verbalisations) with their items. "
             "Studies that already exist are left unchanged.")
 
+    def add_arguments(self, parser):
+        parser.add_argument("--no-links", action="store_true",
+                            help="do not print the studies' links (make run prints them once the server is up)")
+
     def handle(self, *args, **options):
         outcomes = load_demo()
         for outcome in outcomes:
@@ -17,6 +21,8 @@ class Command(BaseCommand):
             self.stdout.write(style(outcome.message))
         if not any(o.created for o in outcomes):
             self.stdout.write("nothing changed: the demo studies were already loaded")
+        if options["no_links"]:
+            return
         for outcome in outcomes:
             study = outcome.study
             self.stdout.write(f"{study.slug}:\n  Prolific link: {study.participant_link()}\n"

@@ -1,0 +1,55 @@
+"""A models-only pilot (a Chinese Tang RQ1 study asked by a model, no people yet) gets a report everywhere —
+CLI, API, admin page and report.json — showing what exists and saying, once per reason, what is missing
+(issue 23, point 3)."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from elicitation.runs import create_run, run_sync, start_run
+from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
+from surveys.designs import generate_items
+from surveys.models import Study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tang_zh(stub):  # noqa: F811
+    study = Study.objects.create(slug="tang-zh", title="Tang zh", instrument="wep_probability", language="zh-hans")
+    generate_items(study, "tang-rq1", settings="CNC", language="zh")
+    stub.default = Reply.answer("70")
+    run = create_run(study, make_endpoint(stub), items=list(study.main_items().order_by("id")[:5]), max_tokens=16)
+    start_run(run, queue=False)
+    assert run_sync(run).status == "completed"
+    assert study.attention_filter is None and not study.applies_attention_filter  # the kind's default: off
+    return study
+
+
+def test_models_only_study_has_a_report_everywhere(tang_zh, tmp_path, admin_client, admin_user, client):
+    out = io.StringIO()
+    call_command("report", "tang-zh", "--out", str(tmp_path), stdout=out)
+    text = out.getvalue()
+    assert "Not built yet:" in text and text.count("has no completed human participants yet") == 1
+    assert "run 1: stub (greedy)" in text and "no completed human participant yet" in text
+    assert "rank the labels" not in text  # the attention filter is off for this kind: it is not the reason
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert set(saved["meta"]["sections_not_built"]) == {"belem", "tang_rq1"} and saved["meta"]["sections"] == []
+    assert saved["tables"]["available"][1]["answers_ok"] == 5 and (tmp_path / "available.csv").exists()
+
+    page = admin_client.get(reverse("admin:analysis_studyanalysis_report", args=[tang_zh.pk]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Tang zh (tang-zh, wep_probability)" in html and 'id="table-available"' in html
+    assert html.count("has no completed human participants yet") == 1
+    assert admin_client.get(reverse("admin:analysis_studyanalysis_report_json", args=[tang_zh.pk])).status_code == 200
+
+    token = Token.objects.create(user=admin_user)
+    data = client.get("/api/studies/tang-zh/report/", HTTP_AUTHORIZATION=f"Token {token.key}").json()
+    assert data["meta"]["title"] == "Tang zh" and len(data["meta"]["missing"]) == 2
+    assert data["tables"]["available"][0]["detail"] == "no completed human participant yet"

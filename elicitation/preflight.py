@@ -23,7 +23,7 @@ from .client import EndpointClient, MalformedResponse, cause_of, classify, error
 from .destinations import AddressRefused, url_problem
 from .models import ElicitationRun, ModelEndpoint
 from .modes import complete
-from .runs import RunStateError, missing_key, resume_run, start_run
+from .runs import RunStateError, missing_key, refuse_imported, resume_run, start_run
 
 TIMEOUT_SECONDS = 20.0  # at most this long for the check (or the endpoint's own timeout, if shorter)
 VALID_SECONDS = 60.0
@@ -114,12 +114,15 @@ def require(endpoint: ModelEndpoint, check: bool = True) -> None:
 
 
 def start(run: ElicitationRun, check: bool = True, **options: Any) -> list:
-    """``start_run`` after the pre-flight check of the run's endpoint (what the admin and the API call)."""
+    """``start_run`` after the pre-flight check of the run's endpoint (what the admin and the API call). A run of
+    imported answers sends nothing (its endpoint only names the model): ``start_run`` says why it cannot start."""
+    refuse_imported(run)
     require(run.endpoint, check)
     return start_run(run, **options)
 
 
 def resume(run: ElicitationRun, check: bool = True, **options: Any) -> list:
-    """``resume_run`` after the pre-flight check of the run's endpoint."""
+    """``resume_run`` after the pre-flight check of the run's endpoint (imported answers: see :func:`start`)."""
+    refuse_imported(run)
     require(run.endpoint, check)
     return resume_run(run, **options)

@@ -274,6 +274,10 @@ def _build(pattern: str, name: str, world: World) -> tuple[list[str], str]:
     return ["/" + u for u in clean], ""
 
 
+#: Query strings that change what a route shows: each is read with and without them.
+QUERIES = {"api-study-export": "?raw_ids=1", "admin:analysis_studyanalysis_export": "?raw_ids=1"}
+
+
 def routes(world: World) -> list[Route]:
     """Every URL pattern of the project, with the URLs that fill it (each checked to resolve to the pattern)."""
     from django.urls import Resolver404, get_resolver, resolve
@@ -282,6 +286,7 @@ def routes(world: World) -> list[Route]:
     for pattern, name in _walk(get_resolver().url_patterns):
         route = Route(pattern, name)
         urls, why = _build(pattern, name, world)
+        urls += [url + QUERIES[name] for url in urls if name in QUERIES]
         for url in urls:
             try:
                 resolve(url.split("?")[0])

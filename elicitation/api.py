@@ -53,8 +53,10 @@ class ModelEndpointSerializer(SharingSerializerMixin, serializers.ModelSerialize
         if self.instance is not None:  # a partial update is checked with the fields it leaves as they are
             for field in ModelEndpoint._meta.concrete_fields:
                 setattr(endpoint, field.attname, getattr(self.instance, field.attname))
+        concrete = {field.name for field in ModelEndpoint._meta.concrete_fields}
         for field, value in attrs.items():
-            setattr(endpoint, field, value)
+            if field in concrete:  # not the sharing list (many-to-many): it has nothing to check here
+                setattr(endpoint, field, value)
         try:
             endpoint.clean()
         except DjangoValidationError as exc:

@@ -324,3 +324,14 @@ def test_show_links_as_a_user_lists_their_studies(world):
     out = io.StringIO()
     call_command("show_links", "--as", "other", stdout=out)
     assert "'beta'" in out.getvalue() and "'alpha'" not in out.getvalue()
+
+
+def test_an_endpoint_is_created_with_its_sharing_list_through_the_api(world):
+    """The endpoint serializer's checks set the sharing list (many-to-many) on a model instance: a 500 before."""
+    api, _ = clients(world["users"]["owner"])
+    answer = api.post("/api/endpoints/", {"name": "beta-ep", "base_url": EVIL_URL, "model": "m", "check": False,
+                                          "shared_with": ["shared"]}, content_type="application/json")
+    assert answer.status_code == 201, answer.content
+    endpoint = ModelEndpoint.objects.get(name="beta-ep")
+    assert endpoint.owner == world["users"]["owner"]
+    assert list(endpoint.shared_with.values_list("username", flat=True)) == ["shared"]

@@ -35,6 +35,7 @@ import logging
 import os
 import random
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -473,6 +474,7 @@ def main() -> int:
             redis.__exit__(None, None, None)
         if pg is not None:
             pg.__exit__(None, None, None)
+        shutil.rmtree(var, ignore_errors=True)
     print_matrix(matrix, args.all)
     print(f"database: {'SQLite' if args.sqlite else 'private PostgreSQL'}, cache and broker: "
           f"{'files / SQLite' if args.sqlite else 'private Redis'}; DEBUG=0")

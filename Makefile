@@ -10,7 +10,7 @@ EXTRAS ?= dev
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run check-port test docs check-deploy bench faults clean
+.PHONY: install browser migrate demo run check-port test docs check-deploy bench faults access-matrix clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -111,6 +111,11 @@ bench: install
 # The fault matrix (bench/faults.py): private PostgreSQL, Redis, web server, workers; FAULTS=name,name to pick.
 faults: install
 	$(PY) bench/faults.py $(if $(FAULTS),--only $(FAULTS))
+
+# The access matrix (bench/access_matrix.py): every URL pattern × every role on a private PostgreSQL and Redis,
+# exits non-zero on a PID or secret leak or a 5xx; SQLITE=1 for a quick run, ALL=1 to print every row.
+access-matrix: install
+	$(PY) bench/access_matrix.py $(if $(SQLITE),--sqlite) $(if $(ALL),--all)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache site

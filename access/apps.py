@@ -9,10 +9,11 @@ class AccessConfig(AppConfig):
     verbose_name = "access"
 
     def ready(self) -> None:
-        from rest_framework.authtoken.models import TokenProxy
+        from rest_framework.authtoken.models import Token
 
         from . import ownership  # noqa: F401 (registers the rules)
         from .tokens import key_prefix
 
-        # the admin names a token by str(): its title, breadcrumbs, log and delete pages show a prefix only
-        TokenProxy.__str__ = lambda token: key_prefix(token.key)
+        # the admin names a token by str(): its title, breadcrumbs, log and delete pages show a prefix only, and so
+        # does a user's delete page, which lists the user's Token (not the TokenProxy) among what it deletes
+        Token.__str__ = lambda token: key_prefix(token.key)

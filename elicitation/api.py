@@ -260,13 +260,13 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
     @extend_schema(summary="Start a draft run (queue its items)", request=None, parameters=[CHECK_PARAMETER],
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
-    def start(self, request, pk=None):
+    def start(self, request, pk=None, format=None):
         return self._transition(lambda run: preflight.start(run, check_wanted(request)), sends=True)
 
     @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
+    def cancel(self, request, pk=None, format=None):
         def do(run: ElicitationRun) -> None:
             if not cancel_run(run, reason=f"cancelled through the API by {request.user}"):
                 raise RunStateError(f"run {run.pk} is {run.get_status_display().lower()}, not running")
@@ -275,7 +275,7 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
     @extend_schema(summary="Resume a run (ask again the failed and missing answers)", request=None,
                    parameters=[CHECK_PARAMETER], responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
+    def resume(self, request, pk=None, format=None):
         return self._transition(lambda run: preflight.resume(run, check_wanted(request)), sends=True)
 
     @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
@@ -284,7 +284,7 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
                                "could not start: then `run` is its id).",
                    request=RefineSerializer, responses={201: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
-    def refine(self, request, pk=None):
+    def refine(self, request, pk=None, format=None):
         source = self.get_object()
         if problem := refusal(source):
             return ApiResponse({"detail": problem}, status=status.HTTP_409_CONFLICT)
@@ -305,7 +305,7 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
     @extend_schema(summary="Progress of a run (what the run page polls), with the estimate of what is left",
                    responses={200: ProgressSchema})
     @action(detail=True, methods=["get"])
-    def progress(self, request, pk=None):
+    def progress(self, request, pk=None, format=None):
         return ApiResponse(progress_with_estimate(self.get_object()))
 
 

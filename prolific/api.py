@@ -91,7 +91,7 @@ class ProlificStudyViewSet(OwnedViewSetMixin, mixins.CreateModelMixin, mixins.Up
     @extend_schema(summary="Create the study on Prolific (link, codes, places) and publish it", request=None,
                    responses={200: ProlificStudySerializer, 409: Detail})
     @action(detail=True, methods=["post"])
-    def publish(self, request, slug=None):
+    def publish(self, request, slug=None, format=None):
         link = self.get_object()
         try:
             publish(link)
@@ -102,13 +102,13 @@ class ProlificStudyViewSet(OwnedViewSetMixin, mixins.CreateModelMixin, mixins.Up
     @extend_schema(summary="Read the submissions from Prolific now and act on them (the periodic task's work)",
                    request=None, responses={200: SyncResultSchema})
     @action(detail=True, methods=["post"])
-    def sync(self, request, slug=None):
+    def sync(self, request, slug=None, format=None):
         return Response(sync(self.get_object()).as_dict())
 
     @extend_schema(summary="Send the queued (and failed) decisions to Prolific", request=None,
                    responses={200: SendResultSchema, 409: Detail})
     @action(detail=True, methods=["post"])
-    def send(self, request, slug=None):
+    def send(self, request, slug=None, format=None):
         link = self.get_object()
         try:
             sent, failed = send_decisions(link.submissions.all())

@@ -180,7 +180,7 @@ class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["post"], url_path="import-items",
             parser_classes=[MultiPartParser, FormParser])
-    def import_items(self, request, slug=None):
+    def import_items(self, request, slug=None, format=None):
         study = self.get_object()
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
@@ -211,7 +211,7 @@ class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["post"], url_path="import-responses",
             parser_classes=[MultiPartParser, FormParser])
-    def import_responses(self, request, slug=None):
+    def import_responses(self, request, slug=None, format=None):
         from analysis.importers import ResponseColumns, import_responses
 
         study = self.get_object()
@@ -247,7 +247,7 @@ class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
             "ignored_columns": serializers.ListField(child=serializers.CharField())}), 400: ImportFailure},
     )
     @action(detail=True, methods=["post"], url_path="import-wide", parser_classes=[MultiPartParser, FormParser])
-    def import_wide(self, request, slug=None):
+    def import_wide(self, request, slug=None, format=None):
         from analysis.importers import import_wide
 
         study = self.get_object()
@@ -271,7 +271,7 @@ class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
                                                                   "design": serializers.CharField()})},
     )
     @action(detail=True, methods=["post"], url_path="generate-items", parser_classes=[JSONParser])
-    def generate_items(self, request, slug=None):
+    def generate_items(self, request, slug=None, format=None):
         study = self.get_object()
         data = request.data if isinstance(request.data, dict) else {}
         design, options = data.get("design"), data.get("options") or {}
@@ -346,7 +346,7 @@ class ParticipantViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
                    request=MarkSerializer,
                    responses={200: inline_serializer("MarkResult", {"changed": serializers.IntegerField()})})
     @action(detail=False, methods=["post"])
-    def mark(self, request):
+    def mark(self, request, format=None):
         data = MarkSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         ids = data.validated_data["participants"]

@@ -72,6 +72,28 @@ def raw_rate(base_url: str, n: int, concurrency: int, prompt: str) -> float:
     return float(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def cpu_seconds(procs: list[subprocess.Popen]) -> float:
+    """CPU time (user + system) the worker processes used so far (Linux's /proc; NaN elsewhere)."""
+    total = 0.0
+    for proc in procs:
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return total
+
+
+def wait_for(start_run, run) -> None:
+    """Start ``run`` (queued to the workers) and wait until it is no longer running."""
+    start_run(run)
+    while True:
+        run.refresh_from_db()
+        if run.status != "running":
+            return
+        time.sleep(0.1)
+
+
 def platform_rate(study, stub, args, items: list, latency: float, workers: int) -> dict:
     """One greedy run over ``items`` with ``workers`` worker processes (0: in this process)."""
     from django.db.models import Max, Min
@@ -87,6 +109,7 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
                                             model="stub-model", max_concurrency=slots, timeout_seconds=30)
     run = create_run(study, endpoint, items=items)
     procs: list[subprocess.Popen] = []
+    cpu = float("nan")
     try:
         if workers == 0:
             start_run(run, queue=False)
@@ -99,12 +122,14 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
                      "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
                     cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(2)
-            start_run(run)
-            while True:
-                run.refresh_from_db()
-                if run.status != "running":
-                    break
-                time.sleep(0.2)
+            # warm-up, as the raw client's first request: each pool thread's first task imports the client
+            # modules and builds its HTTP client and connection; a long-running worker pays that once
+            wait_for(start_run, create_run(study, endpoint, items=items[:2 * slots]))
+            stub.reset()
+            stub.default = Reply.answer("I'd say 70", delay=latency)
+            cpu = -cpu_seconds(procs)
+            wait_for(start_run, run)
+            cpu += cpu_seconds(procs)
     finally:
         for proc in procs:
             proc.terminate()
@@ -118,8 +143,13 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
     answered = rows.filter(status__in=["ok", "unparseable"]).count()
     seconds = (span["last"] - span["first"]).total_seconds() if answered > 1 else float("nan")
     rate = (answered - 1) / seconds if answered > 1 and seconds > 0 else float("nan")
+    asking = sum(rows.values_list("latency_ms", flat=True).exclude(latency_ms=None)) / 1000
     return {"status": run.status, "answered": answered, "requests": len(stub.requests), "rate": rate,
-            "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight}
+            "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight,
+            # requests in flight on average (each answer's request time over the run's span), and the
+            # workers' CPU per answer: 1000 / it is what the workers can answer per second if CPU bound
+            "mean_in_flight": asking / seconds if answered > 1 and seconds > 0 else float("nan"),
+            "cpu_ms": cpu / answered * 1000 if answered else float("nan")}
 
 
 PARTS = [  # (part, substrings of a profiled function's file, or a built-in's name); the first that matches wins
@@ -272,6 +302,10 @@ def main() -> None:
             print(f"{latency * 1000:>10.0f}ms  {who:>18}  {result['rate']:>14.1f}  {raw:>16.1f}  "
                   f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
                   f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
+            if workers:
+                print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight; "
+                      f"the workers' CPU {result['cpu_ms']:.1f} ms per answer (they answer at most "
+                      f"{1000 / result['cpu_ms'] * workers:.0f}/s if CPU-bound)", flush=True)
         if args.profile:
             profile_answers(study, stub, main_items[-args.profile:])
     finally:

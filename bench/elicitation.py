@@ -143,12 +143,20 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
     answered = rows.filter(status__in=["ok", "unparseable"]).count()
     seconds = (span["last"] - span["first"]).total_seconds() if answered > 1 else float("nan")
     rate = (answered - 1) / seconds if answered > 1 and seconds > 0 else float("nan")
-    asking = sum(rows.values_list("latency_ms", flat=True).exclude(latency_ms=None)) / 1000
+    served = [(r.received_at, r.finished_at) for r in stub.requests if r.finished_at is not None]
+    at_stub = sum(end - start for start, end in served)
+    attempts = [ms for ms in rows.values_list("latency_ms", flat=True) if ms is not None]
+    threads = max(1, workers) * args.concurrency
     return {"status": run.status, "answered": answered, "requests": len(stub.requests), "rate": rate,
             "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight,
-            # requests in flight on average (each answer's request time over the run's span), and the
-            # workers' CPU per answer: 1000 / it is what the workers can answer per second if CPU bound
-            "mean_in_flight": asking / seconds if answered > 1 and seconds > 0 else float("nan"),
+            # where a pool thread's time per answer goes: the request at the stub; the rest of the attempt (the
+            # slot's lease, the request's count, the HTTP client); the rest (the row's claim and settlement,
+            # the task's hand-off through the broker, prompts): from the rows' attempt times and the stub's log
+            "mean_in_flight": at_stub / seconds if answered > 1 and seconds > 0 else float("nan"),
+            "thread_ms": threads * seconds / answered * 1000 if answered > 1 else float("nan"),
+            "stub_ms": at_stub / len(served) * 1000 if served else float("nan"),
+            "attempt_ms": sum(attempts) / len(attempts) if attempts else float("nan"),
+            # the workers' CPU per answer: 1000 / it is what they can answer per second if CPU-bound
             "cpu_ms": cpu / answered * 1000 if answered else float("nan")}
 
 
@@ -303,9 +311,14 @@ def main() -> None:
                   f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
                   f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
             if workers:
-                print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight; "
-                      f"the workers' CPU {result['cpu_ms']:.1f} ms per answer (they answer at most "
-                      f"{1000 / result['cpu_ms'] * workers:.0f}/s if CPU-bound)", flush=True)
+                print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight. "
+                      f"A pool thread's {result['thread_ms']:.0f} ms per answer: {result['stub_ms']:.0f} the request "
+                      f"at the stub, {result['attempt_ms'] - result['stub_ms']:.0f} the rest of the attempt (slot "
+                      f"lease, the request's count, HTTP client), "
+                      f"{result['thread_ms'] - result['attempt_ms']:.0f} besides (the row's claim and settlement, "
+                      f"the task's hand-off through the broker, prompts). The workers' CPU: {result['cpu_ms']:.1f} "
+                      f"ms per answer (at most {1000 / result['cpu_ms'] * workers:.0f} answers/s if CPU-bound)",
+                      flush=True)
         if args.profile:
             profile_answers(study, stub, main_items[-args.profile:])
     finally:

@@ -22,8 +22,8 @@ from queue import Empty
 from time import monotonic, sleep
 from typing import Any
 
-from kombu.transport import TRANSPORT_ALIASES, sqlalchemy, virtual
-from sqlalchemy import event
+from kombu.transport import TRANSPORT_ALIASES, _transport_cache, sqlalchemy, virtual
+from sqlalchemy import create_engine, event
 
 # How long the consumer waits, at most, for an acknowledgement before it looks at its queues again anyway.
 ACK_WAIT_SECONDS = 1.0
@@ -48,11 +48,20 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# transport options that are kombu's, not create_engine()'s (kombu passes the others on to SQLAlchemy)
+KOMBU_OPTIONS = {"queue_tablename", "message_tablename", "callback", "errback", "max_retries", "interval_start",
+                 "interval_step", "interval_max", "retry_errors", "polling_interval"}
+
+
 class Channel(sqlalchemy.Channel):
     QoS = QoS
 
     def _engine_from_config(self) -> Any:
-        engine = super()._engine_from_config()
+        """kombu's engine, but ``polling_interval`` is accepted (kombu's passed it to create_engine, which
+        refused it); on SQLite, each connection in WAL mode."""
+        conninfo = self.connection.client
+        engine = create_engine(conninfo.hostname, **{k: v for k, v in conninfo.transport_options.items()
+                                                     if k not in KOMBU_OPTIONS})
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -91,4 +100,6 @@ class Transport(sqlalchemy.Transport):
 
 def install() -> None:
     """Make this the transport of ``sqla+…`` broker URLs (the default one included)."""
-    TRANSPORT_ALIASES["sqla"] = TRANSPORT_ALIASES["sqlalchemy"] = f"{__name__}:Transport"
+    for alias in ("sqla", "sqlalchemy"):
+        TRANSPORT_ALIASES[alias] = f"{__name__}:Transport"
+        _transport_cache.pop(alias, None)  # a class resolved before this call

@@ -10,7 +10,7 @@ EXTRAS ?= dev
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: install browser migrate demo run test docs check-deploy bench faults clean
+.PHONY: install browser migrate demo run check-port test docs check-deploy bench faults clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,8 @@ migrate: install
 
 # The links that load_demo and run print point at the server that run starts.
 demo run: export SITE_URL ?= http://$(HOST):$(PORT)
+# The bundled local model listens on loopback: let endpoints reach it (README › Model endpoints).
+demo run: export MODEL_ENDPOINT_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1
 
 # `make run DEBUG=0`: production mode on this machine, out of the box: a secret key kept in var/secret-key
 # (unless SECRET_KEY is set), this host allowed, and plain HTTP (no HTTPS redirect or HTTPS-only cookies)
@@ -75,8 +77,12 @@ endif
 demo: migrate
 	$(PY) manage.py load_demo
 
-run: demo
+# the port is checked before anything is set up: a taken port is said at once, and make exits non-zero
+run: check-port demo
 	@bash bin/run-platform "$(HOST)" "$(PORT)"
+
+check-port:
+	@$(PYTHON) bin/check-port "$(HOST)" "$(PORT)"
 
 test: install browser
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -10,6 +10,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
+from access.owned_admin import OwnedAdminMixin
+from access.ownership import visible
 from config.permissions import check
 from surveys.models import Participant
 
@@ -31,7 +33,7 @@ IMPORT_PERMS = ("surveys.add_participant", "surveys.add_response")
 
 
 @admin.register(StudyAnalysis)
-class StudyAnalysisAdmin(admin.ModelAdmin):
+class StudyAnalysisAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("title", "actions_links", "slug", "instrument", "completed", "excluded", "model_answers")
     list_display_links = None
     search_fields = ("title", "slug")
@@ -85,7 +87,8 @@ class StudyAnalysisAdmin(admin.ModelAdmin):
                 if not self.has_view_permission(request):
                     raise PermissionDenied
                 check(request.user, *perms)
-                study = get_object_or_404(StudyAnalysis, pk=object_id)
+                studies = visible(StudyAnalysis.objects.all(), request.user)
+                study = get_object_or_404(studies, pk=object_id)
                 return view(request, study, *args, **kwargs)
             return self.admin_site.admin_view(inner)
 

@@ -31,6 +31,8 @@ from django.db.models import Count, Q
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Study
 
+# The base URL of endpoints that stand for models whose answers were imported (never called).
+IMPORTED_BASE_URL = "http://imported.invalid/"
 ANSWER_STATUSES = (ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE)
 DEFAULT_PROMPT_VERSION = ElicitationRun._meta.get_field("prompt_version").default
 DEFAULT_PROMPT_STYLE = ElicitationRun._meta.get_field("prompt_style").default
@@ -38,7 +40,8 @@ DEFAULT_PROMPT_STYLE = ElicitationRun._meta.get_field("prompt_style").default
 
 def agent_name(run: ElicitationRun) -> str:
     """The report name of ``run``'s configuration, e.g. ``gpt4o (greedy)``, ``gpt4o (sampled T=1)``,
-    ``llama (top_logprobs, zero-shot)``."""
+    ``llama (top_logprobs, zero-shot)``. An imported model is named as the import gave it
+    (``gpt-3.5-turbo``), a live endpoint by its name."""
     parts = [run.mode]
     if run.mode == ElicitationRun.Mode.SAMPLED or run.temperature:
         parts[0] = f"{run.mode} T={run.temperature:g}"
@@ -48,7 +51,8 @@ def agent_name(run: ElicitationRun) -> str:
         parts.append(f"prompt {run.prompt_version}")
     if run.prompt_style and run.prompt_style != DEFAULT_PROMPT_STYLE:
         parts.append(run.prompt_style)
-    return f"{run.endpoint.name} ({', '.join(parts)})"
+    label = run.endpoint.model if run.endpoint.base_url == IMPORTED_BASE_URL else run.endpoint.name
+    return f"{label} ({', '.join(parts)})"
 
 
 def agent_names(runs: Iterable[ElicitationRun]) -> dict[int, str]:

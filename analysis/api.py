@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 # analysis.exports, .filtering and .reports (pandas, pyarrow, scipy, matplotlib) are imported in the views
 # that use them: the URLconf loads this module, and serving participants needs none of them.
 from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename
+from access.ownership import visible
 from config.permissions import RAW_IDS_PERMISSION, can_see_raw_ids
 from surveys.api import Detail
 from surveys.models import Study
@@ -28,9 +29,16 @@ from surveys.models import Study
 #: Reading answers of people and models together.
 
 
-def _study_result(slug: str, compute: Callable[[Study], Any], refused: type[Exception]) -> Response:
-    """``compute(study)`` as JSON; 404 for an unknown study, 409 with the reason when ``refused`` is raised."""
-    study = get_object_or_404(Study, slug=slug)
+def _study(request, slug: str) -> Study:
+    """The study ``slug`` if the user may use it (access.ownership), else 404."""
+    return get_object_or_404(visible(Study.objects.all(), request.user), slug=slug)
+
+
+def _study_result(request, slug: str, compute: Callable[[Study], Any],
+                  refused: type[Exception] | tuple[type[Exception], ...]) -> Response:
+    """``compute(study)`` as JSON; 404 for an unknown study (or another researcher's), 409 with the reason
+    when ``refused`` is raised."""
+    study = _study(request, slug)
     try:
         return Response(compute(study))
     except refused as exc:
@@ -46,9 +54,12 @@ class StudyReportView(APIView):
     @extend_schema(summary="The study's report: meta and every table as records",
                    responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def get(self, request, slug: str):
-        from analysis.reports import ReportError, build_report
+        from analysis.report_cache import cached_report
+        from analysis.reports import ReportError
 
-        return _study_result(slug, lambda study: build_report(study).to_json(), ReportError)
+        raw_ids = can_see_raw_ids(request.user)
+        return _study_result(request, slug, lambda study: cached_report(study).seen_by(raw_ids).to_json(),
+                             ReportError)
 
 
 class StudyExportView(APIView):
@@ -64,7 +75,7 @@ class StudyExportView(APIView):
                    (200, CONTENT_TYPES["parquet"]): OpenApiTypes.BINARY, 403: Detail, 404: Detail},
     )
     def get(self, request, slug: str, fmt: str):
-        study = get_object_or_404(Study, slug=slug)
+        study = _study(request, slug)
         if fmt not in FORMATS:
             return Response({"detail": f"format must be one of {', '.join(FORMATS)}"},
                             status=status.HTTP_404_NOT_FOUND)
@@ -89,5 +100,8 @@ class StudyAttentionView(APIView):
                    request=None, responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def post(self, request, slug: str):
         from analysis.filtering import FilterError, apply_attention_filter
+        from analysis.metrics.answers import AnswersError
 
-        return _study_result(slug, lambda study: apply_attention_filter(study).as_dict(), FilterError)
+        # AnswersError: the study's answers cannot rank the labels (e.g. no human answer to an expression)
+        return _study_result(request, slug, lambda study: apply_attention_filter(study).as_dict(raw_ids=True),
+                             (FilterError, AnswersError))

@@ -119,9 +119,10 @@ def distribution_json(dist: dict | None) -> str | None:
 
 
 def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-               chunk_size: int = DB_CHUNK) -> Iterator[Row]:
+               chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None) -> Iterator[Row]:
     """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
-    only with ``include_test``, as ``respondent_type`` ``test``)."""
+    only with ``include_test``, as ``respondent_type`` ``test``). ``included`` comes from ``decisions`` for the
+    participants it names, else from what was stored."""
     from surveys.models import PROLIFIC_CHANNEL, Response
 
     kind = study.kind
@@ -136,10 +137,12 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                          "item__truth", "item__context", "item__language", "participant__prolific_pid",
                          "participant__status", "participant__attention_included", "value", "choice", "lower",
                          "upper", "raw", "time_taken_ms", "created_at", "participant__is_test",
-                         "participant__channel__name"))
+                         "participant__channel__name", "participant_id"))
+    decisions = decisions or {}
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
-         channel) in rows.iterator(chunk_size=chunk_size):
+         channel, participant_id) in rows.iterator(chunk_size=chunk_size):
+        included = decisions.get(participant_id, included)
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
@@ -176,9 +179,10 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-                chunk_size: int = DB_CHUNK) -> Iterator[Row]:
-    """Humans, then models, of ``study`` as rows in :data:`COLUMNS` order."""
-    yield from human_rows(study, raw_ids=raw_ids, include_test=include_test, chunk_size=chunk_size)
+                chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None) -> Iterator[Row]:
+    """Humans, then models, of ``study`` as rows in :data:`COLUMNS` order (``decisions``: see human_rows)."""
+    yield from human_rows(study, raw_ids=raw_ids, include_test=include_test, chunk_size=chunk_size,
+                          decisions=decisions)
     yield from model_rows(study, chunk_size=chunk_size)
 
 
@@ -343,18 +347,20 @@ def read_parquet(source: str | Path | IO[bytes]) -> pd.DataFrame:
 from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename  # noqa: E402,F401 (re-exported)
 
 
-def prepare(study) -> None:
-    """Bring the stored attention-filter decisions up to date before exporting (when the study has
-    completed participants and the filter can run)."""
+def current_decisions(study) -> dict[int, bool] | None:
+    """Participant id → the attention filter's decision as of now (computed, never stored: an export is a
+    read), or None when the filter cannot run (e.g. a verifiable study without its reference: ``included``
+    is then what was stored)."""
     from analysis.metrics.answers import AnswersError
-    from analysis.filtering import FilterError, apply_attention_filter
+    from analysis.filtering import FilterError, compute_attention_filter
     from surveys.models import Participant
 
-    if Participant.objects.filter(study=study, status=Participant.Status.COMPLETED).exists():
-        try:
-            apply_attention_filter(study)
-        except (FilterError, AnswersError):
-            pass  # e.g. a verifiable study without its reference: `included` stays as stored
+    if not Participant.objects.filter(study=study, status=Participant.Status.COMPLETED).exists():
+        return None
+    try:
+        return {pk: included for pk, (_, included) in compute_attention_filter(study).decisions.items()}
+    except (FilterError, AnswersError):
+        return None
 
 
 def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False,
@@ -362,8 +368,7 @@ def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = Fa
     """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    prepare(study)
-    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test)
+    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study))
     return write_csv(rows, target) if fmt == "csv" else write_parquet(rows, target)
 
 
@@ -371,8 +376,7 @@ def stream_study(study, fmt: str, *, raw_ids: bool = False, include_test: bool =
     """The combined export of ``study`` as byte chunks (for StreamingHttpResponse)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    prepare(study)
-    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test)
+    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study))
     if fmt == "csv":
         return (chunk.encode("utf-8") for chunk in csv_chunks(rows))
     return parquet_chunks(rows)

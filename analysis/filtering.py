@@ -1,4 +1,8 @@
-"""The attention filter applied to a study (SPEC §6; Belem et al. App. A), stored on its participants.
+"""The attention filter applied to a study (SPEC §6; Belem et al. App. A).
+
+:func:`compute_attention_filter` only reads (reports and exports use it: a GET never writes);
+:func:`apply_attention_filter` computes and stores the decisions (the explicit action of the admin's button,
+``POST /api/studies/<slug>/attention/`` and ``manage.py attention``).
 
 The ranking of the labels comes from the mean answer of ALL completed participants of the
 non-verifiable study, before filtering; a verifiable study (one whose items carry a truth value) uses its
@@ -31,9 +35,19 @@ class ExcludedParticipant:
     rho: float | None
     n_answers: int
 
-    def as_dict(self) -> dict:
-        return {"participant_id": self.participant_id, "prolific_pid": self.prolific_pid,
-                "rho": self.rho, "n_answers": self.n_answers}
+    @property
+    def respondent_id(self) -> str:
+        """The salted hash of the PROLIFIC_PID (the combined export's ``respondent_id``)."""
+        from analysis.exports import hashed_id
+
+        return hashed_id(self.prolific_pid)
+
+    def as_dict(self, raw_ids: bool = False) -> dict:
+        """The row; the raw PROLIFIC_PID only with ``raw_ids`` (callers check *view participant*)."""
+        row = {"participant_id": self.participant_id, "respondent_id": self.respondent_id}
+        if raw_ids:
+            row["prolific_pid"] = self.prolific_pid
+        return row | {"rho": self.rho, "n_answers": self.n_answers}
 
 
 @dataclass
@@ -45,6 +59,8 @@ class FilterResult:
     evaluated: int = 0
     included: int = 0
     excluded: list[ExcludedParticipant] = field(default_factory=list)
+    #: participant id → (ρ, included) for every completed participant evaluated (what storing would write)
+    decisions: dict[int, tuple[float | None, bool]] = field(default_factory=dict, repr=False)
 
     @property
     def applied(self) -> bool:
@@ -56,11 +72,11 @@ class FilterResult:
             return "none: every completed participant is kept (the attention filter is off for this study)"
         return f"Belem et al.'s attention filter: Spearman ρ > {self.threshold:g} (ranking from {self.ranking_study})"
 
-    def as_dict(self) -> dict:
+    def as_dict(self, raw_ids: bool = False) -> dict:
         return {"study": self.study, "threshold": self.threshold, "applied": self.applied,
                 "filter": self.describe(), "ranking_study": self.ranking_study,
                 "ranking": self.ranking, "evaluated": self.evaluated, "included": self.included,
-                "excluded": [e.as_dict() for e in self.excluded]}
+                "excluded": [e.as_dict(raw_ids) for e in self.excluded]}
 
 
 def is_verifiable(study: Study) -> bool:
@@ -91,10 +107,10 @@ def _finite(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def apply_attention_filter(study: Study) -> FilterResult:
-    """Compute ρ for every completed participant of ``study``, store ρ and the decision, and report.
+def compute_attention_filter(study: Study) -> FilterResult:
+    """ρ and the decision of every completed participant of ``study``, without storing anything.
 
-    Participants who are not completed, and test participants, are left untouched (their fields stay as they were).
+    Participants who are not completed, and test participants, are not evaluated.
     """
     ranking = study_ranking(study)
     answers = human_answers(study)
@@ -107,18 +123,31 @@ def apply_attention_filter(study: Study) -> FilterResult:
         return result
     table = attention_filter(answers, ranking, threshold=threshold)
     by_respondent = {int(r[1:]): row for r, row in table.iterrows()}
-    participants = list(Participant.objects.filter(study=study, status=Participant.Status.COMPLETED, is_test=False)
-                      .only("id", "prolific_pid", "attention_rho", "attention_included"))
-    for p in participants:
-        row = by_respondent.get(p.pk)
-        p.attention_rho = _finite(row["rho"]) if row is not None else None
-        p.attention_included = bool(row["included"]) if row is not None else threshold is None
-        if not p.attention_included:
-            result.excluded.append(ExcludedParticipant(p.pk, p.prolific_pid, p.attention_rho,
-                                                       int(row["n_answers"]) if row is not None else 0))
-    with transaction.atomic():
-        Participant.objects.bulk_update(participants, ["attention_rho", "attention_included"], batch_size=500)
-    result.evaluated = len(participants)
-    result.included = len(participants) - len(result.excluded)
+    participants = (Participant.objects.filter(study=study, status=Participant.Status.COMPLETED, is_test=False)
+                    .values_list("id", "prolific_pid"))
+    for pk, pid in participants:
+        row = by_respondent.get(pk)
+        rho = _finite(row["rho"]) if row is not None else None
+        included = bool(row["included"]) if row is not None else threshold is None
+        result.decisions[pk] = (rho, included)
+        if not included:
+            result.excluded.append(ExcludedParticipant(pk, pid, rho, int(row["n_answers"]) if row is not None else 0))
+    result.evaluated = len(result.decisions)
+    result.included = result.evaluated - len(result.excluded)
     result.excluded.sort(key=lambda e: (e.rho is not None, e.rho if e.rho is not None else 0.0))
+    return result
+
+
+def store_attention_decisions(result: FilterResult) -> None:
+    """Write ``result``'s ρ and decisions on its participants (one transaction)."""
+    rows = [Participant(pk=pk, attention_rho=rho, attention_included=included)
+            for pk, (rho, included) in result.decisions.items()]
+    with transaction.atomic():
+        Participant.objects.bulk_update(rows, ["attention_rho", "attention_included"], batch_size=500)
+
+
+def apply_attention_filter(study: Study) -> FilterResult:
+    """Compute the filter of ``study`` and store ρ and the decisions on its participants (the explicit action)."""
+    result = compute_attention_filter(study)
+    store_attention_decisions(result)
     return result

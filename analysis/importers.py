@@ -24,7 +24,7 @@ from typing import IO, Any
 from django.db import transaction
 from django.utils import timezone
 
-from surveys.importers import ImportFailed, RowError, read_csv_rows
+from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, read_csv_rows
 from surveys.instruments.shapes import plain_number
 from surveys.models import Assignment, Item, Participant, Response, Study
 
@@ -336,6 +336,8 @@ def import_wide(study: Study, source: Source, *, id_column: str | None = None, i
     Respondent ids come from ``id_column`` or are ``id_prefix`` + the line number. Blank answer cells are
     skipped (no answer); a row with no answer at all is an error.
     """
+    if "\x00" in id_prefix:  # it goes into every respondent id (e.g. from the uploaded file's name)
+        raise ImportFailed([RowError(1, "-", f"the id prefix {NUL_MESSAGE}")])
     rows = read_csv_rows(source, [id_column] if id_column else [])
     header = list(rows[0].keys()) if rows else []
     if not rows:

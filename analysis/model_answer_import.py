@@ -23,6 +23,9 @@ Two shapes of file:
   ``aliases`` map an expression as the file writes it to the study's (Tang's ENC files write "almost
   certainly" and "chances about even" for the survey's "almost certain" and "about even").
 
+- **tang-rq2**: Tang et al.'s ``rq2_result.txt`` / ``rq2_cot_result.txt`` as published, one Python dict literal
+  per line, matched to the study's tang-rq2 items (analysis/tang_rq2_import.py).
+
 Numbers written on a 0–1 scale (Tang's models answered probabilities 0–1) are read on the instrument's 0–100
 scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
 strictly between); the first number of the text is multiplied by 100 before parsing, the original text is
@@ -50,22 +53,22 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from analysis.agents import agent_name
+from analysis.agents import IMPORTED_BASE_URL, agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
+from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
-from surveys.importers import ImportFailed, RowError, _decode, read_csv_records
+from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, _decode, nul_columns, read_csv_records
 from surveys.instruments import Instrument
 from surveys.instruments.shapes import FIRST_NUMBER, ScaleShape
 from surveys.models import Item, Study
 
-IMPORTED_BASE_URL = "http://imported.invalid/"
 IMPORTED_NOTES = "imported answers"
 MATCH_FIELDS = ("key", "expression", "statement_id", "context", "language", "truth", "text")
 MISSING = ("", "na", "n/a", "nan", "null", "none")
 SUMMARY_COLUMNS = ("avg", "average", "mean", "std", "sd", "stdev", "median")
 IMPORT_MODES = (ElicitationRun.Mode.GREEDY, ElicitationRun.Mode.SAMPLED)
-SHAPES = ("long", "wide")
+SHAPES = ("long", "wide", "tang-rq2")
 FORMATS = ("csv", "jsonl")
 SCALES = ("auto", "1", "100")
 WIDE_COLUMNS = ("auto", "samples", "position")
@@ -99,6 +102,7 @@ class ModelAnswerFile:
     aliases: dict[str, str] = field(default_factory=dict)  # an expression as the file writes it → the study's
     scale: str = "auto"
     keep_missing: bool = False
+    allow_missing: bool = False      # wide: import although some of the study's WEPs have no answer
     mode: str = ElicitationRun.Mode.GREEDY
     temperature: float | None = None
     prompt_style: str = "standard"
@@ -321,14 +325,21 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, dict[str, str]]], list[RowE
         if not content.strip():
             continue
         try:
-            obj = json.loads(content)
+            obj = json_input.loads(content)
         except json.JSONDecodeError as exc:
             errors.append(RowError(line, "-", f"not valid JSON ({exc.msg} at character {exc.colno})"))
+            continue
+        except json_input.TooDeep as exc:
+            errors.append(RowError(line, "-", f"{exc}: a line holds one flat object"))
             continue
         if not isinstance(obj, dict):
             errors.append(RowError(line, "-", "a line must hold one JSON object ({\"key\": …, \"answer\": …})"))
             continue
-        rows.append((line, {str(k): _json_cell(v) for k, v in obj.items()}))
+        row = {str(k): _json_cell(v) for k, v in obj.items()}
+        if nul := nul_columns(row, row.values()) + [k for k in row if "\x00" in k]:
+            errors.extend(RowError(line, key, NUL_MESSAGE) for key in nul)
+            continue
+        rows.append((line, row))
     return rows, errors
 
 
@@ -338,6 +349,8 @@ def read_table(data: bytes) -> tuple[list[str], list[tuple[int, list[str]]]]:
     reader = csv.reader(io.StringIO(_decode(io.BytesIO(data)), newline=""))
     try:
         header = [h.strip() for h in next(reader, [])]
+        if any("\x00" in h for h in header):
+            raise ImportFailed([RowError(1, "-", f"the header {NUL_MESSAGE}")])
         rows, errors = [], []
         while True:
             start = reader.line_num + 1
@@ -351,6 +364,9 @@ def read_table(data: bytes) -> tuple[list[str], list[tuple[int, list[str]]]]:
                 errors.append(RowError(start, "-", f"the row has {len(cells)} cells, "
                                                    f"{'more' if len(cells) > len(header) else 'fewer'} than the "
                                                    f"{len(header)} columns of the header"))
+                continue
+            if nul := nul_columns([h or f"column {i}" for i, h in enumerate(header, start=1)], cells):
+                errors.extend(RowError(start, column, NUL_MESSAGE) for column in nul)
                 continue
             rows.append((start, cells))
     except csv.Error as exc:
@@ -502,6 +518,23 @@ def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _WideRe
     return _WideResult(cells, missing, errors, ignored_rows, ignored_columns, "; ".join(sorted(mappings)))
 
 
+def _tang_rq2_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> tuple[list[_Cell], int, list[RowError], str]:
+    """The answers of an authors' RQ2 file (analysis/tang_rq2_import.py)."""
+    from analysis.tang_rq2_import import ANSWER_COLUMN, read_rq2_answers
+
+    try:
+        rows, errors, note = read_rq2_answers(study, data)
+    except ValueError as exc:
+        raise ImportFailed([RowError(1, "-", str(exc))]) from None
+    cells, missing = [], 0
+    for line, item, raw in rows:
+        if is_missing(raw) and not settings.keep_missing:
+            missing += 1
+            continue
+        cells.append(_Cell(line, ANSWER_COLUMN, item, None, raw))
+    return cells, missing, errors, note
+
+
 # --- parsing ----------------------------------------------------------------------------------
 def _as_percent(text: str) -> str:
     """``text`` with its first number multiplied by 100 (0.7 → 70; 0.07 → 7)."""
@@ -543,7 +576,8 @@ def outcome_of(kind: Instrument, cell: _Cell, percent: bool) -> tuple[Outcome, s
 
 # --- writing ----------------------------------------------------------------------------------
 def endpoint_name(model: str) -> str:
-    """The endpoint name of an external model: its name as a slug, dots as hyphens (gpt-3.5 → gpt-3-5)."""
+    """The endpoint name of an external model: its name as a slug, dots as hyphens (gpt-3.5 → gpt-3-5). The
+    report names the agent by the model's name as given (``gpt-3.5-turbo``; :func:`analysis.agents.agent_name`)."""
     return slugify(model.replace(".", "-"))[:50]
 
 
@@ -552,12 +586,16 @@ def imported_endpoint(model: str) -> ModelEndpoint:
     endpoint has that name: imported answers need a name of their own so the report keeps them apart."""
     name = endpoint_name(model)
     endpoint, _ = ModelEndpoint.objects.get_or_create(
-        name=name, defaults={"base_url": IMPORTED_BASE_URL, "model": model[:200], "notes": IMPORTED_NOTES,
+        name=name, defaults={"base_url": IMPORTED_BASE_URL, "model": model.strip()[:200], "notes": IMPORTED_NOTES,
                              "max_concurrency": 1})
     if endpoint.base_url != IMPORTED_BASE_URL:
         raise ImportFailed([RowError(1, "-", f"endpoint {name!r} is a live endpoint ({endpoint.base_url}): give the "
                                              "imported model another name (e.g. "
                                              f"{name}-published) so that its answers stay a separate agent")])
+    if endpoint.model != model.strip()[:200]:
+        raise ImportFailed([RowError(1, "-", f"the imported model {endpoint.model!r} already has the endpoint name "
+                                             f"{name!r}: write the model's name as then ({endpoint.model!r}), or give "
+                                             "another name for another model")])
     return endpoint
 
 
@@ -612,7 +650,9 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     ignored_columns: list[str] = []
     mapping = ""
     try:
-        if settings.shape == "wide":
+        if settings.shape == "tang-rq2":
+            cells, missing, errors, mapping = _tang_rq2_cells(study, settings, data)
+        elif settings.shape == "wide":
             wide = _wide_cells(study, settings, data)
             cells, missing, errors = wide.cells, wide.missing, wide.errors
             ignored_rows, ignored_columns, mapping = wide.ignored_rows, wide.ignored_columns, wide.mapping
@@ -632,12 +672,43 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     if settings.shape == "wide":
         unanswered = sorted({normalise_expression(i.label) for i in ItemMatcher(study, [], settings.fixed).items}
                             - {normalise_expression(label) for label in answered_labels})
+        if unanswered and not settings.allow_missing:
+            raise ImportFailed([RowError(1, "-", f"the file has no answer for {len(unanswered)} WEP(s) of the study: "
+                                                 f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
+                                                 "to import it without them)")])
+    refuse_second_run_of_agent(study, settings)
     run = _save(study, settings, name, sha, parsed)
     unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
     return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
                               items=len({c.item.pk for c in cells}), missing=missing, scale_note=scale_note,
                               mapping_note=mapping, ignored_rows=ignored_rows, ignored_columns=ignored_columns,
                               unanswered_expressions=unanswered)
+
+
+def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:
+    out = {"mode": settings.mode, "temperature": settings.temperature or 0.0, "few_shot": settings.few_shot,
+           "prompt_style": settings.prompt_style}
+    if settings.prompt_version:
+        out["prompt_version"] = settings.prompt_version
+    return out
+
+
+def refuse_second_run_of_agent(study: Study, settings: ModelAnswerFile) -> None:
+    """ImportFailed when the study already has a run of the agent this import would make: a report uses one
+    run per agent, so the second would be silently left out (e.g. a model's CNC and ENC files imported under
+    one name)."""
+    endpoint = ModelEndpoint(name=endpoint_name(settings.model), model=settings.model.strip()[:200],
+                             base_url=IMPORTED_BASE_URL)
+    agent = agent_name(ElicitationRun(study=study, endpoint=endpoint, **_run_settings(settings)))
+    for run in ElicitationRun.objects.filter(study=study).select_related("endpoint"):
+        if agent_name(run) == agent:
+            what = f"imported from {run.source_file}" if run.source_file else run.name or "a live run"
+            raise ImportFailed([RowError(1, "-", f"study {study.slug!r} already has run {run.pk} ({what}) for agent "
+                                                 f"{agent!r}, and a report uses one run per agent: import these "
+                                                 "answers under another model name (e.g. --model "
+                                                 f"{settings.model.strip()}-ENC for another context setting) or "
+                                                 f"another prompt style, or remove run {run.pk} first "
+                                                 f"(delete_run {run.pk}); nothing imported")])
 
 
 def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
@@ -648,14 +719,11 @@ def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
         with transaction.atomic():
             endpoint = imported_endpoint(settings.model)
             run = ElicitationRun(
-                study=study, endpoint=endpoint, mode=settings.mode, temperature=settings.temperature or 0.0,
-                samples_per_item=samples, few_shot=settings.few_shot, prompt_style=settings.prompt_style,
-                name=settings.name or f"{endpoint.name}: imported from {name}"[:200],
+                study=study, endpoint=endpoint, **_run_settings(settings), samples_per_item=samples,
+                name=settings.name or f"{endpoint.model}: imported from {name}"[:200],
                 status=ElicitationRun.Status.COMPLETED, status_reason=f"imported from {name}",
                 started_at=now, last_started_at=now, finished_at=now, source=ElicitationRun.Source.IMPORTED,
                 source_file=name[:300], source_sha256=sha)
-            if settings.prompt_version:
-                run.prompt_version = settings.prompt_version
             run.save()
             run.items.set(sorted({cell.item.pk for cell, _, _ in parsed}))
             ModelResponse.objects.bulk_create([

@@ -14,12 +14,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
-from analysis.reports import ReportError, build_report, png_data_uri
+from analysis.report_cache import cached_report
+from analysis.reports import ReportError
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
-from config.permissions import RAW_IDS, check
+from config.permissions import RAW_IDS, can_see_raw_ids, check
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
 
@@ -149,10 +150,10 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
                                "participation_lines": {s.slug: summary_line(participation(s))
                                                        for s in (study.reference_study, study) if s is not None}}
     try:
-        report = build_report(study)
+        report = cached_report(study).seen_by(can_see_raw_ids(request.user))
     except ReportError as exc:
         return render(request, "analysis/report.html", context | {"problem": str(exc)})
-    figures = [{"name": name, "src": png_data_uri(fig)} for name, fig in report.figures()]
+    figures = report.figure_uris()
     return render(request, "analysis/report.html", context | {
         "report": report, "meta": report.meta(), "tables": report.html_tables(), "figures": figures,
     })
@@ -161,7 +162,7 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
 def report_json(request: HttpRequest, study: Study) -> HttpResponse:
     """The report as JSON (the same as the API's)."""
     try:
-        data = build_report(study).to_json()
+        data = cached_report(study).seen_by(can_see_raw_ids(request.user)).to_json()
     except ReportError as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -42,6 +42,7 @@ ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from bench.profiling import UNATTRIBUTED, Func, fold  # noqa: E402 (needs ROOT on the path)
+from stub_openai import allow_loopback  # noqa: E402
 
 RAW_CLIENT = """
 import asyncio, json, sys, time
@@ -254,6 +255,7 @@ def main() -> None:
 
     var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-"))
     os.environ.update(HEDGELAB_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")
+    allow_loopback(os.environ)  # the stub and its workers' endpoint are on loopback
     for name in ("DATABASE_URL", "CELERY_BROKER_URL"):
         os.environ.pop(name, None)
     queue = f"bench-{os.getpid()}"

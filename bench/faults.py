@@ -67,7 +67,7 @@ class Lab:
         self.env = django_env(self.pg.url(), self.var, CELERY_BROKER_URL=self.redis.url(0),
                               ELICITATION_LEASE_GRACE_SECONDS="3", LOG_LEVEL="WARNING",
                               ELICITATION_SWEEP_SECONDS="5", ELICITATION_SWEEP_MIN_AGE_SECONDS="5",
-                              TRUST_X_FORWARDED_FOR="1")
+                              TRUSTED_PROXY_COUNT="1")  # each participant sends X-Forwarded-For as its proxy would
         os.environ.update(self.env)
         import django
 
@@ -98,11 +98,14 @@ class Lab:
         return f"{prefix}{self.pid_counter:05d}"
 
     def fresh_counters(self) -> None:
-        """Each fault starts with no throttle counts (the web processes share them in the lab's var/cache), so
-        one fault's entries do not use up the next one's entry quota."""
-        from django.core.cache import cache
+        """Each fault starts with no entry counts (rows in the lab's database, surveys.entry_counter), so one
+        fault's entries do not use up the next one's entry quota."""
+        from django.db import close_old_connections
 
-        cache.clear()
+        from surveys.models import EntryCount
+
+        close_old_connections()  # the database may have restarted during the previous fault
+        EntryCount.objects.all().delete()
 
     def participant(self, prefix: str, pid: str | None = None, **kw) -> Participant:
         """A participant from an address of their own (documentation range, sent as X-Forwarded-For), as

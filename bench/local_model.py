@@ -45,6 +45,9 @@ def main() -> None:
     var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-local-"))
     os.environ.update(HEDGELAB_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")
     os.environ.pop("DATABASE_URL", None)
+    from elicitation.local_model import LOOPBACK_NETWORKS
+
+    os.environ.setdefault("MODEL_ENDPOINT_ALLOWED_NETWORKS", LOOPBACK_NETWORKS)  # the model runs on loopback
     import django
 
     django.setup()

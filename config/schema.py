@@ -2,7 +2,8 @@
 
 Views document their own successful answers and the errors specific to them (409 for a run that cannot
 start, 400 with the rows of a failed import); this adds the answers every route can give: 400 (validation:
-field → messages), 401/403 (no token, not staff or missing the model permission) and 404 (unknown id).
+field → messages; beside a route's own 400), 401/403 (no token, not staff or missing the model permission)
+and 404 (unknown id).
 """
 from __future__ import annotations
 
@@ -28,4 +29,8 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
             for code, text in DEFAULT_ERRORS.items():
                 responses.setdefault(code, {"description": text,
                                             "content": {"application/json": {"schema": ERROR_SCHEMA}}})
+            # a route's own 400 (e.g. an import's rows) is given beside the field messages any route can give
+            own = responses["400"].get("content", {}).get("application/json", {})
+            if own.get("schema", ERROR_SCHEMA) is not ERROR_SCHEMA and "anyOf" not in own["schema"]:
+                own["schema"] = {"anyOf": [own["schema"], ERROR_SCHEMA]}
     return result

@@ -2,10 +2,14 @@
 server-less setup (SQLite and a Celery broker kept in a SQLite file)."""
 from __future__ import annotations
 
+import os
+import warnings
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
+from .client_address import proxy_count
 from .env import env_bool, env_int, env_list, env_str
 from .site_url import site_url
 
@@ -28,8 +32,13 @@ SITE_URL = site_url(env_str("SITE_URL"), VAR_DIR)
 # (<mirror>/<folder>/<file>; tests and CI serve ../shared/data on loopback). Checksums are pinned either way.
 REFERENCE_DATA_DIR = Path(env_str("REFERENCE_DATA_DIR", str(VAR_DIR / "data")))
 REFERENCE_DATA_MIRROR = env_str("REFERENCE_DATA_MIRROR")
-# Environment variables a model endpoint may name as its API key (names or shell patterns; elicitation.key_env).
-MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS", ["*_API_KEY"])
+# Environment variables a model endpoint may name as its API key, each bound to the hosts it may be sent to:
+# NAME@HOST[:PORT] entries (NAME may be a shell pattern; PORT * for any); unset: OPENAI_API_KEY@api.openai.com
+# (elicitation.key_env).
+MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS")
+# Loopback, private or link-local networks model endpoints may be reached at (addresses or CIDR networks, e.g.
+# 127.0.0.0/8,::1 for the bundled local model); every other non-public address is refused (elicitation.destinations).
+MODEL_ENDPOINT_ALLOWED_NETWORKS = env_list("MODEL_ENDPOINT_ALLOWED_NETWORKS", [])
 # Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable
 # named here, never stored; PROLIFIC_API_URL is only changed for a test stub.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")
@@ -62,10 +71,13 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not from a CDN
+    "django_filters",  # the API lists' query filters (config/filters.py)
+    "axes",  # admin login lockout (config/login_lockout.py)
     "surveys",
     "elicitation",
     "analysis",
     "prolific",
+    "access",  # ownership and sharing (django-rules), the API token admin
 ]
 
 MIDDLEWARE = [
@@ -73,14 +85,18 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RejectNullCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "surveys.outage.SessionMiddleware",  # Django's, with a database outage while saving treated as one
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.throttle.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # turns a login refused by the lockout into its 429 page
 ]
+# django-axes checks the lockout before any password is checked.
+# Object-level rules (access.ownership, django-rules) next to the model permissions of the admin.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "rules.permissions.ObjectPermissionBackend",
+                           "django.contrib.auth.backends.ModelBackend"]
 
 ROOT_URLCONF = "config.urls"
 TEMPLATES = [
@@ -121,17 +137,33 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Django's cache holds the login and entry throttles (config.throttle), which every web process must share:
-# by default files in VAR_DIR/cache (the processes of one machine, as `make run` starts them); CACHE_URL=redis://…
-# for web processes on several machines.
+# Django's cache: by default files in VAR_DIR/cache; CACHE_URL=redis://… for web processes on several machines.
+# With Redis the entry cap counts there (surveys.entry_counter), otherwise in the database.
 _CACHE_URL = env_str("CACHE_URL", "")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
           if _CACHE_URL else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                               "LOCATION": str(VAR_DIR / "cache")}}
-TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
-# Admin login: after this many failures (per client address or per username) wait this long.
+# Reverse proxies in front of the web processes, each appending to X-Forwarded-For: the client address is the
+# hop that many places from the right (config.client_address). 0: REMOTE_ADDR. TRUST_X_FORWARDED_FOR=1 is the
+# deprecated spelling of 1.
+TRUSTED_PROXY_COUNT = proxy_count(os.environ)
+if os.environ.get("TRUST_X_FORWARDED_FOR", "").strip():
+    warnings.warn("TRUST_X_FORWARDED_FOR is deprecated: set TRUSTED_PROXY_COUNT to the number of reverse proxies "
+                  f"(read as TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT})", FutureWarning, stacklevel=1)
+# Admin login (django-axes): after this many failures from one client address, or for one username from one
+# address, wait this long.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_LOCKOUT_SECONDS)
+# Never by username alone (a stranger could lock anyone out): by address, and by (username, address).
+AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_response"
+# A success clears nothing: with reset on success, anyone with an account could log in between guesses at
+# another's password and start the address's count again. Failures count for the lockout's length.
+AXES_RESET_ON_SUCCESS = False
+AXES_VERBOSE = False  # no start-up banner in every command's output
 # Database outages (surveys.outage): wait before the one retry; the calm page reloads after this many seconds.
 OUTAGE_RETRY_DELAY = float(env_str("OUTAGE_RETRY_DELAY", "0.5"))
 OUTAGE_REFRESH_SECONDS = env_int("OUTAGE_REFRESH_SECONDS", 5)
@@ -180,8 +212,13 @@ REST_FRAMEWORK = {
     # staff AND the model permission the admin asks for the same action (config/permissions.py)
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.StaffModelPermission"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.ApiPagination",  # ?limit= up to 5000
+    # ?study=, ?status=, … of the lists: each viewset's filterset_class (config/filters.py)
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "PAGE_SIZE": 500,
+    # JSON with bounded nesting (config/json_input.py): too deep is a 400, not a RecursionError
+    "DEFAULT_PARSER_CLASSES": ["config.json_input.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
 }
 
 # OpenAPI 3 schema (/api/schema/) and its documentation pages (/api/docs/, /api/redoc/), from the code.

@@ -8,32 +8,40 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from access.owned_admin import OwnedAdminMixin
+from access.ownership import visible
 from config.permissions import allowed
 from surveys.models import Item
 
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
                           run_monitor_view, run_progress_view, run_refine_view)
+from . import preflight
+from .endpoint_form import EndpointForm
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .refine_request import REFINE_PERMS, refusal
 from .run_form import RunForm
-from .runs import RunStateError, cancel_run, resume_run, start_run
+from .runs import RunStateError, cancel_run
 
 RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_per_item", "seed", "top_logprobs",
                 "max_tokens", "few_shot", "prompt_version", "prompt_style")
 
 
 @admin.register(ModelEndpoint)
-class ModelEndpointAdmin(admin.ModelAdmin):
+class ModelEndpointAdmin(OwnedAdminMixin, admin.ModelAdmin):
+    form = EndpointForm
     list_display = ("name", "model", "base_url", "api_style", "api_key_env", "key", "max_concurrency",
                     "requests_per_minute", "price_prompt_per_1k", "price_completion_per_1k")
     search_fields = ("name", "model", "base_url")
     fieldsets = (
-        (None, {"fields": ("name", "base_url", "model", "api_style", "api_key_env", "notes")}),
+        (None, {"fields": ("name", "base_url", "model", "api_style", "api_key_env", "notes", "skip_check")}),
         ("Limits (shared by all workers)", {"fields": ("max_concurrency", "requests_per_minute", "tokens_per_minute")}),
         ("Prices (USD per 1,000 tokens)", {"fields": ("price_prompt_per_1k", "price_completion_per_1k")}),
         ("Requests", {"fields": ("timeout_seconds", "max_retries", "retry_backoff_seconds",
                                  "retry_backoff_max_seconds", "supports_seed")}),
+        ("Access", {"fields": ("owner", "shared_with"),
+                    "description": "Who may run studies on this endpoint (access.ownership)."}),
     )
+    filter_horizontal = ("shared_with",)
 
     @admin.display(description="key variable")
     def key(self, obj: ModelEndpoint) -> str:
@@ -41,7 +49,7 @@ class ModelEndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(ElicitationRun)
-class ElicitationRunAdmin(admin.ModelAdmin):
+class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     form = RunForm
     list_display = ("id", "__str__", "study", "endpoint", "mode", "status", "answers", "cost", "created_at", "page")
     list_display_links = ("id", "__str__")
@@ -69,6 +77,14 @@ class ElicitationRunAdmin(admin.ModelAdmin):
             n_rows=Count("responses"), n_done=Count("responses", filter=done),
             n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
             total_cost=Sum("responses__cost_usd"))
+
+    def get_fieldsets(self, request, obj=None):
+        """A new run offers to skip its endpoint's pre-flight check (RunForm)."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None:
+            (title, options), *rest = fieldsets
+            fieldsets = [(title, {**options, "fields": (*options["fields"], "skip_check")}), *rest]
+        return fieldsets
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
@@ -144,7 +160,7 @@ class ElicitationRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Start the selected draft runs")
     def start_runs(self, request, queryset):
-        self._each(request, queryset, "started", start_run)
+        self._each(request, _on_usable_endpoints(queryset, request), "started", preflight.start)
 
     @admin.action(description="Cancel the selected runs (answers so far are kept)")
     def cancel_runs(self, request, queryset):
@@ -152,7 +168,12 @@ class ElicitationRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Resume the selected runs (ask only what is missing or failed)")
     def resume_runs(self, request, queryset):
-        self._each(request, queryset, "resumed", resume_run)
+        self._each(request, _on_usable_endpoints(queryset, request), "resumed", preflight.resume)
+
+
+def _on_usable_endpoints(runs, request):
+    """The runs whose endpoint the user may send requests to (their own or shared: its key is used)."""
+    return runs.filter(endpoint__in=visible(ModelEndpoint.objects.all(), request.user))
 
 
 class ItemExpressionFilter(admin.SimpleListFilter):
@@ -173,7 +194,7 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 
 @admin.register(ModelResponse)
-class ModelResponseAdmin(admin.ModelAdmin):
+class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "run", "item_link", "sample_index", "status", "answer", "bin", "short_raw", "attempts",
                     "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "answered_at")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",

@@ -15,15 +15,16 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from access.ownership import require, visible
 from config.permissions import allowed, check, may_see_raw_ids
 from surveys.models import Item, Response
 
+from . import preflight
 from .estimate import estimate_run
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompts import build_prompt, prompt_hash, render_for_display
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
-from .runs import RunStateError, cancel_run, missing_key, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, missing_key, progress
 
 
 def _context(model_admin, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
@@ -41,6 +42,12 @@ def _require_view(model_admin, request: HttpRequest) -> None:
         raise PermissionDenied
 
 
+def _run(request: HttpRequest, object_id: str) -> ElicitationRun:
+    """The run ``object_id`` if the user may see it (its study is theirs or shared with them), else 404."""
+    runs = visible(ElicitationRun.objects.select_related("study", "endpoint"), request.user)
+    return get_object_or_404(runs, pk=object_id)
+
+
 # what the item pages show, by the admin's own model permissions
 ITEM_PROMPT_PERMS = ("surveys.view_item", "elicitation.view_storedprompt")
 ITEM_ANSWERS_PERMS = ("surveys.view_item", "surveys.view_response", "elicitation.view_modelresponse")
@@ -49,7 +56,7 @@ ITEM_ANSWERS_PERMS = ("surveys.view_item", "surveys.view_response", "elicitation
 def run_monitor_view(model_admin, request: HttpRequest, object_id: str) -> HttpResponse:
     """The run page: live progress bar, tokens, cost, rate, failures; start / cancel / resume buttons."""
     _require_view(model_admin, request)
-    run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
+    run = _run(request, object_id)
     data = progress_with_estimate(run)
     title = f"Elicitation run {run.pk}" + (f": {run.name}" if run.name else "")
     return TemplateResponse(request, "elicitation/admin/run_monitor.html", _context(
@@ -80,7 +87,7 @@ def run_progress_view(model_admin, request: HttpRequest, object_id: str) -> Json
     """JSON polled by the run page: done/failed/total, tokens, cost, answers per second, failures and the
     estimate of what is left."""
     _require_view(model_admin, request)
-    run = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
+    run = _run(request, object_id)
     return JsonResponse(progress_with_estimate(run))
 
 
@@ -89,13 +96,15 @@ def run_action_view(model_admin, request: HttpRequest, object_id: str, action: s
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     _require_change(model_admin, request)
-    run = get_object_or_404(ElicitationRun, pk=object_id)
+    run = _run(request, object_id)
+    if action in ("start", "resume"):
+        require(request.user, run.endpoint)  # requests go out with the endpoint's key
     try:
         if action == "start":
-            queued = start_run(run)
+            queued = preflight.start(run)
             messages.success(request, f"Run {run.pk} started: {len(queued)} item(s) queued.")
         elif action == "resume":
-            queued = resume_run(run)
+            queued = preflight.resume(run)
             messages.success(request, f"Run {run.pk} resumed: {len(queued)} item(s) with answers still to get queued.")
         elif action == "cancel":
             if cancel_run(run, reason=f"cancelled by {request.user}"):
@@ -113,14 +122,17 @@ def run_refine_view(model_admin, request: HttpRequest, object_id: str) -> HttpRe
     """"Self-refine this run": the form of ``manage.py refine``; POST creates the refinement, starts it and goes
     to its run page (bad settings re-ask with create_refinement's errors)."""
     check(request.user, *REFINE_PERMS)
-    source = get_object_or_404(ElicitationRun.objects.select_related("study", "endpoint"), pk=object_id)
+    source = _run(request, object_id)
     if problem := refusal(source):
         messages.error(request, problem)
         return redirect("admin:elicitation_elicitationrun_monitor", source.pk)
     form = RefineForm(request.POST or None)
+    form.fields["endpoint"].queryset = visible(ModelEndpoint.objects.order_by("name"), request.user)
     if request.method == "POST" and form.is_valid():
         try:
-            run, problem = create_and_start(source, created_by=request.user, **form.cleaned_data)
+            options = dict(form.cleaned_data)
+            checked = not options.pop("skip_check", False)
+            run, problem = create_and_start(source, created_by=request.user, check=checked, **options)
         except DjangoValidationError as exc:
             form.add_refinement_errors(exc)
         else:
@@ -137,7 +149,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     """One item as a participant sees it, beside the prompt a model gets (both API styles) and the
     prompts actually sent for it."""
     check(request.user, *ITEM_PROMPT_PERMS)
-    item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
+    item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
     study, kind = item.study, item.study.kind
     few_shot = request.GET.get("few_shot", "1") != "0"
     q = kind.page_context(item)
@@ -169,7 +181,7 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
     """The human answers to one item beside the model answers to the same item (raw PROLIFIC_PIDs only
     with the permission to view participants, otherwise the participant's number)."""
     check(request.user, *ITEM_ANSWERS_PERMS)
-    item = get_object_or_404(Item.objects.select_related("study"), pk=item_id)
+    item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
     kind = item.study.kind
     humans = list(Response.objects.filter(item=item).select_related("participant", "assignment")
                   .order_by("created_at"))
@@ -203,6 +215,6 @@ def endpoint_key_status(endpoint: ModelEndpoint) -> str:
     """"set", "not set" or "not needed" for the endpoint's key variable (never the key)."""
     if not endpoint.api_key_env:
         return "not needed"
-    if key_variable_problem(endpoint.api_key_env):
-        return "refused (not an allowed key variable)"
+    if endpoint.key_problem():
+        return "refused (not allowed for this host)"
     return "set" if endpoint.api_key() else "not set"

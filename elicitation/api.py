@@ -6,6 +6,7 @@ validated by ``create_run`` (ValidationError → 400 naming the field) and state
 """
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
 from django.db.models import ProtectedError
@@ -15,33 +16,52 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
-from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
+from access.api import OwnedViewSetMixin, SharingSerializerMixin
+from access.ownership import require
+from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
+from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
 
-from . import idempotency
+from . import idempotency, preflight
 from .admin_views import progress_with_estimate
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
-from .runs import RunStateError, cancel_run, create_run, progress, resume_run, start_run
+from .runs import RunStateError, cancel_run, create_run, progress, start_run
 
 
-class ModelEndpointSerializer(serializers.ModelSerializer):
+CHECK_HELP = ("Send one cheap request to the endpoint first and refuse (with what failed, naming the URL) if "
+              "it does not answer as an API should; false skips the check (elicitation.preflight).")
+
+
+class ModelEndpointSerializer(SharingSerializerMixin, serializers.ModelSerializer):
     key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
                                                           "(for this web process; the key is never shown).")
+    check = serializers.BooleanField(write_only=True, default=True, help_text=CHECK_HELP)
 
     class Meta:
         model = ModelEndpoint
         exclude = ["notes"]
 
     def get_key_set(self, endpoint: ModelEndpoint) -> bool:
-        return not key_variable_problem(endpoint.api_key_env) and bool(endpoint.api_key())
+        return not endpoint.key_problem() and bool(endpoint.api_key())
 
-    def validate_api_key_env(self, name: str) -> str:
-        """Only a variable the operator allows (elicitation.key_env), as in the admin form."""
-        if problem := key_variable_problem(name):
-            raise serializers.ValidationError(problem)
-        return name
+    def validate(self, attrs: dict) -> dict:
+        """The model's own checks, as in the admin form: a base URL at a public address (or an allowed network:
+        elicitation.destinations), a key variable that may be sent to it (elicitation.key_env)."""
+        check = attrs.pop("check", True)
+        endpoint = ModelEndpoint()
+        if self.instance is not None:  # a partial update is checked with the fields it leaves as they are
+            for field in ModelEndpoint._meta.concrete_fields:
+                setattr(endpoint, field.attname, getattr(self.instance, field.attname))
+        for field, value in attrs.items():
+            setattr(endpoint, field, value)
+        try:
+            endpoint.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from None
+        if check and (problem := preflight.problem(endpoint)):
+            raise serializers.ValidationError({"check": [f"pre-flight check failed: {problem}"]})
+        return attrs
 
 
 class ElicitationRunSerializer(serializers.ModelSerializer):
@@ -80,6 +100,8 @@ class RunCreateSerializer(serializers.Serializer):
     prompt_style = serializers.CharField(max_length=30, required=False, default="standard",
                                          help_text="One of the study's kind's prompt styles (e.g. standard, cot).")
     start = serializers.BooleanField(default=False, help_text="Start it at once (queue its items).")
+    check = serializers.BooleanField(default=True, help_text=CHECK_HELP + " A run on an endpoint that fails it is "
+                                                             "not created (409).")
 
     def validate(self, attrs: dict) -> dict:
         keys = attrs.get("items") or []
@@ -94,12 +116,45 @@ class RunCreateSerializer(serializers.Serializer):
         return attrs
 
 
-RUN_FILTERS = {"study": "study__slug", "status": "status", "endpoint": "endpoint__name"}
-RESPONSE_FILTERS = {"run": "run_id", "study": "run__study__slug", "status": "status", "item": "item_id"}
+CHECK_PARAMETER = OpenApiParameter("check", bool, description=CHECK_HELP + " (query parameter: check=false)")
+
+
+def check_wanted(request) -> bool:
+    """The ``check`` query parameter (default true); 400 when it is not a boolean."""
+    raw = request.query_params.get("check")
+    if raw is None:
+        return True
+    try:
+        return serializers.BooleanField().to_internal_value(raw)
+    except serializers.ValidationError as exc:
+        raise serializers.ValidationError({"check": exc.detail}) from None
+
+
+class RunFilter(django_filters.FilterSet):
+    study = StudyFilter("study__slug")
+    status = ChoiceFilter("status", ElicitationRun.Status.choices)
+    endpoint = SlugFilter("endpoint__name", help_text="an endpoint's name")
+
+    class Meta:
+        model = ElicitationRun
+        fields = ["study", "status", "endpoint"]
+
+
+class ModelResponseFilter(django_filters.FilterSet):
+    run = IdFilter("run_id", help_text="a run's id")
+    study = StudyFilter("run__study__slug")
+    status = ChoiceFilter("status", ModelResponse.Status.choices)
+    item = IdFilter("item_id", help_text="an item's id")
+
+    class Meta:
+        model = ModelResponse
+        fields = ["run", "study", "status", "item"]
+
+
 ProgressSchema = OpenApiTypes.OBJECT
 
 
-class ModelEndpointViewSet(viewsets.ModelViewSet):
+class ModelEndpointViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     """Model endpoints (any OpenAI-compatible API). ``api_key_env`` is the NAME of the environment variable
     holding the key; the key itself is never stored or shown. Deleting an endpoint with runs is refused (409)."""
 
@@ -107,6 +162,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     serializer_class = ModelEndpointSerializer
     lookup_field = "name"
 
+    @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):
         endpoint = self.get_object()
         try:
@@ -118,7 +174,6 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(parameters=query_parameters(RUN_FILTERS)),
     create=extend_schema(
         summary="Create a run (a draft; \"start\": true starts it at once)",
         description="With an `Idempotency-Key` header, sending the same request again (after a timeout or an "
@@ -133,13 +188,13 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
         responses={200: ElicitationRunSerializer, 201: ElicitationRunSerializer, 409: Detail,
                    422: Detail}),
 )
-class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
+class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
                             viewsets.mixins.RetrieveModelMixin, viewsets.mixins.CreateModelMixin):
     """Runs, each with its progress; create, start, cancel and resume them."""
 
     queryset = ElicitationRun.objects.select_related("study", "endpoint").order_by("-created_at")
     serializer_class = ElicitationRunSerializer
-    query_filters = RUN_FILTERS
+    filterset_class = RunFilter
     required_permissions = {
         "start": ["elicitation.change_elicitationrun"],
         "cancel": ["elicitation.change_elicitationrun"],
@@ -156,14 +211,15 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
                 return self._replayed(earlier)
         except idempotency.IdempotencyError as exc:
             return ApiResponse({"detail": str(exc)}, status=exc.status)
-        data = RunCreateSerializer(data=request.data)
+        data = RunCreateSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         start = options.pop("start")
-        try:
+        check = options.pop("check")
+        try:  # a run on an endpoint that fails its pre-flight check is not created
             run = create_run(options.pop("study"), options.pop("endpoint"), options.pop("mode"),
                              created_by=request.user, idempotency_key=key, idempotency_fingerprint=body_hash,
-                             **options)
+                             before_save=lambda e: preflight.require(e, check), **options)
         except (DjangoValidationError, IntegrityError) as exc:
             # a request racing with the same key created its run since the look above (the model's validation
             # or the database's unique constraint refused the second): answer with that run
@@ -172,6 +228,8 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
             if isinstance(exc, IntegrityError):
                 raise
             raise drf_errors(exc) from None
+        except preflight.PreflightFailed as exc:
+            return ApiResponse({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         if start:
             try:
                 start_run(run)
@@ -184,8 +242,12 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_200_OK,
                            headers={"Idempotent-Replayed": "true"})
 
-    def _transition(self, do) -> ApiResponse:
+    def _transition(self, do, sends: bool = False) -> ApiResponse:
+        """``do(run)``; ``sends``: it sends requests with the endpoint's key, so the endpoint must be the
+        user's own or shared with them too (403 otherwise)."""
         run = self.get_object()
+        if sends:
+            require(self.request.user, run.endpoint)
         try:
             do(run)
         except RunStateError as exc:
@@ -193,11 +255,11 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         run.refresh_from_db()
         return ApiResponse(self.get_serializer(run).data)
 
-    @extend_schema(summary="Start a draft run (queue its items)", request=None,
+    @extend_schema(summary="Start a draft run (queue its items)", request=None, parameters=[CHECK_PARAMETER],
                    responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        return self._transition(start_run)
+        return self._transition(lambda run: preflight.start(run, check_wanted(request)), sends=True)
 
     @extend_schema(summary="Cancel a run (no new request; answers so far are kept)", request=None,
                    responses={200: ElicitationRunSerializer, 409: Detail})
@@ -209,10 +271,10 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         return self._transition(do)
 
     @extend_schema(summary="Resume a run (ask again the failed and missing answers)", request=None,
-                   responses={200: ElicitationRunSerializer, 409: Detail})
+                   parameters=[CHECK_PARAMETER], responses={200: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._transition(resume_run)
+        return self._transition(lambda run: preflight.resume(run, check_wanted(request)), sends=True)
 
     @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
                    description="The options of `manage.py refine`. 409 when the run cannot be refined (a "
@@ -224,7 +286,7 @@ class ElicitationRunViewSet(QueryFilterMixin, viewsets.GenericViewSet, viewsets.
         source = self.get_object()
         if problem := refusal(source):
             return ApiResponse({"detail": problem}, status=status.HTTP_409_CONFLICT)
-        data = RefineSerializer(data=request.data)
+        data = RefineSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         try:
             run, problem = create_and_start(source, created_by=request.user, **data.validated_data)
@@ -256,11 +318,10 @@ class ModelResponseSerializer(serializers.ModelSerializer):
         exclude = ["lease_owner", "lease_until"]
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters(RESPONSE_FILTERS)))
-class ModelResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ModelResponseViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Model answers; filter with ?run=<id>, ?study=<slug>, ?status=…, ?item=<id>."""
 
     queryset = ModelResponse.objects.select_related("item", "run", "run__study").order_by("run_id", "item_id",
                                                                                          "sample_index")
     serializer_class = ModelResponseSerializer
-    query_filters = RESPONSE_FILTERS
+    filterset_class = ModelResponseFilter

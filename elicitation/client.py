@@ -1,7 +1,8 @@
 """Talking to an OpenAI-compatible endpoint: one request at a time, and our own retry policy.
 
 The ``openai`` client is built with ``max_retries=0``; :func:`call_with_retries` retries 429, 408/409,
-5xx, timeouts, connection errors and malformed bodies with exponential backoff and jitter, honours
+5xx, timeouts, connection errors and malformed bodies (not a completion, cut-off JSON, not UTF-8) with
+exponential backoff and jitter, honours
 ``Retry-After`` / ``retry-after-ms``, and counts every attempt so it can be stored with the answer.
 """
 from __future__ import annotations
@@ -22,18 +23,22 @@ except ImportError:  # pragma: no cover
 
 from . import conf
 from .deadline import Guard, GuardedTransport
+from .destinations import AddressRefused
 from .models import ModelEndpoint
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 RETRYABLE_STATUS = {408, 409, 429}
 
 
 class MalformedResponse(Exception):
-    """The endpoint answered 200 with a body that is not a completion."""
+    """The endpoint answered 200 with a body that is not a completion (a body that is not JSON at all is not
+    repeated in the message: see :func:`not_an_api_response`)."""
 
     def __init__(self, body: Any):
         self.body = body
-        super().__init__(f"malformed response (not a completion): {str(body)[:300]}")
+        shown = f"{len(body)} characters that are not JSON" if isinstance(body, (str, bytes)) else str(body)[:300]
+        super().__init__(f"malformed response (not a completion): {shown}")
 
 
 class Unsupported(Exception):
@@ -83,15 +88,18 @@ class EndpointClient:
     :mod:`elicitation.deadline`), and ``guard.should_stop`` (set by the worker) is asked about once a second
     while a request waits, so that a cancelled run's request in flight is abandoned."""
 
-    def __init__(self, endpoint: ModelEndpoint, before_request: Callable[[], None] | None = None):
+    def __init__(self, endpoint: ModelEndpoint, before_request: Callable[[], None] | None = None,
+                 timeout: float | None = None):
         self.requests = 0
         self.refused = 0
         self.before_request = before_request  # e.g. wait for the endpoint's rate limit; runs before every request
-        self.guard = Guard(timeout=float(endpoint.timeout_seconds), check_every=conf.cancel_check_seconds())
-        http_client = openai.DefaultHttpxClient(transport=GuardedTransport(self.guard),
+        timeout = float(endpoint.timeout_seconds) if timeout is None else timeout
+        self.guard = Guard(timeout=timeout, check_every=conf.cancel_check_seconds())
+        # no redirects: an API answers where it is asked, and a redirect could lead the key elsewhere
+        http_client = openai.DefaultHttpxClient(transport=GuardedTransport(self.guard), follow_redirects=False,
                                                 event_hooks={"request": [self._count], "response": [self._answered]})
         self.openai = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key() or "none",
-                                    max_retries=0, timeout=endpoint.timeout_seconds, http_client=http_client)
+                                    max_retries=0, timeout=timeout, http_client=http_client)
 
     def _count(self, request: Any) -> None:
         if self.before_request is not None:
@@ -131,7 +139,7 @@ def parse_retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_message(exc: openai.APIStatusError) -> str:
+def error_message(exc: openai.APIStatusError) -> str:
     """The server's own error message (from an OpenAI-style error body), else the client's text."""
     body = exc.body
     if isinstance(body, dict):
@@ -143,27 +151,54 @@ def _error_message(exc: openai.APIStatusError) -> str:
     return getattr(exc, "message", "") or str(exc)
 
 
+def not_an_api_response(status: int, response: Any, body: Any) -> str:
+    """The reason stored for a reply that is not an API response (an HTML page, plain text…): its status,
+    content type and size, never the body itself (it could be any page of any server)."""
+    content_type = response.headers.get("content-type", "").split(";")[0].strip() if response is not None else ""
+    size = len(response.content) if response is not None else len(body.encode() if isinstance(body, str) else body)
+    return (f"HTTP {status}: not an API response ({content_type or 'no content type'}, {size} bytes; "
+            "is the base URL the API's, ending in /v1?)")
+
+
+def cause_of(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The exception of type ``kind`` in ``exc``'s chain of causes (``exc`` itself included), if any: e.g. the
+    AddressRefused behind the client's connection error."""
+    for _ in range(10):
+        if exc is None or isinstance(exc, kind):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def classify(exc: BaseException, timeout: float | None = None) -> Failure:
     """Turn an exception from one attempt into a Failure (re-raise anything unexpected)."""
+    if refused := cause_of(exc, AddressRefused):  # the connection was not opened: the address is not allowed
+        return Failure(f"refused: {refused}", False)
     if isinstance(exc, openai.APITimeoutError):
         return Failure(f"timeout: no answer within {timeout:g} s" if timeout else "timeout", True)
     if isinstance(exc, openai.APIConnectionError):
         return Failure(f"connection error: {exc}", True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        message = _error_message(exc)
         retryable = status in RETRYABLE_STATUS or status >= 500
+        retry_after = parse_retry_after(exc.response.headers) if exc.response is not None else None
+        if not isinstance(exc.body, (dict, list)):
+            return Failure(not_an_api_response(status, exc.response, exc.body), retryable, retry_after)
         body = exc.response.text if exc.response is not None else ""
-        return Failure(f"HTTP {status}: {message}"[:500], retryable,
-                       parse_retry_after(exc.response.headers) if exc.response is not None else None, raw=body[:2000])
+        return Failure(f"HTTP {status}: {error_message(exc)}"[:500], retryable, retry_after, raw=body[:2000])
     if isinstance(exc, Unsupported):
         return Failure(str(exc), False)
     if isinstance(exc, MalformedResponse):
+        if isinstance(exc.body, (str, bytes)):  # the client hands back a body that is not JSON as text
+            return Failure(f"malformed response ({not_an_api_response(200, None, exc.body)})", True)
         return Failure(str(exc), True, raw=str(exc.body)[:2000])
     if isinstance(exc, openai.APIResponseValidationError):
         return Failure(f"malformed response: {exc}", True)
     if isinstance(exc, json.JSONDecodeError):  # the body was cut off or is not JSON at all
         return Failure(f"malformed response (truncated or invalid JSON: {exc})", True, raw=exc.doc[:2000])
+    if isinstance(exc, UnicodeDecodeError):  # a body in another encoding, or binary: a malformed reply
+        raw = exc.object.decode("utf-8", "backslashreplace") if isinstance(exc.object, bytes) else str(exc.object)
+        return Failure(f"malformed response (not UTF-8: {exc.reason} at byte {exc.start})", True, raw=raw[:2000])
     if isinstance(exc, httpx.TransportError):  # e.g. the connection closed while the body was being read
         return Failure(f"connection error: {exc!r}"[:500], True)
     raise exc

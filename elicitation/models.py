@@ -15,6 +15,7 @@ from django.db.models import Q
 
 from surveys.models import INTERVAL_ORDERED, Item, Study, TypedAnswer
 
+from .destinations import url_problem
 from .key_env import check_key_variable, key_variable_problem
 
 
@@ -46,6 +47,12 @@ class ModelEndpoint(models.Model):
     supports_seed = models.BooleanField(default=True)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # access.ownership: the owner and the users it is shared with use the endpoint (and its key)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="owned_endpoints",
+                              help_text="Empty: superusers only. The owner decides who it is shared with.")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_endpoints",
+                                         help_text="Researchers who may run studies on this endpoint.")
 
     class Meta:
         ordering = ["name"]
@@ -55,18 +62,29 @@ class ModelEndpoint(models.Model):
 
     def api_key(self) -> str:
         """The key from the named environment variable ("" when unset; local servers need none).
-        KeyVariableRefused when the variable is not one the operator allows (elicitation.key_env)."""
+        KeyVariableRefused when the operator does not allow the variable to be sent to the base URL's host
+        (elicitation.key_env)."""
         if not self.api_key_env:
             return ""
-        check_key_variable(self.api_key_env)
+        check_key_variable(self.api_key_env, self.base_url)
         return os.environ.get(self.api_key_env, "")
 
+    def key_problem(self) -> str:
+        """Why this endpoint's key variable may not be sent to its base URL ("" when it may)."""
+        return key_variable_problem(self.api_key_env, self.base_url or "")
+
     def clean(self) -> None:
+        """Refuse a base URL at a non-public address (elicitation.destinations) and a key variable that may
+        not be sent to it (elicitation.key_env)."""
         from django.core.exceptions import ValidationError
 
-        problem = key_variable_problem(self.api_key_env)
-        if problem:
-            raise ValidationError({"api_key_env": problem})
+        errors = {}
+        if self.base_url and (problem := url_problem(self.base_url)):
+            errors["base_url"] = problem
+        if problem := self.key_problem():
+            errors["api_key_env"] = problem
+        if errors:
+            raise ValidationError(errors)
 
 
 class ElicitationRun(models.Model):

@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from surveys.api import SlugField
 
+from . import preflight
 from .models import ElicitationRun, ModelEndpoint
 from .refinement import SETTINGS, create_refinement, is_refinement
 from .runs import RunStateError, missing_key, start_run
@@ -44,14 +45,16 @@ def field_errors(exc: ValidationError) -> dict[str, list[str]]:
 
 
 def create_and_start(source: ElicitationRun, *, endpoint: ModelEndpoint | None = None,
-                     temperature: float | None = None, created_by: Any = None,
+                     temperature: float | None = None, created_by: Any = None, check: bool = True,
                      **options: Any) -> tuple[ElicitationRun, str]:
     """(run, problem): a refinement of ``source`` (the source's endpoint by default; temperature 1.0 sampled,
     0.0 greedy) created then started, or left a draft with why it could not start. ValidationError names bad
-    settings (nothing is created then)."""
+    settings, or the endpoint's failed pre-flight check unless ``check`` is False (nothing is created then)."""
     endpoint = endpoint or source.endpoint
     if problem := missing_key(endpoint):
         raise ValidationError({"endpoint": problem})
+    if check and (problem := preflight.problem(endpoint)):
+        raise ValidationError({"endpoint": f"pre-flight check failed: {problem}"})
     if temperature is None:
         temperature = 1.0 if options.get("mode") == ElicitationRun.Mode.SAMPLED else 0.0
     run = create_refinement(source, endpoint, temperature=temperature, created_by=created_by, **options)
@@ -81,6 +84,8 @@ class RefineForm(forms.Form):
                               help_text="seed sent where the endpoint takes one (+ sample index)")
     max_tokens = forms.IntegerField(min_value=1, max_value=100_000, initial=256)
     name = forms.CharField(max_length=200, required=False)
+    skip_check = forms.BooleanField(required=False, label="Start without the pre-flight check",
+                                    help_text="The endpoint is sent one cheap request first; tick to skip it.")
 
     def add_refinement_errors(self, exc: ValidationError) -> None:
         for field, messages in field_errors(exc).items():
@@ -102,3 +107,5 @@ class RefineSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**62), max_value=2**62)
     max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, default=256)
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    check = serializers.BooleanField(default=True, help_text="Send the endpoint one cheap request first and refuse "
+                                                            "if it fails (elicitation.preflight); false skips it.")

@@ -9,6 +9,7 @@ from django.forms.models import ModelChoiceIterator
 
 from surveys.models import Item
 
+from . import preflight
 from .models import ElicitationRun
 
 LABEL_CHARS = 180
@@ -63,6 +64,10 @@ def _ids(values) -> list[int]:
 
 
 class RunForm(forms.ModelForm):
+    skip_check = forms.BooleanField(
+        required=False, label="Create without the pre-flight check",
+        help_text="A new run's endpoint is sent one cheap request first; tick to create the draft anyway (it is "
+                  "checked again when it starts).")
     items = StudyItemsField(
         required=False, widget=FilteredSelectMultiple("items", is_stacked=False),
         help_text="A subset of the study's main items; leave empty to ask all of them. The list offers the "
@@ -108,3 +113,12 @@ class RunForm(forms.ModelForm):
                 self.add_error("items", f"not main items of {study.slug}: {named}"
                                         + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""))
         return data
+
+    def _post_clean(self) -> None:
+        """A new run on an endpoint that fails its pre-flight check is not created (elicitation.preflight)."""
+        super()._post_clean()
+        endpoint = self.cleaned_data.get("endpoint")
+        if self.instance.pk is None and endpoint is not None and not self.errors and not self.cleaned_data.get(
+                "skip_check"):
+            if problem := preflight.problem(endpoint):
+                self.add_error("endpoint", f"pre-flight check failed: {problem}")

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from django.db import transaction
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Sum
 from django.utils import timezone
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
@@ -16,8 +16,8 @@ from redis.exceptions import RedisError
 from surveys.models import Item, Study
 
 from . import conf, throttle
+from .destinations import url_problem
 from .estimate import MICRO, requests_per_answer
-from .key_env import key_variable_problem
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .likelihood import settings_errors as likelihood_settings_errors
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -51,7 +51,7 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
         errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
                           f"{run.endpoint.name} is a chat endpoint.")
-    if run.endpoint_id and (key_problem := key_variable_problem(run.endpoint.api_key_env)):
+    if run.endpoint_id and (key_problem := run.endpoint.key_problem()):
         errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
     if run.max_tokens < 1:
         errors["max_tokens"] = "at least 1 token."
@@ -82,9 +82,10 @@ def missing_key(endpoint: ModelEndpoint) -> str:
 
 
 def _check_key(run: ElicitationRun) -> None:
-    """Refuse a run whose endpoint names a key variable the operator does not allow, or one that is unset;
+    """Refuse a run whose endpoint is at an address requests may not go to, or names a key variable the
+    operator does not allow for its host, or one that is unset;
     and a likelihood run whose endpoint cannot return prompt log-probabilities (one probe request)."""
-    if problem := key_variable_problem(run.endpoint.api_key_env):
+    if problem := url_problem(run.endpoint.base_url) or run.endpoint.key_problem():
         raise RunStateError(f"endpoint {run.endpoint.name}: {problem}")
     if problem := missing_key(run.endpoint):
         raise RunStateError(problem)
@@ -99,9 +100,12 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
                prompt_version: str | None = None, prompt_style: str = "standard",
-               created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "") -> ElicitationRun:
+               created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "",
+               before_save: Callable[[ModelEndpoint], None] | None = None) -> ElicitationRun:
     """A new draft run (validated; ValidationError names the bad settings). With an ``idempotency_key``
-    (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError."""
+    (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError.
+    ``before_save(endpoint)`` runs once the settings are valid, before anything is saved, and may refuse the run
+    by raising (e.g. the endpoint's pre-flight check, elicitation.preflight)."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
                          top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
@@ -116,6 +120,8 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
         from django.core.exceptions import ValidationError
 
         raise ValidationError({"items": f"not main items of {study.slug}: {', '.join(foreign[:5])}"})
+    if before_save is not None:
+        before_save(endpoint)
     with transaction.atomic():
         run.save()
         if items:
@@ -296,6 +302,16 @@ def requests_in_flight(run: ElicitationRun, held) -> int:
     return len(holders & set(held.values_list("lease_owner", flat=True))) if holders else 0
 
 
+def runs_ahead(run: ElicitationRun) -> list[int]:
+    """Running runs started or resumed before ``run`` that still have answers to get, oldest first: their tasks
+    are ahead of ``run``'s in the Celery queue, which every run shares."""
+    if run.last_started_at is None:
+        return []
+    pending = ModelResponse.objects.filter(run=OuterRef("pk"), status=ModelResponse.Status.PENDING)
+    return list(ElicitationRun.objects.filter(status=Status.RUNNING, last_started_at__lt=run.last_started_at)
+                .filter(Exists(pending)).order_by("last_started_at", "pk").values_list("pk", flat=True))
+
+
 def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     """The figures of the run page: counts, tokens, cost, answers per second, recent failures."""
     rows = ModelResponse.objects.filter(run=run)
@@ -320,14 +336,20 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     held = rows.filter(status=ModelResponse.Status.PENDING, lease_until__gte=now)
     working = held.count()  # answers a worker holds: asking, or waiting to retry
     in_flight = requests_in_flight(run, held) if working else 0
-    quiet_for = None
-    if run.status == Status.RUNNING and pending and not working:
+    quiet_for = queued_behind = queue_position = None
+    status_display = run.get_status_display()
+    idle = run.status == Status.RUNNING and pending and not working
+    ahead = runs_ahead(run) if idle else []
+    if ahead:  # waiting for the runs before it, not stuck: position 1 is the run being answered
+        queued_behind, queue_position = ahead[-1], len(ahead) + 1
+        status_display = f"Queued behind run {queued_behind} (position {queue_position} in the queue)"
+    elif idle:
         last = rows.aggregate(last=Max("answered_at"))["last"]
         since = max(t for t in (last, run.last_started_at) if t is not None) if (last or run.last_started_at) else None
         quiet_for = (now - since).total_seconds() if since else None
     return {
-        "run": run.pk, "status": run.status, "status_display": run.get_status_display(),
-        "status_reason": run.status_reason,
+        "run": run.pk, "status": run.status, "status_display": status_display,
+        "status_reason": run.status_reason, "queued_behind": queued_behind, "queue_position": queue_position,
         "total": total, "done": ok + unparseable, "ok": ok, "unparseable": unparseable,
         "failed": counts.get(ModelResponse.Status.FAILED, 0), "pending": pending, "in_flight": in_flight,
         "working": working,

@@ -34,8 +34,8 @@ from . import conf, likelihood, row_sql, throttle
 from .accounting import PerRequest, Settlement, charge_request, settle
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
-from .key_env import key_variable_problem
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
+from .nul_text import without_nul
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
 from .prompts import (PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt,
@@ -173,7 +173,7 @@ def release(row: ModelResponse, owner: str, settlement: Settlement, history: lis
     """Give a row back unanswered (run stopped), keeping count of the attempts and requests made."""
     updates: dict[str, Any] = {"lease_owner": "", "lease_until": None}
     if history:
-        updates["detail"] = {"attempt_errors": history}
+        updates.update(without_nul({"detail": {"attempt_errors": history}}))
     settle(row, updates, settlement, lease_owner=owner)
 
 
@@ -206,7 +206,7 @@ def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
 def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None) -> bool:
     """Fill in a still-pending row (settling its requests' tokens and cost, see ``accounting``); False (and
     nothing written) if another worker answered it first."""
-    fields = {**fields, "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
+    fields = {**without_nul(fields), "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
     if settlement is not None:
         written = settle(row, fields, settlement)
     else:
@@ -357,7 +357,7 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
     run = rows[0].run
     if run.status != ElicitationRun.Status.RUNNING:
         return None
-    if key_problem := key_variable_problem(run.endpoint.api_key_env):  # never send a variable not allowed
+    if key_problem := run.endpoint.key_problem():  # never send a variable where it is not allowed
         ModelResponse.objects.filter(pk__in=[r.pk for r in rows], status=ModelResponse.Status.PENDING).update(
             status=ModelResponse.Status.FAILED, error=key_problem[:2000])
         finish_if_done(run.pk)

@@ -6,13 +6,16 @@ from django.contrib import admin, messages
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
+from access.owned_admin import OwnedAdminMixin
+from surveys.admin_ids import RawIdsAdminMixin
+
 from .client import ProlificError
 from .models import ProlificStudy, Submission, rejection_problems
 from .review import PublishError, publish, send_decisions, sync
 
 
 @admin.register(ProlificStudy)
-class ProlificStudyAdmin(admin.ModelAdmin):
+class ProlificStudyAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("study", "prolific_id", "prolific_status", "places", "review_policy", "awaiting_click",
                     "pending", "synced_at", "sync_error")
     list_filter = ("review_policy", "prolific_status")
@@ -73,7 +76,10 @@ class ProlificStudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
+    """Prolific's submissions and their decisions; PROLIFIC_PIDs only for *view participant*."""
+
+    pid_fields = ("participant_pid",)
     list_display = ("participant_pid", "prolific_study", "status", "study_code", "decision", "decision_reason",
                     "state", "auto_approve_at", "error")
     list_filter = ("state", "decision", "status", "prolific_study")
@@ -83,6 +89,9 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def pid_of(self, obj: Submission) -> str:
+        return obj.participant_pid
 
     @admin.action(description="Send the selected decisions to Prolific", permissions=["change"])
     def send_action(self, request, queryset):

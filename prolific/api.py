@@ -6,14 +6,18 @@
 """
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from django.db import IntegrityError, transaction
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from access.api import OwnedViewSetMixin
 from config.permissions import RAW_IDS_PERMISSION
-from surveys.api import Detail, QueryFilterMixin, SlugField, drf_errors, query_parameters
+from config.filters import ChoiceFilter, SlugFilter, StudyFilter
+from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Study
 
 from .client import ProlificError
@@ -38,6 +42,8 @@ class ProlificStudySerializer(serializers.ModelSerializer):
                                    if self.instance else {}), **attrs})
         if self.instance and "study" in attrs and attrs["study"].pk != self.instance.study_id:
             raise serializers.ValidationError({"study": "the study of a Prolific link cannot change."})
+        if not self.instance and ProlificStudy.objects.filter(study=attrs.get("study")).exists():
+            raise serializers.ValidationError({"study": already_linked(attrs["study"])})
         if self.instance and self.instance.published_at:
             sent = {name: "sent to Prolific at publication; change it on Prolific's site."
                     for name in PUBLISHED_FIELDS if name in attrs and attrs[name] != getattr(self.instance, name)}
@@ -48,6 +54,11 @@ class ProlificStudySerializer(serializers.ModelSerializer):
         except DjangoValidationError as exc:
             raise drf_errors(exc) from None
         return attrs
+
+
+def already_linked(study: Study) -> str:
+    return (f"study {study.slug!r} already has its Prolific settings: change them with "
+            f"PATCH /api/prolific/studies/{study.slug}/")
 
 
 SyncResultSchema = inline_serializer("ProlificSyncResult", {
@@ -61,7 +72,7 @@ SendResultSchema = inline_serializer("ProlificSendResult", {"sent": serializers.
                                                             "failed": serializers.IntegerField()})
 
 
-class ProlificStudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class ProlificStudyViewSet(OwnedViewSetMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     """A study's Prolific settings; publish it, read its submissions, send the queued decisions."""
 
     queryset = ProlificStudy.objects.select_related("study").order_by("study__slug")
@@ -69,6 +80,13 @@ class ProlificStudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, vie
     lookup_field = "study__slug"
     lookup_url_kwarg = "slug"
     required_permissions = {"publish": CHANGE, "sync": CHANGE, "send": CHANGE}
+
+    def perform_create(self, serializer) -> None:
+        try:  # two creates at once: the second finds the first's row through the unique study
+            with transaction.atomic():
+                serializer.save()
+        except IntegrityError:
+            raise serializers.ValidationError({"study": already_linked(serializer.validated_data["study"])}) from None
 
     @extend_schema(summary="Create the study on Prolific (link, codes, places) and publish it", request=None,
                    responses={200: ProlificStudySerializer, 409: Detail})
@@ -107,16 +125,22 @@ class SubmissionSerializer(serializers.ModelSerializer):
         exclude = ["prolific_study"]
 
 
-SUBMISSION_FILTERS = {"study": "prolific_study__study__slug", "state": "state", "decision": "decision",
-                      "status": "status"}
+class SubmissionFilter(django_filters.FilterSet):
+    study = StudyFilter("prolific_study__study__slug")
+    state = ChoiceFilter("state", Submission.State.choices)
+    decision = ChoiceFilter("decision", Submission.Decision.choices)
+    status = SlugFilter("status", help_text="Prolific's status, e.g. AWAITING REVIEW")
+
+    class Meta:
+        model = Submission
+        fields = ["study", "state", "decision", "status"]
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters(SUBMISSION_FILTERS)))
-class SubmissionViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class SubmissionViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Prolific submissions (they name participants by PROLIFIC_PID) and the platform's decisions."""
 
     queryset = Submission.objects.select_related("prolific_study__study")
     serializer_class = SubmissionSerializer
-    query_filters = SUBMISSION_FILTERS
+    filterset_class = SubmissionFilter
     required_permissions = {"list": ["prolific.view_submission", RAW_IDS_PERMISSION],
                             "retrieve": ["prolific.view_submission", RAW_IDS_PERMISSION]}

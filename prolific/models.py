@@ -147,4 +147,4 @@ class Submission(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.participant_pid} ({self.status})"
+        return f"submission {self.submission_id} ({self.status})"  # no PROLIFIC_PID: see the admin

@@ -11,7 +11,11 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from access.owned_admin import OwnedAdminMixin
+from access.ownership import visible
+
 from . import flow
+from .admin_ids import RawIdsAdminMixin
 from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, item_template_view,
                           raw_responses_view,
                           test_participant_view)
@@ -90,7 +94,7 @@ class ChannelInline(admin.TabularInline):
 
 
 @admin.register(Study)
-class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "To stop collecting, set the study's status to Closed."
     list_display = ("title", "slug", "status", "instrument", "item_count", "participants_progress", "links")
     list_filter = ("status", "instrument")
@@ -103,11 +107,17 @@ class StudyAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "items_per_participant",
                                "draw_speaker_names", "attention_filter", "attention_threshold",
                                "idle_timeout_minutes", "reference_study")}),
+        ("Report", {"fields": ("report_options",),
+                    "description": "Named report options of the study's kind, e.g. {\"reading\": \"authors\"} for "
+                                   "WEP choice (Tang et al. RQ2). Unset options take their default."}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "
                                      "enter the completion codes there."}),
+        ("Access", {"fields": ("owner", "shared_with"),
+                    "description": "Who may use this study and its data (access.ownership)."}),
     )
+    filter_horizontal = ("shared_with",)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -221,7 +231,7 @@ class UsedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Item)
-class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+class ItemAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "Items that were shown to participants or models stay, so their answers keep their meaning."
     # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar: the key,
     # control and demonstration flags are in the filters and on the item's page.
@@ -269,7 +279,7 @@ class ItemAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
 
 # --- participants -----------------------------------------------------------------------------------
 @admin.register(Participant)
-class ParticipantAdmin(ProtectedDeleteMixin, admin.ModelAdmin):
+class ParticipantAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = ("Mark participants as returned or timed out instead; their answers are kept. To honour a "
                      "request to withdraw, use the action “Withdraw”; test participants: “Remove test participants”.")
     # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar; ρ rounded.
@@ -364,6 +374,11 @@ class WithdrawalAdmin(admin.ModelAdmin):
     search_fields = ("respondent_id", "note", "requested_by")
     date_hierarchy = "created_at"
 
+    def get_queryset(self, request):
+        """The records of the user's own and shared studies (a record keeps the slug, not the study)."""
+        slugs = visible(Study.objects.all(), request.user).values("slug")
+        return super().get_queryset(request).filter(study_slug__in=slugs)
+
     def has_add_permission(self, request):
         return False
 
@@ -376,18 +391,27 @@ class WithdrawalAdmin(admin.ModelAdmin):
 
 # --- responses --------------------------------------------------------------------------------------
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
-    """Read-only: answers are never added, edited or deleted by hand."""
+class ResponseAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
+    """Read-only: answers are never added, edited or deleted by hand. PROLIFIC_PIDs only for *view participant*."""
 
-    list_display = ("participant", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
+    pid_fields = ("prolific_pid",)
+    list_display = ("prolific_pid", "item", "answer", "time_taken_ms", "client_time_ms", "created_at", "imported")
     list_filter = (("participant__study", admin.RelatedOnlyFieldListFilter), "imported")
     search_fields = ("participant__prolific_pid", "item__key", "item__statement")
+    readonly_fields = ("prolific_pid",)
     list_select_related = ("participant", "participant__study", "item")
     date_hierarchy = "created_at"
 
     @admin.display(description="answer")
     def answer(self, obj: Response) -> str:
         return obj.answer.text()
+
+    @admin.display(description="PROLIFIC_PID", ordering="participant__prolific_pid")
+    def prolific_pid(self, obj: Response) -> str:
+        return obj.participant.prolific_pid
+
+    def pid_of(self, obj: Response) -> str:
+        return obj.participant.prolific_pid
 
     def has_add_permission(self, request):
         return False

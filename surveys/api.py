@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import copy
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import ProtectedError, RestrictedError
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
+from access.api import OwnedViewSetMixin, SharingSerializerMixin
+from access.ownership import OWNED_BY, visible
+from config.filters import ChoiceFilter, StudyFilter, study_filterset
+from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
 
 from . import flow
@@ -35,38 +40,21 @@ def drf_errors(exc: DjangoValidationError) -> serializers.ValidationError:
 
 
 class SlugField(serializers.SlugRelatedField):
-    """SlugRelatedField that refuses text PostgreSQL cannot compare (NUL characters) with a 400."""
+    """SlugRelatedField that refuses text PostgreSQL cannot compare (NUL characters) with a 400, and offers
+    only the studies and endpoints the user may use (access.ownership): another researcher's is "not found".
+    Without the request in the serializer's context, none (pass ``context=self.get_serializer_context()``)."""
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if queryset.model._meta.label_lower in OWNED_BY:
+            request = self.context.get("request")
+            queryset = visible(queryset, getattr(request, "user", None))
+        return queryset
 
     def to_internal_value(self, data):
         if isinstance(data, str) and "\x00" in data:
             self.fail("does_not_exist", slug_name=self.slug_field, value="(contains a NUL character)")
         return super().to_internal_value(data)
-
-
-class QueryFilterMixin:
-    """Narrow a viewset's queryset by query parameters: ``query_filters`` maps a parameter to a lookup,
-    e.g. ``{"study": "study__slug"}`` for ``?study=<slug>``. A lookup ending in ``_id`` takes a number only
-    (400 otherwise)."""
-
-    query_filters: dict[str, str] = {}
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        params = self.request.query_params
-        for param, lookup in self.query_filters.items():
-            value = params.get(param)
-            if not value:
-                continue
-            if lookup.endswith("_id") and not value.isdigit():
-                raise serializers.ValidationError({param: "must be a number"})
-            qs = qs.filter(**{lookup: value})
-        return qs
-
-
-def query_parameters(filters: dict[str, str]) -> list[OpenApiParameter]:
-    """The ``?param=`` filters of a QueryFilterMixin viewset, for the schema."""
-    return [OpenApiParameter(name, int if lookup.endswith("_id") else str, description=f"filter on {lookup}")
-            for name, lookup in filters.items()]
 
 
 # --- errors shared by the write endpoints ---------------------------------------------------------------
@@ -94,12 +82,21 @@ def import_failure(exc: ImportFailed) -> ApiResponse:
                        status=status.HTTP_400_BAD_REQUEST)
 
 
+def form_text(data, name: str) -> str | None:
+    """A text field of a multipart form, stripped (None if empty); a NUL character is a 400, as in every
+    serializer field: it would end up in a participant id, which no database text column stores."""
+    value = (data.get(name) or "").strip()
+    if "\x00" in value:
+        raise serializers.ValidationError({name: "Null characters are not allowed."})
+    return value or None
+
+
 class UploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV, UTF-8 (a BOM is fine), comma-separated, with a header row.")
 
 
 # --- studies ------------------------------------------------------------------------------------------
-class StudySerializer(serializers.ModelSerializer):
+class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
     participant_link = serializers.CharField(read_only=True, help_text="The link to paste into Prolific.")
     instrument = serializers.ChoiceField(choices=instrument_choices(), default="speaker_belief",
                                          help_text="Item kind; fixed once the study has items.")
@@ -112,8 +109,9 @@ class StudySerializer(serializers.ModelSerializer):
         model = Study
         fields = ["id", "slug", "title", "instrument", "status", "description", "consent_text", "instructions",
                   "pledge_text", "items_per_expression", "controls_per_participant", "draw_speaker_names",
-                  "attention_threshold", "reference_study", "completion_code", "failed_attention_code",
-                  "screened_out_code", "participant_link", "items", "participants", "created_at"]
+                  "attention_threshold", "report_options", "reference_study", "completion_code",
+                  "failed_attention_code", "screened_out_code", "participant_link", "items", "participants",
+                  "created_at", "owner", "shared_with"]
         read_only_fields = ["created_at"]
 
     def get_items(self, study: Study) -> int:
@@ -134,7 +132,8 @@ class StudySerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError({"reference_study": "a study cannot be its own reference."})
         candidate = copy.copy(study) if study is not None else Study()
         for name, value in attrs.items():
-            setattr(candidate, name, value)
+            if name != "shared_with":  # a many-to-many list: saved by the serializer, not an attribute
+                setattr(candidate, name, value)
         try:
             candidate.full_clean(validate_unique=False)
         except DjangoValidationError as exc:
@@ -142,7 +141,7 @@ class StudySerializer(serializers.ModelSerializer):
         return attrs
 
 
-class StudyViewSet(viewsets.ModelViewSet):
+class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
     """Studies: create, read, update (texts, codes, design, status) and delete (refused while data depend on
     the study: close it instead). Below a study: item and answer imports, generated items."""
 
@@ -156,6 +155,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         "import_wide": ["surveys.add_response", "surveys.add_participant"],
     }
 
+    @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):
         study = self.get_object()
         counts = protected_counts(study)
@@ -218,8 +218,8 @@ class StudyViewSet(viewsets.ModelViewSet):
         data = request.data
         upload = UploadSerializer(data=data)
         upload.is_valid(raise_exception=True)
-        names = {k: (data.get(k) or "").strip() or None
-                 for k in ("participant", "value", "expression", "statement", "text", "truth", "time")}
+        names = {k: form_text(data, k) for k in ("participant", "value", "expression", "statement", "text", "truth",
+                                                 "time")}
         missing = {k: "this column name is required." for k in ("participant", "value") if not names[k]}
         if missing:
             raise serializers.ValidationError(missing)
@@ -254,10 +254,9 @@ class StudyViewSet(viewsets.ModelViewSet):
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         file = upload.validated_data["file"]
-        prefix = (request.data.get("id_prefix") or "").strip() or f"{file.name.rsplit('.', 1)[0]}-"
+        prefix = form_text(request.data, "id_prefix") or f"{file.name.rsplit('.', 1)[0]}-"
         try:
-            summary = import_wide(study, file, id_column=(request.data.get("id_column") or "").strip() or None,
-                                  id_prefix=prefix)
+            summary = import_wide(study, file, id_column=form_text(request.data, "id_column"), id_prefix=prefix)
         except ImportFailed as exc:
             return import_failure(exc)
         return ApiResponse(vars(summary), status=status.HTTP_201_CREATED)
@@ -297,13 +296,12 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = "__all__"
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug"})))
-class ItemViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ItemViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Items; filter with ?study=<slug>. Items are added by the import and generate routes of a study."""
 
     queryset = Item.objects.select_related("study")
     serializer_class = ItemSerializer
-    query_filters = {"study": "study__slug"}
+    filterset_class = study_filterset(Item, "study__slug")
 
 
 # --- participants -------------------------------------------------------------------------------------
@@ -327,14 +325,21 @@ class MarkSerializer(serializers.Serializer):
                                      "(their unanswered items go back to the draw), or reinstate (undo).")
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "study__slug",
-                                                                     "status": "status"})))
-class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ParticipantFilter(django_filters.FilterSet):
+    study = StudyFilter("study__slug")
+    status = ChoiceFilter("status", Participant.Status.choices)
+
+    class Meta:
+        model = Participant
+        fields = ["study", "status"]
+
+
+class ParticipantViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Participants; filter with ?study=<slug>&status=…; mark them returned, timed out or screened out."""
 
     queryset = Participant.objects.select_related("study", "channel")
     serializer_class = ParticipantSerializer
-    query_filters = {"study": "study__slug", "status": "status"}
+    filterset_class = ParticipantFilter
     required_permissions = {"mark": ["surveys.change_participant"]}
 
     @extend_schema(summary="Mark participants returned / timed out / screened out, or reinstate them",
@@ -345,7 +350,7 @@ class ParticipantViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
         data = MarkSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         ids = data.validated_data["participants"]
-        queryset = Participant.objects.filter(pk__in=ids)
+        queryset = visible(Participant.objects.filter(pk__in=ids), request.user)
         unknown = sorted(set(ids) - set(queryset.values_list("pk", flat=True)))
         if unknown:
             raise serializers.ValidationError({"participants": f"no such participant: {unknown[:10]}"})
@@ -377,11 +382,10 @@ class ResponseSerializer(serializers.ModelSerializer):
         return fields
 
 
-@extend_schema_view(list=extend_schema(parameters=query_parameters({"study": "item__study__slug"})))
-class ResponseViewSet(QueryFilterMixin, viewsets.ReadOnlyModelViewSet):
+class ResponseViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     """Human answers; filter with ?study=<slug>. Read-only: answers are never edited."""
 
     queryset = Response.objects.select_related("participant", "item", "assignment")
     serializer_class = ResponseSerializer
-    query_filters = {"study": "item__study__slug"}
+    filterset_class = study_filterset(Response, "item__study__slug")
 

@@ -18,6 +18,9 @@ def lookup(queryset: QuerySet, field: str, value: str, what: str) -> Model:
     return found
 
 
-def get_study(slug: str) -> Study:
-    """The study with ``slug``, or a CommandError naming the known slugs."""
-    return lookup(Study.objects.all(), "slug", slug, "study")
+def get_study(slug: str, user=None) -> Study:
+    """The study with ``slug`` (among ``user``'s own and shared ones with ``--as``; access.cli), or a
+    CommandError naming the known slugs."""
+    from access.cli import scoped
+
+    return lookup(scoped(Study.objects.all(), user), "slug", slug, "study")

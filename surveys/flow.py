@@ -31,9 +31,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from config import throttle
-
 from .assignment import assign
+from .entry_counter import count_entry
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
@@ -181,7 +180,7 @@ class TooManyEntries(FlowError):
 def check_entry_rate(study: Study, client: str) -> None:
     """Count a new participant from ``client`` (its address); TooManyEntries past the limit."""
     limit = settings.ENTRY_MAX_PER_CLIENT
-    if limit and client and throttle.hit("entry", f"{study.pk}:{client}", settings.ENTRY_WINDOW_SECONDS) > limit:
+    if limit and client and count_entry(study.pk, client, settings.ENTRY_WINDOW_SECONDS) > limit:
         raise TooManyEntries("Too many new participants from your network",
                              "This study admits only a few new participants per network at a time. "
                              "Please wait a few minutes and open the link from Prolific again.")

@@ -84,13 +84,22 @@ def _decode(source: str | Path | IO[bytes] | IO[str]) -> str:
     return data.removeprefix("\ufeff")
 
 
+NUL_MESSAGE = ("holds a NUL character (byte 0), which no text column can store: remove it (a file saved "
+               "as UTF-16 or a binary file shows this)")
+
+
+def nul_columns(names: Iterable[str], cells: Iterable[str]) -> list[str]:
+    """The columns (of ``names``) whose cell holds a NUL character."""
+    return [name for name, cell in zip(names, cells) if "\x00" in cell]
+
+
 def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterable[str],
                      errors: list[RowError] | None = None) -> list[CsvRecord]:
     """Data rows of a CSV file (UTF-8, BOM allowed) with their locations; blank rows are skipped.
 
     ImportFailed if a required column is missing (in ``required``'s order), a column is repeated, or the file
-    is not UTF-8. A row with more or fewer cells than the header, or malformed CSV from some row on: an error
-    of that row; with ``errors`` given, these are appended to it and the good rows are returned (so that the
+    is not UTF-8. A row with more or fewer cells than the header, a cell holding a NUL character (no database
+    text takes one), or malformed CSV from some row on: an error of that row; with ``errors`` given, these are appended to it and the good rows are returned (so that the
     caller reports them together with the errors it finds in the good rows), else ImportFailed.
     """
     reader = csv.reader(io.StringIO(_decode(source), newline=""))
@@ -99,6 +108,8 @@ def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterabl
     except csv.Error as exc:
         raise ImportFailed([RowError(1, "-", f"malformed CSV: {exc}")]) from None
     header = [h.strip() for h in header]
+    if any("\x00" in h for h in header):
+        raise ImportFailed([RowError(1, "-", f"the header {NUL_MESSAGE}", 1)])
     missing = [c for c in required if c not in header]
     if missing:
         hint = ""
@@ -128,6 +139,9 @@ def read_csv_records(source: str | Path | IO[bytes] | IO[str], required: Iterabl
             more_or_fewer = "more" if len(cells) > len(header) else "fewer"
             errors.append(RowError(start, "-", f"the row has {len(cells)} cells, {more_or_fewer} than the "
                                                f"{len(header)} columns of the header", row_number))
+            continue
+        if nul := nul_columns(header, cells):
+            errors.extend(RowError(start, column, NUL_MESSAGE, row_number) for column in nul)
             continue
         records.append(CsvRecord(start, row_number, dict(zip(header, cells))))
     if errors and not collect:

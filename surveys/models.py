@@ -111,6 +111,11 @@ class Study(models.Model):
         "instrument's default (on for speaker belief; off for the Tang, Bahaj and Sileo kinds, whose papers "
         "keep every respondent).",
     )
+    report_options = models.JSONField(
+        default=dict, blank=True,
+        help_text="Named report options, e.g. {\"reading\": \"authors\"} (WEP choice: \"text\", the Methods' reading, "
+        "default; \"authors\", the authors' code). Unset options take their default.",
+    )
     reference_study = models.ForeignKey(
         "self",
         null=True,
@@ -124,6 +129,12 @@ class Study(models.Model):
     failed_attention_code = models.CharField(max_length=40, default=_new_code)
     screened_out_code = models.CharField(max_length=40, default=_new_code)
     created_at = models.DateTimeField(auto_now_add=True)
+    # access.ownership: the owner and the users it is shared with use the study (within their permissions)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="owned_studies",
+                              help_text="Empty: superusers only. The owner decides who it is shared with.")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies",
+                                         help_text="Researchers who may use this study as its owner does.")
 
     class Meta:
         verbose_name_plural = "studies"
@@ -136,6 +147,23 @@ class Study(models.Model):
     def kind(self):
         """The study's instrument object."""
         return get_instrument(self.instrument)
+
+    def clean(self) -> None:
+        from surveys.report_options import option_errors
+
+        try:
+            declared = self.kind.report_options
+        except (KeyError, ValueError):  # an unknown instrument: its own field error says so
+            return
+        errors = option_errors(declared, self.report_options)
+        if errors:
+            raise ValidationError({"report_options": errors})
+
+    def report_option(self, name: str) -> str:
+        """The study's value of the report option ``name``, or the option's default."""
+        from surveys.report_options import resolved
+
+        return resolved(self.kind.report_options, self.report_options)[name]
 
     @property
     def applies_attention_filter(self) -> bool:
@@ -320,7 +348,7 @@ class Participant(models.Model):
         ordering = ["study", "started_at"]
 
     def __str__(self) -> str:
-        return f"{self.prolific_pid} in {self.study.slug}"
+        return f"participant {self.pk} in {self.study.slug}"  # no PROLIFIC_PID: shown to staff without view_participant
 
 
 class Assignment(models.Model):
@@ -341,7 +369,7 @@ class Assignment(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.participant.prolific_pid} #{self.position}: {self.item.key}"
+        return f"participant {self.participant_id} #{self.position}: {self.item.key}"
 
     def speaker(self) -> tuple[str, str] | None:
         """(name, gender) shown in this slot, or None to use the item's own speaker."""
@@ -378,7 +406,7 @@ class Response(TypedAnswer, models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.participant.prolific_pid}: {self.item.key} = {self.answer.text()}"
+        return f"participant {self.participant_id}: {self.item.key} = {self.answer.text()}"
 
     def clean(self) -> None:
         if self.assignment_id and (
@@ -416,3 +444,21 @@ class Withdrawal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_reason_display()}: {self.respondent_id} from {self.study_slug}"
+
+
+class EntryCount(models.Model):
+    """New participants admitted from one client address to one study in the current window
+    (``ENTRY_MAX_PER_CLIENT`` in ``ENTRY_WINDOW_SECONDS``; surveys.entry_counter). The address is stored
+    hashed. One row per (study, address), counted with an atomic UPDATE so that concurrent entries from
+    several web processes are all counted."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    client = models.CharField(max_length=64, help_text="HMAC-SHA-256 of the client address (keyed with SECRET_KEY).")
+    started_at = models.DateTimeField(help_text="Start of the current window (its first entry).")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "client"], name="entrycount_study_client")]
+
+    def __str__(self) -> str:
+        return f"{self.count} since {self.started_at:%Y-%m-%d %H:%M}"

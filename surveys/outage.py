@@ -9,7 +9,9 @@ already saved. If it fails again, the person gets a calm page in the study's loo
 
 How: a ``got_request_exception`` receiver marks the request when the exception is a database outage (it
 fires for exceptions anywhere in the view or middleware, before Django turns them into a 500), and
-:class:`OutageMiddleware`, the outermost middleware, retries or replaces that response.
+:class:`OutageMiddleware`, the outermost middleware, retries or replaces that response. Django's session
+middleware turns a database error while it saves a changed session into HTTP 400 "SessionInterrupted";
+:class:`SessionMiddleware` (used in its place) raises the database error instead, so that it is the same outage.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import sys
 import time
 
 from django.conf import settings
+from django.contrib.sessions.exceptions import SessionInterrupted
+from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
 from django.core.signals import got_request_exception
 from django.db import InterfaceError, OperationalError, connections
 from django.dispatch import receiver
@@ -34,6 +38,33 @@ def _mark_outage(sender, request=None, **kwargs) -> None:
     exc = sys.exc_info()[1]
     if request is not None and isinstance(exc, OUTAGE_ERRORS):
         setattr(request, _MARK, repr(exc)[:300])
+
+
+def outage_cause(exc: BaseException) -> BaseException | None:
+    """The database outage error in ``exc``'s chain of causes, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OUTAGE_ERRORS):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+class SessionMiddleware(DjangoSessionMiddleware):
+    """Django's session middleware, except that a session the database could not save because it was
+    unreachable raises that database error (an outage: retried, then the calm page) instead of HTTP 400
+    "SessionInterrupted". A session deleted by a concurrent logout still gets Django's 400."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        try:
+            return super().process_response(request, response)
+        except SessionInterrupted as exc:
+            cause = outage_cause(exc)
+            if cause is None:
+                raise
+            raise cause from exc
 
 
 def _reset_connections() -> None:

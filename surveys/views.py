@@ -19,7 +19,9 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from config import throttle
+from access.ownership import require
+from config.client_address import client_address
+from config.permissions import check
 
 from . import channels, flow
 from .flow import FlowError, Outcome, Progress, Step
@@ -171,7 +173,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         with in_study_language(study):
             participant = flow.enter(study, request.GET, request.META.get("HTTP_USER_AGENT", ""),
-                                     client=throttle.client_ip(request))
+                                     client=client_address(request))
     except FlowError as exc:
         with in_study_language(study):
             return problem(request, exc, study)
@@ -277,14 +279,21 @@ def _preview_key(study: Study) -> str:
     return f"hedgelab.preview.{study.pk}"
 
 
+#: a preview shows the study and its items: the admin's permissions to view them
+PREVIEW_PERMS = ("surveys.view_study", "surveys.view_item")
+
+
 @staff_member_required
 @never_cache
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """The participant flow for a researcher (staff), any study status; state in the session, nothing saved."""
+    """The participant flow for a researcher (staff with PREVIEW_PERMS, and the study theirs or shared with
+    them), any study status; state in the session, nothing saved."""
+    check(request.user, *PREVIEW_PERMS)
     try:
         study = _study(slug)
     except FlowError as exc:
         return problem(request, exc)
+    require(request.user, study)
     with in_study_language(study):
         return _preview(request, study)
 

@@ -1,9 +1,57 @@
 """Shared fixtures. Tests run on SQLite by default and on PostgreSQL when DATABASE_URL is set."""
 from __future__ import annotations
 
+import ipaddress
+import os
+import socket
 from pathlib import Path
 
 import pytest
+
+from stub_openai import LOOPBACK_SETTINGS, allow_loopback
+
+allow_loopback(os.environ)  # subprocesses (workers, servers) inherit it
+
+
+@pytest.fixture(autouse=True)
+def _no_internet(monkeypatch):
+    """Tests never reach the internet: only this machine's names resolve in the test process, and no connection
+    to a public address is opened, so an endpoint at a public name or address (a fuzzed base URL, api.openai.com in
+    a test) fails its pre-flight check the same way on every machine instead of sending a request out."""
+    real, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def connect(sock, address):
+        if isinstance(address, tuple):
+            try:
+                public = ipaddress.ip_address(str(address[0]).split("%")[0]).is_global
+            except ValueError:
+                public = True
+            if public:
+                raise ConnectionRefusedError(f"tests never reach the internet (connection to {address[0]})")
+        return real_connect(sock, address)
+
+    def local_only(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        try:
+            ipaddress.ip_address(str(name).split("%")[0])
+        except ValueError:
+            if name not in (None, "localhost", "testserver"):
+                raise socket.gaierror(socket.EAI_NONAME, f"tests do not resolve {name}: they never reach the internet")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", local_only)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_endpoints():
+    """Endpoints may reach the loopback stub (pytest-django has read the settings before this file)."""
+    from django.test import override_settings
+
+    from config.env import env_list
+
+    with override_settings(**{name: env_list(name) for name in LOOPBACK_SETTINGS}):
+        yield
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -34,7 +82,10 @@ def imported_nv(nv_study, belem_dir):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Throttle counters (config.throttle) live in Django's cache: every test starts with none."""
+    """Django's cache (the entry counter when it is Redis) starts empty in every test."""
     from django.core.cache import cache
 
+    from elicitation import preflight
+
     cache.clear()
+    preflight._passed.clear()  # endpoints' passed pre-flight checks

@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stub_openai import allow_loopback
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -120,7 +122,7 @@ class PrivateRedis:
 
 def django_env(database_url: str, var_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "CACHE_URL"))}
-    return env | {"DATABASE_URL": database_url, "HEDGELAB_VAR_DIR": str(var_dir), "DEBUG": "1",
+    return allow_loopback(env) | {"DATABASE_URL": database_url, "HEDGELAB_VAR_DIR": str(var_dir), "DEBUG": "1",
                   "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONUNBUFFERED": "1"} | extra
 
 
@@ -185,7 +187,7 @@ class Participant:
     slug: str
     pid: str
     pause: float = 0.0
-    address: str = ""  # sent as X-Forwarded-For (a server with TRUST_X_FORWARDED_FOR sees it as the client)
+    address: str = ""  # sent as X-Forwarded-For (a server with TRUSTED_PROXY_COUNT=1 sees it as the client)
     statuses: list[int] = field(default_factory=list)
     confirmed: list[int] = field(default_factory=list)  # positions whose answer the server confirmed
     bodies_500: list[str] = field(default_factory=list)

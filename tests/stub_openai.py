@@ -28,7 +28,9 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, MutableMapping
+
+from elicitation.local_model import LOOPBACK_NETWORKS
 
 TopList = list[tuple[str, float]]  # (token, logprob) alternatives at one position
 TokenSpec = tuple[str, float, TopList]  # (chosen token, its logprob, alternatives)
@@ -190,6 +192,21 @@ def tokens_for(answer: str, top: TopList) -> list[TokenSpec]:
     """Logprobs for a one-token answer: the chosen token and its alternatives (logprob from ``top``)."""
     chosen = dict(top).get(answer, math.log(0.5))
     return [(answer, chosen, top)]
+
+
+LOOPBACK_SETTINGS = {
+    # the stub (and the bundled local model) listen on loopback, which endpoints may reach only when the operator
+    # allows it (elicitation.destinations); a key variable of the tests may be sent to any port of 127.0.0.1
+    "MODEL_ENDPOINT_ALLOWED_NETWORKS": LOOPBACK_NETWORKS,
+    "MODEL_API_KEY_VARS": "*_API_KEY@127.0.0.1:*",
+}
+
+
+def allow_loopback(environ: MutableMapping[str, str]) -> MutableMapping[str, str]:
+    """``environ`` with the settings that let endpoints reach the stub (those set already are kept)."""
+    for name, value in LOOPBACK_SETTINGS.items():
+        environ.setdefault(name, value)
+    return environ
 
 
 class _Server(ThreadingHTTPServer):

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
@@ -302,6 +302,7 @@ def test_raw_csv_needs_staff(client, demo_study, django_user_model):
     assert response.status_code == 302 and "/admin/login/" in response.url
     viewer = django_user_model.objects.create_user("viewer", password="a-long-Passw0rd!", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(codename="view_study"))
+    demo_study.shared_with.add(viewer)  # ownership: tests/test_access_matrix.py
     client.force_login(viewer)
     assert client.get(url).status_code == 403  # may see studies, not responses
     viewer.user_permissions.add(Permission.objects.get(codename="view_response"))
@@ -453,8 +454,8 @@ def test_ensure_admin_generates_and_keeps_a_password(var_dir, capsys):
     password = secret.read_text().strip()
     assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
     assert f"password: {password}" in out and len(password) >= 20
-    user = authenticate(username="admin", password=password)
-    assert user is not None and user.is_superuser and user.is_staff
+    user = get_user_model().objects.get(username="admin")
+    assert user.check_password(password) and user.is_superuser and user.is_staff
     hashed = user.password
 
     call_command("ensure_admin")
@@ -472,7 +473,7 @@ def test_ensure_admin_uses_admin_password(var_dir, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "password: the value of ADMIN_PASSWORD" in out and "correct-horse" not in out
     assert not (var_dir / "admin-password.txt").exists()
-    assert authenticate(username="admin", password="correct-horse-battery-staple-42") is not None
+    assert get_user_model().objects.get(username="admin").check_password("correct-horse-battery-staple-42")
 
 
 def test_ensure_admin_refuses_a_weak_password(var_dir, monkeypatch):

@@ -146,6 +146,7 @@ def test_admin_pages_need_staff(client, studies, db):
         assert response.status_code == 302 and "/admin/login/" in response["Location"]
     viewer = User.objects.create_user("viewer", password="pw-for-tests-only", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(codename="view_studyanalysis"))
+    nv.shared_with.add(viewer)  # ownership: tests/test_access_matrix.py
     client.force_login(viewer)
     assert client.get(url("report", nv.pk)).status_code == 200
     assert client.get(url("import_wide", nv.pk)).status_code == 403  # importing needs add permissions

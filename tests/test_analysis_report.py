@@ -11,6 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.reports import ReportError, build_report
+from analysis.exports import hashed_id
+from analysis.filtering import apply_attention_filter
 from elicitation.models import ElicitationRun
 from surveys.importers import import_items
 from surveys.models import Participant, Response, Study
@@ -38,7 +40,12 @@ def test_report_of_a_verifiable_study(studies):
     assert list(summary.index[:3]) == ["Human Mode", "Human Individual", "Random"]
     assert {"modelx (greedy)", "logprobs (top_logprobs)"} <= set(summary.index)
 
-    # the attention filter ran on both studies and excluded the spammers (kept in the database)
+    # the report computed the attention filter on both studies without storing it (a read never writes) ...
+    excluded = {e.prolific_pid for r in report.attention for e in r.excluded}
+    assert {"nv-spam", "v-spam"} <= excluded
+    assert not Participant.objects.filter(attention_included__isnull=False).exists()
+    # ... storing its decisions is the explicit action (the spammers are kept in the database)
+    apply_attention_filter(nv), apply_attention_filter(v)
     assert not Participant.objects.get(prolific_pid="nv-spam").attention_included
     assert not Participant.objects.get(prolific_pid="v-spam").attention_included
     assert Participant.objects.filter(study__in=[nv, v]).count() == 14 + 11
@@ -76,7 +83,10 @@ def test_report_of_a_verifiable_study(studies):
     assert (per_u.set_index("expression").loc["Expressions covered"] == 14).all()
     desc = tables["descriptives"].set_index(["set", "agent", "label"])
     assert desc.loc[("non-verifiable", "modelx (greedy)", nv.main_items().order_by("id").first().label), "unparsed"] == 1
-    assert set(tables["attention"]["prolific_pid"]) == {"nv-spam", "nv-flat", "v-spam"}
+    assert "prolific_pid" not in tables["attention"]  # salted ids unless the viewer may see participants
+    assert set(tables["attention"]["respondent_id"]) == {hashed_id(p) for p in ("nv-spam", "nv-flat", "v-spam")}
+    raw = report.seen_by(raw_ids=True).tables()["attention"]
+    assert set(raw["prolific_pid"]) == {"nv-spam", "nv-flat", "v-spam"}
     truth = report.truth_means.sort_index().loc[("modelx (greedy)", "likely")]
     assert truth.loc["true", "mean"] == snap(TYPICAL["likely"] + SHIFT)
     assert truth.loc["false", "mean"] == snap(TYPICAL["likely"] - SHIFT)

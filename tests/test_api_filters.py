@@ -1,6 +1,6 @@
-"""The read-only REST API narrows lists by query parameters (surveys.api.QueryFilterMixin), the same way
-in every app: ?study=<slug> on items, participants, responses, runs and model responses; numbers only
-for id parameters; staff only."""
+"""The read-only REST API narrows lists by query parameters (django-filter FilterSets, config/filters.py),
+the same way in every app: ?study=<slug> on items, participants, responses, runs and model responses; ids
+are whole numbers; a status outside its choices is a 400 naming them, and the schema lists them; staff only."""
 from __future__ import annotations
 
 import pytest
@@ -66,7 +66,36 @@ def test_run_and_model_response_filters(api, two_studies):
     only = api(f"/api/model-responses/?item={item.pk}&study=alpha").json()
     assert only["count"] == 1 and only["results"][0]["item_key"] == item.key
     bad = api("/api/model-responses/?item=1;drop")
-    assert bad.status_code == 400 and bad.json() == {"item": "must be a number"}
+    assert bad.status_code == 400 and bad.json() == {"item": ["Enter a whole number."]}
+    for huge in ("99999999999999999999", "0", "-3"):
+        assert api(f"/api/model-responses/?run={huge}").status_code == 400
+
+
+@pytest.mark.parametrize("route, param, allowed", [
+    ("participants", "status", "started, completed, returned, timed_out, screened_out, declined"),
+    ("runs", "status", "draft, running, cancelled, budget_exhausted, completed, failed"),
+    ("model-responses", "status", "pending, ok, unparseable, failed"),
+    ("prolific/submissions", "state", "queued, sending, sent, failed, skipped"),
+    ("prolific/submissions", "decision", "approve, reject, return, review"),
+])
+def test_an_unknown_choice_is_a_400_naming_the_allowed_values(api, two_studies, route, param, allowed):
+    answer = api(f"/api/{route}/?{param}=bogus")
+    assert answer.status_code == 400
+    assert answer.json() == {param: [f"bogus is not one of: {allowed}"]}
+    first = allowed.split(", ")[0]
+    assert api(f"/api/{route}/?{param}={first}").status_code == 200
+    assert api(f"/api/{route}/?{param}=").status_code == 200  # empty: no filter
+    schema = api("/api/schema/?format=json").json()
+    listed = {p["name"]: p["schema"] for p in schema["paths"][f"/api/{route}/"]["get"]["parameters"]}
+    assert sorted(listed[param]["enum"]) == sorted(allowed.split(", "))
+
+
+def test_filters_narrow_by_status(api, two_studies):
+    Participant.objects.filter(prolific_pid="PIDalpha").update(status=Participant.Status.RETURNED)
+    returned = api("/api/participants/?status=returned").json()
+    assert returned["count"] == 1 and returned["results"][0]["prolific_pid"] == "PIDalpha"
+    assert api("/api/participants/?status=started&study=alpha").json()["count"] == 0
+    assert api("/api/participants/?status=started&study=beta").json()["count"] == 1
 
 
 def test_the_api_is_for_staff_only(client, two_studies, django_user_model):

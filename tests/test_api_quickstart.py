@@ -75,7 +75,8 @@ def test_a_script_with_only_a_token_runs_a_study_end_to_end(server, belem_dir, t
             "--url", url, "--token", token, "--slug", "scripted", "--items", str(belem_dir / "non-verifiable.csv"),
             "--answers", str(earlier_answers(belem_dir, tmp_path / "answers.csv")), "--endpoint", "stubbed",
             "--base-url", stub.base_url, "--model", "stub-model", "--run-items", "30", "--out", str(tmp_path / "out")])
-    assert result["status"] == "completed" and len(stub.requests) == 30
+    # the pre-flight check when the endpoint was registered (remembered when the run is created), then 30 answers
+    assert result["status"] == "completed" and len(stub.requests) == 31 and stub.requests[0].body["max_tokens"] == 1
     frame = pd.read_parquet(result["parquet"])
     assert result["rows"] == len(frame) == 4 * 30 + 30  # earlier human answers and the model's
     assert (frame["respondent_type"] == "human").sum() == 120

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
 from config.celery import app as celery_app
-from elicitation.models import ElicitationRun, ModelResponse
+from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.models import Assignment, Item, Participant, Response, Study
 
@@ -46,6 +46,8 @@ def user_api(client, django_user_model, name="researcher", perms=None, superuser
         for codename in perms or []:
             app, code = codename.split(".")
             user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=code))
+        for owned in (*Study.objects.all(), *ModelEndpoint.objects.all()):  # ownership: test_access_matrix.py
+            owned.shared_with.add(user)
     return Api(client, Token.objects.create(user=user).key)
 
 
@@ -89,6 +91,17 @@ def test_create_update_and_validate_a_study(api):
     assert api.patch("/api/studies/s1/", {"reference_study": "s1"}).status_code == 400
     study.refresh_from_db()
     assert (study.status, study.attention_threshold) == ("live", 0.3)
+
+
+def test_report_options_through_the_api(api):
+    made = api.post("/api/studies/", {"slug": "rq2", "title": "RQ2", "instrument": "wep_choice"})
+    assert made.status_code == 201 and made.json()["report_options"] == {}
+    changed = api.patch("/api/studies/rq2/", {"report_options": {"reading": "authors"}})
+    assert changed.status_code == 200 and changed.json()["report_options"] == {"reading": "authors"}
+    refused = api.patch("/api/studies/rq2/", {"report_options": {"reading": "mine"}})
+    assert refused.status_code == 400 and "must be one of text, authors" in str(refused.json())
+    assert api.patch("/api/studies/rq2/", {"report_options": {"hue": "red"}}).status_code == 400
+    assert Study.objects.get(slug="rq2").report_options == {"reading": "authors"}
 
 
 def test_instrument_fixed_once_items_and_slug_once_participants(api):
@@ -170,6 +183,39 @@ def test_generate_items_from_a_design(api):
     assert again.status_code == 400 and "already has" in again.json()["detail"]
 
 
+def test_design_options_and_imports_never_read_a_server_path(api, tmp_path):
+    """An option or an import from the API is a value or an upload: a server path is refused unread (it used
+    to open the file and echo its first line in the error)."""
+    secret = tmp_path / "env"
+    secret.write_text("DB_PASSWORD=hunter2\n1 2 3\n")
+    Study.objects.create(slug="rq2", title="Tang RQ2", instrument="wep_choice")
+    for numbers in (str(secret), "/dev/null"):
+        r = api.post("/api/studies/rq2/generate-items/", {"design": "tang-rq2", "options": {"numbers": numbers}})
+        assert r.status_code == 400 and "command line" in r.json()["detail"]
+        assert "hunter2" not in r.content.decode() and "DB_PASSWORD" not in r.content.decode()
+    assert not Item.objects.exists()
+    made = api.post("/api/studies/rq2/generate-items/",
+                    {"design": "tang-rq2", "options": {"numbers": {"narrow": [1, 2, 3], "wide": [4, 5, 6]}}})
+    assert made.status_code == 201 and Item.objects.filter(study__slug="rq2").count() == 360
+    for route in ("import-items", "import-responses", "import-wide"):  # a path where the file goes: not a file
+        for fmt in ("json", "multipart"):
+            r = api.post(f"/api/studies/rq2/{route}/", {"file": str(secret)}, fmt=fmt)
+            assert r.status_code in (400, 415) and "hunter2" not in r.content.decode(), (route, fmt, r.content)
+    assert Item.objects.filter(study__slug="rq2").count() == 360 and not Response.objects.exists()
+
+
+def test_the_command_line_reads_the_numbers_file(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    Study.objects.create(slug="rq2", title="Tang RQ2", instrument="wep_choice")
+    numbers = tmp_path / "numbers.txt"
+    numbers.write_text("1 2 3\n4 5 6\n")
+    call_command("generate_items", "rq2", "--design", "tang-rq2", "--numbers", str(numbers), stdout=io.StringIO())
+    assert Item.objects.get(key="height|5|narrow|0.500|between").extra["sample"] == [1, 2, 3]
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("generate_items", "rq2", "--design", "tang-rq2", "--numbers", str(tmp_path / "missing"))
+
+
 # --- runs -----------------------------------------------------------------------------------------------
 def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, monkeypatch,
                                                  django_capture_on_commit_callbacks):
@@ -197,16 +243,19 @@ def test_run_create_start_progress_cancel_resume(api, stub, imported_nv, monkeyp
     assert api.post(f"/api/runs/{run_id}/cancel/").status_code == 409  # not running
     with django_capture_on_commit_callbacks(execute=True):
         assert api.post(f"/api/runs/{run_id}/resume/").json()["status"] == "completed"
-    assert stub.requests and len(stub.requests) == 3  # resume of a complete run asks nothing again
+    # the pre-flight check when the run was created (remembered for the start and the resume), then the 3 answers;
+    # resume of a complete run asks nothing again
+    assert len(stub.requests) == 4 and stub.requests[0].body["max_tokens"] == 1
     second = api.post("/api/runs/", {"study": "nv", "endpoint": "stubbed", "items": keys[:1]}).json()
     cancelled = api.post(f"/api/runs/{second['id']}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     assert ElicitationRun.objects.get(pk=second["id"]).status_reason.startswith("cancelled through the API")
 
 
-def test_endpoints_are_writable_without_ever_holding_a_key(api, monkeypatch):
+def test_endpoints_are_writable_without_ever_holding_a_key(api, monkeypatch, settings):
+    settings.MODEL_API_KEY_VARS = ["HEDGELAB_TEST_API_KEY@api.example.org"]
     made = api.post("/api/endpoints/", {"name": "oa", "base_url": "https://api.example.org/v1", "model": "m",
-                                        "api_key_env": "HEDGELAB_TEST_API_KEY"})
+                                        "api_key_env": "HEDGELAB_TEST_API_KEY", "check": False})
     assert made.status_code == 201 and made.json()["key_set"] is False
     monkeypatch.setenv("HEDGELAB_TEST_API_KEY", "sk-secret")
     shown = api.get("/api/endpoints/oa/")

@@ -131,3 +131,22 @@ def test_the_api_refuses_a_run_with_no_parsed_interval_yet(api, stub, source):
     draft = ElicitationRun.objects.create(study=source.study, endpoint=stub_endpoint())
     response = api.post(f"/api/runs/{draft.pk}/refine/", {}, content_type="application/json")
     assert response.status_code == 409 and "no parsed interval" in response.json()["detail"]
+
+
+def test_no_refinement_is_created_on_an_endpoint_that_fails_its_pre_flight_check(api, stub, source):
+    """elicitation.preflight: the refining endpoint is sent one cheap request first (the API, the admin form
+    and ``manage.py refine``); when it fails, nothing is created and the answer says what failed."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from elicitation import preflight
+    from stub_openai import Reply
+
+    preflight._passed.clear()  # the source run's check passed a moment ago; since then the key was revoked
+    stub.queue(Reply.error(401, "Incorrect API key provided"), Reply.error(401, "Incorrect API key provided"))
+    response = api.post(f"/api/runs/{source.pk}/refine/", {"shown": 2}, content_type="application/json")
+    assert response.status_code == 400
+    assert f"401 at {stub.base_url}/chat/completions" in response.json()["endpoint"][0]
+    with pytest.raises(CommandError, match="failed its pre-flight check: 401"):
+        call_command("refine", str(source.pk), "--shown", "2")
+    assert not ElicitationRun.objects.filter(refines=source).exists()

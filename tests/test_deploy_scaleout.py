@@ -240,7 +240,9 @@ def test_two_web_processes_two_workers_and_beat_lose_nothing(postgres, tmp_path,
         assert run.status == "completed", run.status_reason
         answers = ModelResponse.objects.filter(run=run)
         assert answers.count() == RUN_ITEMS and set(answers.values_list("status", flat=True)) == {"ok"}
-        asked = [r.prompt_text for r in openai_stub.requests]
+        check, *answered = openai_stub.requests  # the endpoint's pre-flight check when the run was created
+        assert check.body["max_tokens"] == 1
+        asked = [r.prompt_text for r in answered]
         assert len(asked) == len(set(asked)) == RUN_ITEMS  # each item asked exactly once over both workers
         assert all("elicitation.elicit_item" in log and "succeeded" in log for log in worker_logs), \
             "both workers must have answered some items"

@@ -55,7 +55,8 @@ def test_add_a_run_in_the_admin_then_start_it_from_its_page(admin_client, stub, 
     assert response.status_code == 302
     run.refresh_from_db()
     assert run.status == "completed"
-    assert len(stub.requests) == 3
+    # the endpoint's pre-flight check when the run was added (remembered when it started), then the 3 answers
+    assert len(stub.requests) == 4 and stub.requests[0].body["max_tokens"] == 1
 
     data = admin_client.get(reverse("admin:elicitation_elicitationrun_progress", args=[run.pk])).json()
     assert (data["done"], data["failed"], data["total"], data["status"]) == (3, 0, 3, "completed")
@@ -94,6 +95,11 @@ def test_progress_json_lists_failures_with_reasons_and_cancel_resume_buttons(adm
     from elicitation import tasks
 
     monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda args, **kw: sent.append((args, kw)))
+    admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "resume"]))
+    assert ElicitationRun.objects.get(pk=run.pk).status == "failed" and not sent  # still 503: its check fails
+    page = admin_client.get(reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk])).content.decode()
+    assert f"503 at {stub.base_url}/chat/completions: overloaded" in page
+    stub.default = Reply.answer("50")  # the endpoint answers again
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(reverse("admin:elicitation_elicitationrun_action", args=[run.pk, "resume"]))
     run.refresh_from_db()

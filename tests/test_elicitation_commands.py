@@ -19,11 +19,12 @@ def run_command(*args) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def test_add_endpoint_creates_updates_and_refuses_bad_input(monkeypatch):
+def test_add_endpoint_creates_updates_and_refuses_bad_input(monkeypatch, settings):
     monkeypatch.delenv("C1_API_KEY", raising=False)
+    settings.MODEL_API_KEY_VARS = ["C1_API_KEY@api.openai.com"]
     out, _ = run_command("add_endpoint", "gpt4o", "--base-url", "https://api.openai.com/v1", "--model", "gpt-4o",
                          "--key-env", "C1_API_KEY", "--price-prompt", "0.0025", "--price-completion", "0.01",
-                         "--rpm", "500", "--max-concurrency", "8")
+                         "--rpm", "500", "--max-concurrency", "8", "--no-check")  # no key, no server here
     assert "added endpoint gpt4o" in out and "$C1_API_KEY is not set" in out
     e = ModelEndpoint.objects.get(name="gpt4o")
     assert (e.model, e.api_style, e.api_key_env, e.requests_per_minute, e.max_concurrency) == (
@@ -32,7 +33,8 @@ def test_add_endpoint_creates_updates_and_refuses_bad_input(monkeypatch):
 
     with pytest.raises(CommandError, match="exists; add --update"):
         run_command("add_endpoint", "gpt4o", "--base-url", "https://x.example/v1", "--model", "m")
-    run_command("add_endpoint", "gpt4o", "--update", "--api-style", "completions", "--no-seed", "--timeout", "30")
+    run_command("add_endpoint", "gpt4o", "--update", "--api-style", "completions", "--no-seed", "--timeout", "30",
+                "--no-check")
     e.refresh_from_db()
     assert e.api_style == "completions" and not e.supports_seed and e.timeout_seconds == 30 and e.model == "gpt-4o"
 
@@ -62,7 +64,8 @@ def test_elicit_sync_prints_the_estimate_and_answers_everything(stub, imported_n
 def test_elicit_sampled_defaults_to_temperature_one(stub, imported_nv):
     make_endpoint(stub)
     key = imported_nv.main_items().order_by("id").first().key
-    run_command("elicit", "nv", "--endpoint", "stub", "--mode", "sampled", "--samples", "3", "--items", key, "--sync")
+    run_command("elicit", "nv", "--endpoint", "stub", "--mode", "sampled", "--samples", "3", "--items", key, "--sync",
+                "--no-check")  # only the run's requests
     run = ElicitationRun.objects.get()
     assert run.temperature == 1.0 and ModelResponse.objects.filter(run=run).count() == 3
     assert {r.body["temperature"] for r in stub.requests} == {1.0}
@@ -102,7 +105,7 @@ def test_elicit_queues_one_task_per_item(stub, imported_nv, monkeypatch, django_
     monkeypatch.setenv("ELICITATION_QUEUE", "elicit-test")
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:3])
     with django_capture_on_commit_callbacks(execute=True):
-        out, _ = run_command("elicit", "nv", "--endpoint", "stub", "--items", ",".join(keys))
+        out, _ = run_command("elicit", "nv", "--endpoint", "stub", "--items", ",".join(keys), "--no-check")
     run = ElicitationRun.objects.get()
     assert run.status == "running" and "queued on Celery queue 'elicit-test'" in out
     # three items, four slots: one item per task, so that every slot has work (runs.items_per_task)
@@ -118,13 +121,13 @@ def test_elicit_cancel_status_and_resume(stub, imported_nv):
     keys = list(imported_nv.main_items().order_by("id").values_list("key", flat=True)[:3])
     stub.queue(Reply.answer("10"), Reply.error(500, "boom"), Reply.answer("20"))
     with pytest.raises(CommandError, match="finished with failures; --resume"):
-        run_command("elicit", "nv", "--endpoint", "stub", "--items", ",".join(keys), "--sync")
+        run_command("elicit", "nv", "--endpoint", "stub", "--items", ",".join(keys), "--sync", "--no-check")
     run = ElicitationRun.objects.get()
     out, _ = run_command("elicit", "--status", str(run.pk))
     assert "2/3 done, 1 failed" in out and "HTTP 500: boom" in out
 
     stub.default = Reply.answer("30")
-    out, _ = run_command("elicit", "--resume", str(run.pk), "--sync")
+    out, _ = run_command("elicit", "--resume", str(run.pk), "--sync", "--no-check")
     assert "estimate (still to do): 1 answers" in out and "1 item(s)" in out
     run.refresh_from_db()
     assert run.status == "completed" and len(stub.requests) == 4

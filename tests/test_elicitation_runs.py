@@ -556,3 +556,45 @@ def test_slot_rows_are_created_when_needed_and_again_if_removed(stub):
     assert store.try_acquire_slot(endpoint, "b", 30) is None  # within the minute: not recreated yet
     store._ensured = {key: at - 61 for key, at in store._ensured.items()}  # a minute later
     assert store.try_acquire_slot(endpoint, "b", 30) is not None
+
+
+# --- queued runs ----------------------------------------------------------------------------------
+
+def queued(study, endpoint, items) -> ElicitationRun:
+    """A started run whose tasks wait in the queue (none of its answers held by a worker)."""
+    run = started(study, endpoint, items)
+    run.refresh_from_db()
+    return run
+
+
+def test_a_run_waiting_behind_others_says_so_instead_of_looking_stuck(stub, imported_nv):
+    endpoint = make_endpoint(stub)
+    first, second, third = (queued(imported_nv, endpoint, items_of(imported_nv, 2)) for _ in range(3))
+
+    p = progress(first)  # the run being answered is not queued behind anything
+    assert (p["status_display"], p["queued_behind"], p["queue_position"]) == ("Running", None, None)
+    p = progress(third)
+    assert (p["queued_behind"], p["queue_position"]) == (second.pk, 3)
+    assert p["status_display"] == f"Queued behind run {second.pk} (position 3 in the queue)"
+    assert progress(second)["queued_behind"] == first.pk and progress(second)["queue_position"] == 2
+
+    run_sync(first)
+    second.refresh_from_db()
+    third.refresh_from_db()
+    assert progress(second)["status_display"] == "Running" and progress(third)["queue_position"] == 2
+    # a worker holding one of its answers: it is being answered, not waiting
+    ModelResponse.objects.filter(run=third).update(lease_until=timezone.now() + timedelta(seconds=60))
+    assert progress(third)["queued_behind"] is None
+
+
+def test_the_command_line_and_the_run_page_show_the_queue(stub, imported_nv, admin_client):
+    from django.core.management import call_command
+    import io
+
+    endpoint = make_endpoint(stub)
+    first, second = (queued(imported_nv, endpoint, items_of(imported_nv, 1)) for _ in range(2))
+    out = io.StringIO()
+    call_command("elicit", "--status", str(second.pk), stdout=out)
+    assert f"[Queued behind run {first.pk} (position 2 in the queue)]" in out.getvalue()
+    page = admin_client.get(f"/admin/elicitation/elicitationrun/{second.pk}/monitor/")
+    assert f"Queued behind run {first.pk}" in page.content.decode()

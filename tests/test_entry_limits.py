@@ -39,6 +39,16 @@ def test_one_address_cannot_create_unlimited_participants(study, settings):
     assert Participant.objects.count() == 6
 
 
+def test_forged_forwarded_hops_do_not_escape_the_limit(study, settings):
+    """Behind one proxy, only the hop it appended counts; the client's own hops change nothing."""
+    settings.ENTRY_MAX_PER_CLIENT, settings.TRUSTED_PROXY_COUNT = 3, 1
+    proxy = Client(REMOTE_ADDR="127.0.0.1")
+    codes = [proxy.get(link(study, f"SPOOF{n:04d}"), HTTP_X_FORWARDED_FOR=f"192.0.2.{n}, 203.0.113.7").status_code
+             for n in range(6)]
+    assert codes == [302] * 3 + [429] * 3
+    assert proxy.get(link(study, "OTHER0001"), HTTP_X_FORWARDED_FOR="203.0.113.8").status_code == 302
+
+
 def pledged(study: Study, pid: str, minutes_ago: float) -> Participant:
     when = timezone.now() - timedelta(minutes=minutes_ago)
     participant = Participant.objects.create(study=study, prolific_pid=pid, consented_at=when,

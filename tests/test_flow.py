@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import IntegrityError
 from django.test import Client
 from django.urls import reverse
@@ -550,8 +551,12 @@ def test_mark_participants_refuses_other_statuses(study):
 
 # --- preview --------------------------------------------------------------------------------------
 @pytest.fixture
-def staff_client(db):
+def staff_client(study):
+    """A researcher who may preview ``study`` (its owner; tests/test_access_matrix.py covers the others)."""
     user = get_user_model().objects.create_user("researcher", password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["view_study", "view_item"]))
+    study.owner = user
+    study.save(update_fields=["owner"])
     client = Client()
     client.force_login(user)
     return client
@@ -590,7 +595,8 @@ def test_preview_tells_the_researcher_what_keeps_participants_out(staff_client, 
     notes = re.compile(r'<p class="preview-note">([^<]+)</p>')
     assert notes.findall(page(staff_client.get(url(study, "preview")))) == []  # live, items, two examples
 
-    empty = Study.objects.create(slug="empty", title="Empty")  # a draft without items or demonstrations
+    owner = Study.objects.get(pk=study.pk).owner
+    empty = Study.objects.create(slug="empty", title="Empty", owner=owner)  # a draft without items or examples
     found = notes.findall(page(staff_client.get(url(empty, "preview"))))
     assert len(found) == 3
     assert "draft" in found[0] and "no items yet" in found[1] and "0 demonstrations" in found[2]

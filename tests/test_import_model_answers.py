@@ -102,7 +102,10 @@ def test_wide_missing_and_unparseable_cells_are_counted(wep_study, tmp_path):
         ["We Doubt", "0.3", "I would not say", "0.3"],
         ["about even", "", "0.5", "0.5"],
     ])
-    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide"))
+    with pytest.raises(ImportFailed, match="no answer for 14 WEP.*almost certain.*give --allow-missing"):
+        import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide"))
+    assert not ElicitationRun.objects.exists()
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide", allow_missing=True))
     assert (summary.answers, summary.unparseable, summary.missing) == (4, 1, 2)
     bad = ModelResponse.objects.get(run=summary.run, status="unparseable")
     assert (bad.item.expression, bad.sample_index, bad.raw_output, bad.value) == ("we doubt", 1, "I would not say", None)
@@ -112,7 +115,8 @@ def test_wide_missing_and_unparseable_cells_are_counted(wep_study, tmp_path):
     assert "no answer for:" in str(summary) and "likely" not in summary.unanswered_expressions
     # the same file again with the missing cells kept: refused (same bytes), so change a byte
     path.write_text(path.read_text() + "\n")
-    kept = import_model_answers(wep_study, path, ModelAnswerFile(model="m2", shape="wide", keep_missing=True))
+    kept = import_model_answers(wep_study, path, ModelAnswerFile(model="m2", shape="wide", keep_missing=True,
+                                                                     allow_missing=True))
     assert (kept.answers, kept.unparseable, kept.missing) == (6, 3, 0)
 
 
@@ -130,7 +134,7 @@ def test_wide_columns_stand_for_context_items_by_statement_id_order(context_stud
     # by header instead: the columns name the statement ids
     named = write_csv(tmp_path / "named.csv", ["wep", "CNC-02", "CNC-01"], [["likely", "0.5", "0.4"]])
     summary = import_model_answers(context_study, named, ModelAnswerFile(model="m3", shape="wide",
-                                                                          columns="statement_id"))
+                                                                          columns="statement_id", allow_missing=True))
     got = dict(ModelResponse.objects.filter(run=summary.run).values_list("item__statement_id", "value"))
     assert got == {"CNC-02": 50, "CNC-01": 40}
 
@@ -273,7 +277,7 @@ def test_the_imported_run_is_an_agent_of_the_study(wep_study, tmp_path):
     import_model_answers(wep_study, tang_file(tmp_path / "gpt35.csv", columns=3),
                          ModelAnswerFile(model="gpt-3.5-turbo", shape="wide", mode="sampled", temperature=1))
     answers = study_answers(wep_study)
-    assert answers.groupby("agent").size().to_dict() == {"gpt-4 (greedy)": 255, "gpt-3-5-turbo (sampled T=1)": 51}
+    assert answers.groupby("agent").size().to_dict() == {"gpt-4 (greedy)": 255, "gpt-3.5-turbo (sampled T=1)": 51}
     medians = answers[answers["agent"] == "gpt-4 (greedy)"].groupby("label")["value"].median()
     assert medians.to_dict() == {k: float(v) for k, v in SILEO_MEDIANS.items()}
     uses = choose_runs(wep_study, "nv")
@@ -401,16 +405,17 @@ def test_aliases_name_the_studys_expressions(wep_study, tmp_path):
         ["chances about even", "0.5", "0.5", "50.00%", "0.00%"],
         ["likely", "0.8", "0.8", "80%", "0%"],
     ])
-    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide"))
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide", allow_missing=True))
     assert summary.ignored_rows == ["almost certainly", "chances about even"] and summary.answers == 2
     summary.run.delete()
     aliases = {"Almost Certainly": "almost certain", "chances about even": "about even"}
-    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide", aliases=aliases))
+    summary = import_model_answers(wep_study, path, ModelAnswerFile(model="m", shape="wide", aliases=aliases,
+                                                                     allow_missing=True))
     assert summary.ignored_rows == [] and summary.answers == 6
     got = dict(ModelResponse.objects.filter(run=summary.run, sample_index=1).values_list("item__expression", "value"))
     assert got == {"almost certain": 95.0, "about even": 50.0, "likely": 80.0}
     long = write_csv(tmp_path / "l.csv", ["expression", "answer"], [["Almost certainly", "93"]])
-    summary = import_model_answers(wep_study, long, ModelAnswerFile(model="m", aliases=aliases))
+    summary = import_model_answers(wep_study, long, ModelAnswerFile(model="m-long", aliases=aliases))
     assert ModelResponse.objects.get(run=summary.run).item.expression == "almost certain"
     with pytest.raises(CommandError, match="WRITTEN=MEANT"):
         call_command("import_model_answers", "wep", str(long), "--model", "m", "--alias", "almost certainly")

@@ -17,11 +17,16 @@ from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixt
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("name", ["ADMIN_PASSWORD", "SECRET_KEY", "DATABASE_URL", "EXPORT_ID_SALT", "HOME",
-                                  "lower_api_key", "OPENAI_API_KEY; rm"])
-def test_variables_outside_the_allow_list_are_refused(name):
-    assert key_variable_problem(name)
-    endpoint = ModelEndpoint(name="e", base_url="http://127.0.0.1:9/v1", model="m", api_key_env=name)
+OPENAI = "https://api.openai.com/v1"
+
+
+@pytest.mark.parametrize("name", ["ADMIN_PASSWORD", "SECRET_KEY", "DATABASE_URL", "EXPORT_ID_SALT",
+                                  "lower_api_key", "OPENAI_API_KEY; rm", "PROLIFIC_API_KEY", "PROLIFIC_API_TOKEN",
+                                  "CACHE_URL", "LOGIN_MAX_FAILURES"])
+def test_variables_outside_the_allow_list_are_refused(name, settings):
+    settings.MODEL_API_KEY_VARS = ["*@api.openai.com"]  # even "every variable" never includes the platform's own
+    assert key_variable_problem(name, OPENAI)
+    endpoint = ModelEndpoint(name="e", base_url=OPENAI, model="m", api_key_env=name)
     with pytest.raises(ValidationError) as exc:
         endpoint.full_clean()
     assert "may not be used as an API key" in str(exc.value) or "not an environment variable name" in str(exc.value)
@@ -29,13 +34,48 @@ def test_variables_outside_the_allow_list_are_refused(name):
         endpoint.api_key()
 
 
-def test_allowed_by_default_and_by_setting(settings, monkeypatch):
-    assert key_variable_problem("OPENAI_API_KEY") == "" and key_variable_problem("") == ""
-    settings.MODEL_API_KEY_VARS = ["HEDGELAB_*", "VLLM_TOKEN"]
-    assert key_variable_problem("VLLM_TOKEN") == "" and key_variable_problem("HEDGELAB_OPENAI") == ""
-    assert "MODEL_API_KEY_VARS" in key_variable_problem("OPENAI_API_KEY")
-    settings.MODEL_API_KEY_VARS = ["*"]  # even "everything" never includes the platform's own secrets
-    assert key_variable_problem("ADMIN_PASSWORD") and key_variable_problem("SECRET_KEY")
+def test_the_prolific_token_variable_is_never_a_key_whatever_its_name(settings):
+    settings.MODEL_API_KEY_VARS = ["*_KEY@api.openai.com"]
+    settings.PROLIFIC_TOKEN_ENV = "LAB_PANEL_KEY"
+    assert "the platform reads it itself" in key_variable_problem("LAB_PANEL_KEY", OPENAI)
+    assert key_variable_problem("LAB_MODEL_KEY", OPENAI) == ""
+
+
+def test_each_variable_is_sent_only_to_the_hosts_it_is_bound_to(settings):
+    settings.MODEL_API_KEY_VARS = []  # unset: the default, OPENAI_API_KEY@api.openai.com
+    assert key_variable_problem("HOME", OPENAI)
+    assert key_variable_problem("OPENAI_API_KEY", OPENAI) == "" and key_variable_problem("", OPENAI) == ""
+    assert "may only be sent to api.openai.com" in key_variable_problem("OPENAI_API_KEY", "http://evil.example/v1")
+    assert key_variable_problem("OPENAI_API_KEY", "https://api.openai.com:8443/v1")  # another port
+    assert "no host is allowed" in key_variable_problem("VLLM_KEY", OPENAI)
+    settings.MODEL_API_KEY_VARS = ["OPENAI_API_KEY@api.openai.com", "VLLM_KEY@gpu-box.lab:8000",
+                                   "LAB_*_KEY@[::1]:*", "VLLM_KEY@GPU-2.lab:8000"]
+    assert key_variable_problem("VLLM_KEY", "http://gpu-box.lab:8000/v1") == ""
+    assert key_variable_problem("VLLM_KEY", "http://gpu-2.lab:8000/v1") == ""  # a name repeated: more hosts
+    assert "gpu-box.lab:8000" in key_variable_problem("VLLM_KEY", "http://gpu-box.lab:8001/v1")
+    assert key_variable_problem("VLLM_KEY", OPENAI) and key_variable_problem("OPENAI_API_KEY", "http://gpu-box.lab:8000")
+    assert key_variable_problem("LAB_A_KEY", "http://[::1]:9000/v1") == ""
+    assert key_variable_problem("LAB_A_KEY", "http://127.0.0.1:9000/v1")  # the host as written, not its address
+    settings.MODEL_API_KEY_VARS = ["OPENAI_API_KEY"]  # an entry that binds no host allows nothing, and says so
+    assert "binds no host" in key_variable_problem("OPENAI_API_KEY", OPENAI)
+
+
+def test_a_key_bound_elsewhere_is_never_sent(stub, imported_nv, monkeypatch, settings):
+    """The review's echo attack: an allowed key variable, a base URL of the user's choosing. The run does not
+    start, and a worker that gets a task anyway fails the answers without sending the key."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-labs-key")
+    settings.MODEL_API_KEY_VARS = ["OPENAI_API_KEY@api.openai.com"]
+    endpoint = make_endpoint(stub)
+    run = create_run(imported_nv, endpoint, items=[imported_nv.main_items().first()])
+    start_run(run, queue=False)
+    ModelEndpoint.objects.filter(pk=endpoint.pk).update(api_key_env="OPENAI_API_KEY")
+    with pytest.raises(RunStateError, match="may only be sent to api.openai.com"):
+        resume_run(ElicitationRun.objects.get(pk=run.pk), queue=False)
+    run_sync(ElicitationRun.objects.get(pk=run.pk))
+    assert stub.requests == []
+    row = ModelResponse.objects.get(run=run)
+    assert row.status == "failed" and "may only be sent to api.openai.com" in row.error
+    assert "sk-the-labs-key" not in row.error + row.raw_output
 
 
 def test_admin_form_refuses_the_variable_with_a_clear_message(admin_client):

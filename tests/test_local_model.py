@@ -10,9 +10,11 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -70,6 +72,51 @@ def test_status_and_stop_ignore_a_pid_that_is_not_our_server(tmp_path):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def _fake_server(ignore_term: bool = False) -> subprocess.Popen:
+    """A process whose command line names llama_cpp.server (as the real server's does)."""
+    code = "import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "") + \
+        "time.sleep(60)"
+    process = subprocess.Popen([sys.executable, "-c", code, "-m", "llama_cpp.server"])
+    time.sleep(0.3)  # let it install its handler
+    return process
+
+
+def test_stop_leaves_alone_a_server_like_process_that_reused_the_pid(tmp_path, monkeypatch):
+    """Same pid, same command line, but not started when the pid file says: another process (pid reuse). And
+    with no /proc at all (macOS), a pid file alone is never trusted."""
+    other = _fake_server()
+    try:
+        created = psutil.Process(other.pid).create_time()
+        (tmp_path / "local-model.pid").write_text(json.dumps({"pid": other.pid, "create_time": created - 3600,
+                                                              "base_url": "http://127.0.0.1:1/v1"}))
+        assert local_model.status(tmp_path).running is False
+        assert local_model.stop(tmp_path) is None and other.poll() is None
+        monkeypatch.setattr(psutil.Process, "cmdline", lambda self: (_ for _ in ()).throw(psutil.AccessDenied(self.pid)))
+        (tmp_path / "local-model.pid").write_text(json.dumps({"pid": other.pid, "create_time": created}))
+        assert local_model.stop(tmp_path) is None and other.poll() is None  # cannot tell: never signal it
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize("ignore_term", [False, True])
+def test_stop_ends_the_recorded_server_and_kills_it_if_it_ignores_sigterm(tmp_path, ignore_term):
+    server = _fake_server(ignore_term)
+    try:
+        (tmp_path / "local-model.pid").write_text(json.dumps(
+            {"pid": server.pid, "create_time": psutil.Process(server.pid).create_time()}))
+        assert local_model.status(tmp_path).running is True
+        started = time.monotonic()
+        assert local_model.stop(tmp_path, grace=1.0) == server.pid
+        took = time.monotonic() - started
+        assert not psutil.pid_exists(server.pid)  # ended and reaped (stop waits for it)
+        assert (took >= 1.0) if ignore_term else (took < 1.0)  # SIGKILL only after the grace period
+        assert not (tmp_path / "local-model.pid").exists()
+    finally:
+        if server.poll() is None:
+            server.kill()
 
 
 def test_status_command_when_not_running(settings, tmp_path):

@@ -87,3 +87,65 @@ def test_other_errors_are_left_alone(client, study, monkeypatch, settings):
     start(client, study)
     monkeypatch.setattr(flow, "current_step", lambda p: 1 / 0)
     assert client.get(url(study, "item")).status_code == 500
+
+
+@pytest.fixture
+def flaky_session_save(monkeypatch, settings):
+    """Saving a changed session fails with a database error the next ``fail["times"]`` times (the database
+    restarting while the session is written), through Django's own session store."""
+    from django.contrib.sessions.models import Session
+
+    settings.OUTAGE_RETRY_DELAY = 0
+    fail = {"times": 0, "calls": 0}
+    real = Session.save
+
+    def save(self, *args, **kwargs):
+        if kwargs.get("force_update") and fail["times"] > 0:
+            fail["times"] -= 1
+            fail["calls"] += 1
+            raise OperationalError("terminating connection due to administrator command")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "save", save)
+    return fail
+
+
+def test_a_session_save_during_a_blip_is_retried(client, study, flaky_session_save):
+    from test_flow import link
+
+    start(client, study)
+    flaky_session_save["times"] = 1
+    response = client.get(link(study), follow=True)  # the link again: the session is changed and saved
+    assert response.status_code == 200 and "Question 1 of 30" in response.content.decode()
+    assert flaky_session_save["calls"] == 1
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_session_save_during_an_outage_gets_the_calm_page(client, study, flaky_session_save, settings, debug):
+    """Not HTTP 400 "SessionInterrupted" (nor Django's debug page with DEBUG on): the calm page that retries."""
+    from test_flow import link
+
+    settings.DEBUG = debug
+    start(client, study)
+    flaky_session_save["times"] = 2
+    response = client.get(link(study))
+    text = response.content.decode()
+    assert response.status_code == 503 and "Your answers so far are saved" in text
+    assert "SessionInterrupted" not in text and "Traceback" not in text
+    assert client.get(link(study), follow=True).status_code == 200  # and it works once the database is back
+
+
+def test_a_session_deleted_meanwhile_is_still_djangos_400(client, study, monkeypatch, settings):
+    from django.contrib.sessions.backends.base import UpdateError
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from test_flow import link
+
+    settings.DEBUG = False
+    start(client, study)
+
+    def deleted(self, must_create=False):
+        raise UpdateError
+
+    monkeypatch.setattr(SessionStore, "save", deleted)
+    assert client.get(link(study)).status_code == 400

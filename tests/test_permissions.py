@@ -35,6 +35,8 @@ def staff_with(*perms: str) -> User:
     for perm in perms:
         app, codename = perm.split(".")
         user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=codename))
+    for owned in (*Study.objects.all(), *ModelEndpoint.objects.all()):  # ownership: tests/test_access_matrix.py
+        owned.shared_with.add(user)
     return User.objects.get(pk=user.pk)  # fresh permission cache
 
 

@@ -57,7 +57,7 @@ def test_a_run_started_while_the_broker_is_down_is_answered_with_its_id_then_hea
     run.refresh_from_db()
     assert (run.status, run.status_reason) == ("completed", "")
     assert sorted(ModelResponse.objects.filter(run=run).values_list("value", flat=True)) == [70, 70, 70]
-    assert len(stub.requests) == 3
+    assert len(stub.requests) == 4 and stub.requests[0].body["max_tokens"] == 1  # the pre-flight check, 3 answers
 
 
 def test_a_successful_send_clears_the_broker_reason(api, stub, imported_nv, monkeypatch,

@@ -119,7 +119,7 @@ def test_chat_endpoints_and_other_kinds_are_refused(stub, vstudy):
 def test_the_command_scores_a_study(stub, vstudy, capsys):
     stub.default = Reply.scoring(scorer(highly=-0.25, likely=-0.25, There=-3.0))
     make_endpoint(stub, api_style="completions")
-    call_command("elicit", "v", "--endpoint", "stub", "--mode", "likelihood", "--sync")
+    call_command("elicit", "v", "--endpoint", "stub", "--mode", "likelihood", "--sync", "--no-check")
     run = ElicitationRun.objects.get(study=vstudy)
     assert run.mode == "likelihood" and run.status == ElicitationRun.Status.COMPLETED
     assert ModelResponse.objects.get(run=run).choice == "B"

@@ -157,6 +157,17 @@ def test_paired_test_by_hand():
     assert math.isnan(paired_test([1], [0])["t"])
 
 
+def test_cohens_d_is_d_av_the_mean_difference_over_the_average_sd():
+    # a = 1 0 1 1 (mean .75, sd .5), b = 0 0 0 0 (mean 0, sd 0): d_av = .75 / ((.5 + 0)/2) = 3.0
+    # (the root-mean-square spread would give .75 / √(.25/2) = 2.1213)
+    r = paired_test([1, 0, 1, 1], [0, 0, 0, 0])
+    assert r["d"] == pytest.approx(3.0)
+    # a = 1 1 1 0 0 0 (sd .5477), b = 1 1 1 1 1 0 (sd .4082): d_av = (.5 − .8333) / .47796 = −.69737
+    r = paired_test([1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 0])
+    assert r["d"] == pytest.approx(-0.69737, abs=1e-5)
+    assert math.isnan(paired_test([1, 1], [1, 1])["d"])
+
+
 def test_agent_and_condition_comparisons_have_the_papers_degrees_of_freedom():
     items = items_frame()
     standard = answered(items, "standard", items["truth_choice"])

@@ -5,6 +5,7 @@ import re
 from urllib.parse import urlencode
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
@@ -136,6 +137,9 @@ def test_catalogue_is_complete_and_compiled():
 
 def test_preview_of_a_chinese_study_is_chinese(zh_study, django_user_model):
     client = Client(HTTP_ACCEPT_LANGUAGE="en")
-    client.force_login(django_user_model.objects.create_user("r", password="x", is_staff=True))
+    researcher = django_user_model.objects.create_user("r", password="x", is_staff=True)
+    researcher.user_permissions.add(*Permission.objects.filter(codename__in=["view_study", "view_item"]))
+    zh_study.shared_with.add(researcher)
+    client.force_login(researcher)
     consent = client.get(f"/s/{zh_study.slug}/preview/?restart=1", follow=True).content.decode()
     assert "参与研究知情同意" in consent and "我同意,继续" in consent

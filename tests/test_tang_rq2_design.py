@@ -1,6 +1,7 @@
 """Tang et al. RQ2 design: 360 WEP-choice items, intervals from N(μ, σ), ground truth, wording, numbers file."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from surveys.designs import tang_rq2
@@ -87,7 +88,10 @@ def test_numbers_file(tmp_path):
     path = tmp_path / "numbers.txt"
     path.write_text("# narrow, then wide\n" + ", ".join(map(str, PAPER_NARROW)) + "\n" + " ".join(map(str, WIDE)) + "\n")
     assert read_numbers(path) == {"narrow": list(PAPER_NARROW), "wide": WIDE}
-    assert generate(numbers=path) == generate(numbers=[PAPER_NARROW, WIDE])
+    assert generate(numbers=read_numbers(path)) == generate(numbers=[PAPER_NARROW, WIDE])
+    for name in (path, str(path)):  # the design itself never opens a file: that is the command line's job
+        with pytest.raises(DesignError, match="command line"):
+            generate(numbers=name)
     path.write_text("1, 2, 3\n")
     with pytest.raises(DesignError, match="two lines"):
         read_numbers(path)
@@ -99,10 +103,45 @@ def test_numbers_file(tmp_path):
 def test_items_fit_the_model(db):
     study = Study.objects.create(slug="rq2", title="RQ2", instrument="wep_choice")
     Item.objects.bulk_create([Item(study=study, **f) for f in generate(seed=1)])
+    assert study.report_option("reading") == "text"
     assert study.items.count() == 360
     item = study.items.get(key="sound|3|wide|0.725|below_high")
     assert item.extra["truth_choice"] in "ABC" and item.ground_truth == item.extra["share"]
     assert item.kind.build_prompt(item, []).text.endswith(f"below {item.extra['high']}.")
+
+
+def test_generate_items_with_the_papers_numbers(db):
+    from django.core.management import call_command
+
+    from analysis.metrics.tang_consistency import compare_agents
+
+    study = Study.objects.create(slug="rq2-paper", title="RQ2", instrument="wep_choice")
+    call_command("generate_items", "rq2-paper", "--design", "tang-rq2", "--numbers", "paper")
+    items = {i.key: i.extra for i in study.items.all()}
+    assert len(items) == 360
+    study.refresh_from_db()
+    assert study.report_options == {"reading": "authors"}  # the paper's replication reads answers the authors' way
+    assert items["height|5|narrow|0.050|below_low"]["sample"] == list(PAPER_NARROW)
+    wide = [55, 145, 136, 120, 136, 72, 95, 62, 89, 121, 72, 84, 72, 66, 73, 99, 55, 109, 166, 129]
+    assert items["score|3|wide|0.500|between"]["sample"] == wide
+    # the interval ends the authors' answer files name for N(100, 40): 85/114, 73/126, 56/143, 21/178
+    ends = {c: (items[f"height|5|wide|{c:.3f}|between"]["low"], items[f"height|5|wide|{c:.3f}|between"]["high"])
+            for c in (0.275, 0.5, 0.725, 0.95)}
+    assert ends == {0.275: (85, 114), 0.5: (73, 126), 0.725: (56, 143), 0.95: (21, 178)}
+    # by hand, wide set at 0.5 (73, 126): 7 of 20 strictly below 73 (55 72 62 72 72 66 55; 73 is an end) → .35;
+    # 5 above 126 → .25; 7 strictly between → .35; 12 outside → .6
+    assert items["sound|5|wide|0.500|below_low"]["share"] == 0.35
+    assert items["sound|5|wide|0.500|below_low"]["truth_choice"] == "D"
+    assert items["sound|3|wide|0.500|below_low"]["truth_choice"] == "C"
+    assert items["sound|5|wide|0.500|above_high"]["share"] == 0.25
+    assert items["sound|5|wide|0.500|outside"]["share"] == 0.6 and items["sound|5|wide|0.500|outside"]["truth_choice"] == "C"
+    assert items["sound|5|wide|0.950|between"]["share"] == 1.0 and items["sound|5|wide|0.950|below_low"]["share"] == 0.0
+    # the empirical-consistency comparison of two agents: 120 units per scenario, df 119
+    frame = pd.DataFrame([{**{k: e[k] for k in ("scenario", "choices", "numbers", "confidence", "interval",
+                                                 "truth_choice")}} for e in items.values()])
+    answers = pd.concat([frame.assign(agent="a", choice=frame["truth_choice"]), frame.assign(agent="b", choice="A")])
+    tests = compare_agents(answers, "a", "b")
+    assert tests.loc[("height", "empirical"), "n"] == 120 and tests.loc[("height", "empirical"), "df"] == 119
 
 
 def scenario_samples(items):

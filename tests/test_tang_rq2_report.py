@@ -30,11 +30,16 @@ def answer_run(study, style: str, answer) -> ElicitationRun:
     return run
 
 
+def rq2_study(slug: str, *numbers: str) -> Study:
+    """A wep_choice study with the 360 tang-rq2 items (``numbers``: generate_items options, default --seed 1)."""
+    call_command("create_study", slug, "--instrument", "wep_choice")
+    call_command("generate_items", slug, "--design", "tang-rq2", *(numbers or ("--seed", "1")))
+    return Study.objects.get(slug=slug)
+
+
 @pytest.fixture
 def rq2():
-    call_command("create_study", "rq2", "--instrument", "wep_choice")
-    call_command("generate_items", "rq2", "--design", "tang-rq2", "--seed", "1")
-    return Study.objects.get(slug="rq2")
+    return rq2_study("rq2")
 
 
 def test_an_oracle_scores_100_on_empirical_and_cot_is_compared_with_standard(rq2, tmp_path):

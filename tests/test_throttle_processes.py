@@ -1,6 +1,7 @@
 """Throttles hold across the processes of one server: `make run` serves through gunicorn with several worker
-processes, so the counters of config.throttle (new participants per address, admin login failures) must live
-where every process sees them — a per-process memory cache would let each process admit its own quota."""
+processes, so the entry cap's counter (surveys.entry_counter: a database row) must be one that every process
+sees — a per-process memory cache would let each process admit its own quota. Exact counting under concurrent
+entries: test_counters_concurrent.py."""
 from __future__ import annotations
 
 import tempfile

@@ -20,7 +20,9 @@ are not all in the table is not scored; scores are means ×100, so 0–100):
 - **pair-wise** (180 units per agent: scenario × choices × numbers × confidence × 3 complementary interval pairs
   {below_low, above_low}, {between, outside}, {below_high, above_high}): correct iff the two answers are a
   complementary pair, {almost certainly, almost certainly not}, {likely, unlikely} or {maybe, maybe}, i.e.
-  r₁ + r₂ = n − 1 for a set of n choices.
+  r₁ + r₂ = n − 1 for a set of n choices. With ``reading="authors"`` (the authors' code,
+  analysis/metrics/tang_reading.py) a 3-choice pair answered (unlikely, likely) in that order, r₁ = 2 and
+  r₂ = 0, is not correct; the Methods' "regardless of their order" (``reading="text"``, default) counts it.
 - **monotonicity** (72 units: scenario × choices × numbers × interval; the 5 answers ordered by increasing
   confidence point): for below_low, outside and above_high the conveyed probability must not increase
   (r₁ ≤ r₂ ≤ … ≤ r₅); for above_low, between and below_high it must not decrease (r₁ ≥ … ≥ r₅). Ties allowed.
@@ -39,7 +41,9 @@ C(n+4, 5)/n⁵ (a weakly monotone 5-sequence); empirical monotonicity 1/n for a 
 
 Paired comparisons (two agents on the same units, or two levels of a condition — 5 vs 3 choices, narrow vs
 wide numbers — on units matched on everything else, agents pooled): ``scipy.stats.ttest_rel(a, b)`` on the
-units' 0/1 scores, df = m − 1 for m pairs, and Cohen's d = (ā − b̄) / √((s²_a + s²_b)/2) (sample variances).
+units' 0/1 scores, df = m − 1 for m pairs, and Cohen's d_av = (ā − b̄) / ((s_a + s_b)/2): the mean difference over
+the *average of the two sample standard deviations* (ddof 1), as the authors' analysis computes it (their
+published d values; not the root mean square √((s²_a + s²_b)/2), which gives another d when s_a ≠ s_b).
 """
 from __future__ import annotations
 
@@ -132,18 +136,34 @@ def _wide(data: pd.DataFrame, index: list[str], column: str, value: str) -> pd.D
     return data.set_index([*index, column])[value].unstack(column)
 
 
-def unit_scores(df: pd.DataFrame) -> pd.DataFrame:
+READINGS: tuple[str, ...] = ("text", "authors")
+
+
+def _check_reading(reading: str) -> None:
+    if reading not in READINGS:
+        raise ValueError(f"unknown reading {reading!r} (known: {', '.join(READINGS)})")
+
+
+def unit_scores(df: pd.DataFrame, reading: str = "text") -> pd.DataFrame:
     """Every scored unit of the four metrics: columns metric, agent, scenario, choices, numbers, unit (what
-    the unit is within its set, e.g. "0.050|below_low+above_low"), correct (0/1)."""
+    the unit is within its set, e.g. "0.050|below_low+above_low"), correct (0/1). ``reading``: "text" (the
+    Methods) or "authors" (their code's pair-wise order rule; module docstring)."""
+    _check_reading(reading)
     data = prepare(df)
     data["present"] = 1.0
-    parts = [_pairwise(data), _monotonicity(data), _empirical(data), _empirical_monotonicity(data)]
+    parts = [_pairwise(data, reading), _monotonicity(data), _empirical(data), _empirical_monotonicity(data)]
     out = pd.concat([p for p in parts if len(p)], ignore_index=True)
     out["correct"] = out["correct"].astype(float)
     return out[["metric", *SET_KEYS, "unit", "correct"]]
 
 
-def _pairwise(data: pd.DataFrame) -> pd.DataFrame:
+def _reversed_three(rank: pd.DataFrame, a: str, b: str) -> np.ndarray:
+    """Pairs on 3 choices answered (unlikely, likely) in that order (the authors' code does not count them)."""
+    n = rank.index.get_level_values("choices").to_numpy()
+    return (n == 3) & (rank[a].to_numpy() == 2) & (rank[b].to_numpy() == 0)
+
+
+def _pairwise(data: pd.DataFrame, reading: str = "text") -> pd.DataFrame:
     index = [*SET_KEYS, "confidence"]
     rank = _wide(data, index, "interval", "rank").reindex(columns=list(INTERVALS))
     present = _wide(data, index, "interval", "present").reindex(columns=list(INTERVALS))
@@ -151,12 +171,23 @@ def _pairwise(data: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for a, b in COMPLEMENTS:
         keep = (present[a].notna() & present[b].notna()).to_numpy()
-        correct = (rank[a].to_numpy() + rank[b].to_numpy() == n - 1)[keep]
+        complementary = rank[a].to_numpy() + rank[b].to_numpy() == n - 1
+        if reading == "authors":
+            complementary &= ~_reversed_three(rank, a, b)
+        correct = complementary[keep]
         idx = rank.index[keep].to_frame(index=False)
         idx["unit"] = [f"{c:.3f}|{a}+{b}" for c in idx.pop("confidence")]
         idx["correct"] = correct.astype(float)
         frames.append(idx)
     return pd.concat(frames, ignore_index=True).assign(metric="pairwise")
+
+
+def reversed_pairs(df: pd.DataFrame) -> int:
+    """How many pair-wise units on 3 choices are answered (unlikely, likely) in that order: the units the
+    authors' reading scores 0 and the text reading 1."""
+    data = prepare(df)
+    rank = _wide(data, [*SET_KEYS, "confidence"], "interval", "rank").reindex(columns=list(INTERVALS))
+    return int(sum(_reversed_three(rank, a, b).sum() for a, b in COMPLEMENTS))
 
 
 def _by_confidence(data: pd.DataFrame, value: str) -> pd.DataFrame:
@@ -221,10 +252,11 @@ def scores_from_units(units: pd.DataFrame, by: str | Sequence[str] | None = None
     return out
 
 
-def consistency_scores(df: pd.DataFrame, by: str | Sequence[str] | None = None) -> pd.DataFrame:
+def consistency_scores(df: pd.DataFrame, by: str | Sequence[str] | None = None,
+                       reading: str = "text") -> pd.DataFrame:
     """Score (0–100) and number of units of each metric per agent, overall (``by=None``) or per ``by``
     ("scenario", "choices", "numbers", or a list of them); index (agent, *by, metric)."""
-    return scores_from_units(unit_scores(df), by)
+    return scores_from_units(unit_scores(df, reading), by)
 
 
 def design_items(df: pd.DataFrame) -> pd.DataFrame:
@@ -248,10 +280,10 @@ def random_answers(items: pd.DataFrame, draws: int = 10, seed: int = 0) -> pd.Da
 
 
 def random_baseline(items: pd.DataFrame, by: str | Sequence[str] | None = None, draws: int = 10,
-                    seed: int = 0) -> pd.DataFrame:
+                    seed: int = 0, reading: str = "text") -> pd.DataFrame:
     """The random responder's score per ``by`` × metric, averaged over ``draws`` seeded draws (agent
     "random"); columns score (mean of the draws' scores), sd (their standard deviation), n (units per draw)."""
-    per_draw = consistency_scores(random_answers(items, draws, seed), by).reset_index()
+    per_draw = consistency_scores(random_answers(items, draws, seed), by, reading).reset_index()
     keys = [*_as_by(by), "metric"]
     grouped = per_draw.groupby(keys, sort=True)
     out = pd.DataFrame({"score": grouped["score"].mean(), "sd": grouped["score"].std(ddof=1),
@@ -274,7 +306,8 @@ def expected_random(choices: int, metric: str, truth_step: int = 1) -> float:
 
 
 def paired_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
-    """Paired t-test of a against b (t, df, p), Cohen's d = (ā − b̄)/√((s²_a + s²_b)/2), the means ×100, n."""
+    """Paired t-test of a against b (t, df, p), Cohen's d_av = (ā − b̄)/((s_a + s_b)/2) (sample SDs), the
+    means ×100, n. d is NaN when both SDs are 0."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = x.size
     if n < 2:
@@ -283,17 +316,17 @@ def paired_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = stats.ttest_rel(x, y)
-    spread = math.sqrt((np.var(x, ddof=1) + np.var(y, ddof=1)) / 2)
+    spread = (np.std(x, ddof=1) + np.std(y, ddof=1)) / 2
     d = float((x.mean() - y.mean()) / spread) if spread > 0 else math.nan
     return {"mean_a": float(x.mean() * 100), "mean_b": float(y.mean() * 100), "t": float(res.statistic),
             "df": float(n - 1), "p": float(res.pvalue), "d": d, "n": n}
 
 
 def compare_agents(df: pd.DataFrame, agent_a: str, agent_b: str, by: str | Sequence[str] | None = "scenario",
-                   units: pd.DataFrame | None = None) -> pd.DataFrame:
+                   units: pd.DataFrame | None = None, reading: str = "text") -> pd.DataFrame:
     """Paired comparison of two agents (e.g. standard vs CoT prompt) on the same units, per metric × ``by``;
     columns mean_a, mean_b (×100), t, df, p, d, n. Positive t: agent_a more consistent."""
-    units = unit_scores(df) if units is None else units
+    units = unit_scores(df, reading) if units is None else units
     keys = ["scenario", "choices", "numbers", "metric", "unit"]
     a = units[units["agent"] == agent_a].set_index(keys)["correct"]
     b = units[units["agent"] == agent_b].set_index(keys)["correct"]
@@ -308,13 +341,14 @@ def compare_agents(df: pd.DataFrame, agent_a: str, agent_b: str, by: str | Seque
 
 
 def compare_conditions(df: pd.DataFrame, factor: str, levels: Sequence | None = None,
-                       agents: Iterable[str] | None = None, units: pd.DataFrame | None = None) -> pd.DataFrame:
+                       agents: Iterable[str] | None = None, units: pd.DataFrame | None = None,
+                       reading: str = "text") -> pd.DataFrame:
     """Paired comparison of two levels of ``factor`` ("choices": 5 vs 3; "numbers": e.g. narrow vs wide) per
     metric, on units matched on everything else (agent, the other factors, the unit), ``agents`` pooled (all
     by default). Columns as :func:`compare_agents` (a = ``levels[0]``)."""
     if factor not in ("choices", "numbers", "scenario"):
         raise ValueError(f"cannot compare levels of {factor!r}")
-    units = unit_scores(df) if units is None else units
+    units = unit_scores(df, reading) if units is None else units
     if agents is not None:
         units = units[units["agent"].isin(list(agents))]
     if levels is None:

@@ -10,9 +10,19 @@
   of X in the pooled sample. 95% CI: θ̂ ± t₀.₉₇₅,df · σ̂, with the Brunner–Munzel variance estimate
   σ̂² = S²_X/(n_X·n_Y²) + S²_Y/(n_Y·n_X²) and its Welch-type df (the same S² and df scipy's test uses;
   S²_X = Σ (R_Xi − R⁽ˣ⁾_Xi − R̄_X + (n_X+1)/2)² / (n_X − 1), R⁽ˣ⁾ the rank within X). The statistic
-  then equals (½ − θ̂)/σ̂. The interval is clipped to [0, 1]; when both placement variances are 0
-  (e.g. two constant samples) it collapses to θ̂ and scipy's p-value is NaN.
-- Absolute median difference: |median(X) − median(Y)| on 0–100.
+  then equals (½ − θ̂)/σ̂. The interval is clipped to [0, 1]. When both placement variances are 0 the
+  interval collapses to θ̂ and scipy's p-value is NaN: two identical constant samples (θ̂ = 0.5) then get
+  p = 1.0 with a note; two samples with no overlap at all (θ̂ 0 or 1, each constant) keep NaN with a note.
+- Median difference: median(X) − median(Y) on 0–100 (signed: positive when X is higher) and its absolute
+  value |median(X) − median(Y)| (the paper's AMD).
+- Mann–Whitney U of X (``scipy.stats.mannwhitneyu(X, Y)``, two-sided, scipy's default method: exact for small
+  samples without ties, else the normal approximation with continuity correction) and its p-value; two
+  identical constant samples give U = n_X·n_Y/2 and p = 1.
+- Kolmogorov–Smirnov: D = sup |F_X − F_Y| and the p-value of ``scipy.stats.ks_2samp(X, Y)`` (two-sided).
+
+The authors publish the Mann–Whitney and Kolmogorov–Smirnov statistics beside KL and Brunner–Munzel
+(their analysis/rq1/*_MWU_*.csv and *_KS_*.csv). X is always the first sample named: people in the
+human-vs-model table, the first of the pair in a model-vs-model comparison (:func:`pair_table`).
 """
 from __future__ import annotations
 
@@ -67,6 +77,7 @@ class BrunnerMunzel:
     df: float
     n_x: int
     n_y: int
+    note: str = ""
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -97,9 +108,14 @@ def brunner_munzel(x: ArrayLike, y: ArrayLike, level: float = 0.95) -> BrunnerMu
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = stats.brunnermunzel(x, y)
+    p_value, statistic, note = float(result.pvalue), float(result.statistic), ""
+    if sigma == 0 and theta == 0.5:
+        p_value, statistic = 1.0, 0.0
+        note = "both samples constant and equal: no difference (θ̂ 0.5, p 1)"
+    elif sigma == 0:
+        note = "the samples do not overlap and each is constant: no Brunner–Munzel p-value"
     return BrunnerMunzel(theta=float(theta), ci_low=float(max(0.0, theta - half)), ci_high=float(min(1.0, theta + half)),
-                         p_value=float(result.pvalue), statistic=float(result.statistic), df=float(dof),
-                         n_x=int(nx), n_y=int(ny))
+                         p_value=p_value, statistic=statistic, df=float(dof), n_x=int(nx), n_y=int(ny), note=note)
 
 
 def abs_median_difference(x: ArrayLike, y: ArrayLike, scale: float = SCALE_MAX) -> float:
@@ -110,12 +126,49 @@ def abs_median_difference(x: ArrayLike, y: ArrayLike, scale: float = SCALE_MAX) 
     return float(abs(np.median(a) - np.median(b)))
 
 
-def compare_samples(human: ArrayLike, model: ArrayLike, scale: float = SCALE_MAX) -> dict[str, float]:
-    """KL, Brunner–Munzel (θ̂, CI, p) and absolute median difference of one human/model pair of samples."""
-    h, m = _clean(human, scale), _clean(model, scale)
-    bm = brunner_munzel(h, m)
-    return {"kl": kl_divergence(h, m), "theta": bm.theta, "ci_low": bm.ci_low, "ci_high": bm.ci_high,
-            "p_value": bm.p_value, "amd": abs_median_difference(h, m), "n_human": bm.n_x, "n_model": bm.n_y}
+def median_difference(x: ArrayLike, y: ArrayLike, scale: float = SCALE_MAX) -> float:
+    """median(X) − median(Y) on 0–100 (NaN answers ignored): positive when X is higher."""
+    a, b = _clean(x, scale), _clean(y, scale)
+    if a.size == 0 or b.size == 0:
+        raise AnswersError("an empty sample has no median")
+    return float(np.median(a) - np.median(b))
+
+
+def mann_whitney(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
+    """(U of X, two-sided p) of ``scipy.stats.mannwhitneyu``; (n_X·n_Y/2, 1.0) for identical constant samples."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.unique(np.concatenate([a, b])).size == 1:
+        return a.size * b.size / 2, 1.0
+    result = stats.mannwhitneyu(a, b, alternative="two-sided")
+    return float(result.statistic), float(result.pvalue)
+
+
+def kolmogorov_smirnov(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
+    """(D, two-sided p) of ``scipy.stats.ks_2samp``."""
+    result = stats.ks_2samp(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    return float(result.statistic), float(result.pvalue)
+
+
+MEASURES = ["kl", "theta", "ci_low", "ci_high", "p_value", "amd", "median_diff", "mwu_u", "mwu_p", "ks_d", "ks_p"]
+
+
+def compare_two(x: ArrayLike, y: ArrayLike, scale: float = SCALE_MAX) -> dict[str, float | str]:
+    """Every measure of X against Y (module docstring): KL D(X‖Y), Brunner–Munzel θ̂ (CI, p), the median
+    difference (absolute and signed), Mann–Whitney U and p, Kolmogorov–Smirnov D and p, n_x, n_y, note."""
+    a, b = _clean(x, scale), _clean(y, scale)
+    bm = brunner_munzel(a, b)
+    u, u_p = mann_whitney(a, b)
+    d, d_p = kolmogorov_smirnov(a, b)
+    return {"kl": kl_divergence(a, b), "theta": bm.theta, "ci_low": bm.ci_low, "ci_high": bm.ci_high,
+            "p_value": bm.p_value, "amd": abs_median_difference(a, b), "median_diff": median_difference(a, b),
+            "mwu_u": u, "mwu_p": u_p, "ks_d": d, "ks_p": d_p, "n_x": bm.n_x, "n_y": bm.n_y, "note": bm.note}
+
+
+def compare_samples(human: ArrayLike, model: ArrayLike, scale: float = SCALE_MAX) -> dict[str, float | str]:
+    """:func:`compare_two` of one human (X) / model (Y) pair of samples, the sizes as n_human and n_model."""
+    out = compare_two(human, model, scale)
+    out["n_human"], out["n_model"] = out.pop("n_x"), out.pop("n_y")
+    return out
 
 
 def tang_table(df: pd.DataFrame, human_agent: str = HUMAN, scale: float = SCALE_MAX,
@@ -132,5 +185,20 @@ def tang_table(df: pd.DataFrame, human_agent: str = HUMAN, scale: float = SCALE_
         if group in humans and len(humans[group]) >= 2 and len(values) >= 2:
             rows[(agent, group)] = compare_samples(humans[group], values.to_numpy())
     index = pd.MultiIndex.from_tuples(list(rows), names=["agent", by])
-    return pd.DataFrame(list(rows.values()), index=index,
-                        columns=["kl", "theta", "ci_low", "ci_high", "p_value", "amd", "n_human", "n_model"])
+    return pd.DataFrame(list(rows.values()), index=index, columns=[*MEASURES, "n_human", "n_model", "note"])
+
+
+def pair_table(samples: dict[str, pd.DataFrame], pairs: list[tuple[str, str]], scale: float = SCALE_MAX) -> pd.DataFrame:
+    """Model vs model: for each (X, Y) of ``pairs`` — names of ``samples``, each a table with ``label`` and
+    ``value`` — every :func:`compare_two` measure per WEP both answered (control items left out), X first.
+    Columns x, y, label, the measures, n_x, n_y, note."""
+    rows = []
+    for x_name, y_name in pairs:
+        x = samples[x_name].loc[lambda d: d["label"] != CONTROL]
+        y = samples[y_name].loc[lambda d: d["label"] != CONTROL]
+        ys = {k: g.to_numpy() for k, g in y.groupby("label", sort=True)["value"]}
+        for label, values in x.groupby("label", sort=True)["value"]:
+            other = ys.get(label, np.array([]))
+            if _clean(values, scale).size >= 2 and _clean(other, scale).size >= 2:
+                rows.append({"x": x_name, "y": y_name, "label": label, **compare_two(values, other, scale)})
+    return pd.DataFrame(rows, columns=["x", "y", "label", *MEASURES, "n_x", "n_y", "note"])

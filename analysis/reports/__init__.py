@@ -17,7 +17,7 @@ import importlib
 import io
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -46,15 +46,24 @@ class Report:
     sections: dict[str, Any]
     skipped: dict[str, str] = field(default_factory=dict)  # section → why it could not be built yet
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    cache_key: str | None = None  # set by analysis.report_cache: its figures are rendered once under it
 
     @property
     def primary(self) -> Any:
         return next(iter(self.sections.values()))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at"):
+        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at", "cache_key"):
             raise AttributeError(name)
         return getattr(self.primary, name)
+
+    def seen_by(self, raw_ids: bool) -> "Report":
+        """A copy whose tables name participants by raw PROLIFIC_PID only when ``raw_ids`` (the caller checks
+        *view participant*); otherwise by the salted ``respondent_id``. The report itself is never changed: it
+        may be shared from the cache."""
+        sections = {name: replace(s, raw_ids=raw_ids) if hasattr(s, "raw_ids") else s
+                    for name, s in self.sections.items()}
+        return replace(self, sections=sections)
 
     def section(self, name: str) -> Any:
         return self.sections[name]
@@ -74,6 +83,18 @@ class Report:
 
     def figures(self) -> list[tuple[str, Any]]:
         return [fig for section in self.sections.values() for fig in section.figures()]
+
+    def figure_files(self) -> list[tuple[str, bytes, bytes]]:
+        """Every figure as (name, PNG at 150 dpi, SVG): rendered once per cached report (analysis.report_cache)."""
+        from analysis.report_cache import rendered
+
+        return rendered(self, "files", lambda: [(name, *figure_bytes(fig)) for name, fig in self.figures()])
+
+    def figure_uris(self) -> list[dict[str, str]]:
+        """Every figure as {"name", "src": a PNG data URI} for the admin page, rendered once per cached report."""
+        from analysis.report_cache import rendered
+
+        return rendered(self, "uris", lambda: [{"name": name, "src": png_data_uri(fig)} for name, fig in self.figures()])
 
     def meta(self) -> dict[str, Any]:
         """The primary section's meta, then each other section's under its name, and the section list."""
@@ -126,8 +147,10 @@ class Report:
         data = self.to_json()
         names: list[str] = []
         if figures:
-            for name, fig in self.figures():
-                written += save_figure(fig, out / name)
+            for name, png, svg in self.figure_files():
+                for path, content in ((out / f"{name}.png", png), (out / f"{name}.svg", svg)):
+                    path.write_bytes(content)
+                    written.append(path)
                 names.append(name)
         data["meta"]["figures"] = names
         path = out / "report.json"
@@ -209,6 +232,14 @@ def save_figure(fig: Any, stem: Path) -> list[Path]:
     fig.savefig(paths[0], dpi=150)
     fig.savefig(paths[1])
     return paths
+
+
+def figure_bytes(fig: Any) -> tuple[bytes, bytes]:
+    """(PNG at 150 dpi, SVG) of the figure, as save_figure writes them (a plain ``Figure``: nothing to close)."""
+    png, svg = io.BytesIO(), io.BytesIO()
+    fig.savefig(png, format="png", dpi=150)
+    fig.savefig(svg, format="svg")
+    return png.getvalue(), svg.getvalue()
 
 
 def png_data_uri(fig: Any) -> str:

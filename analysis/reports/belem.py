@@ -28,7 +28,7 @@ from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import study_answers
-from analysis.filtering import FilterError, FilterResult, apply_attention_filter, is_verifiable
+from analysis.filtering import FilterError, FilterResult, compute_attention_filter, is_verifiable
 from analysis.reports import ReportError
 from surveys.models import Study
 
@@ -66,6 +66,7 @@ class StudyReport:
     runs: list[RunUse] = field(default_factory=list)
     sets: dict[str, str] = field(default_factory=lambda: dict(STATEMENT_SETS))
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    raw_ids: bool = False  # the attention table names PROLIFIC_PIDs (Report.seen_by sets it)
 
     # --- tables ----------------------------------------------------------------------------------
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -116,9 +117,11 @@ class StudyReport:
         return pd.DataFrame([u.as_dict() for u in self.runs], columns=columns)
 
     def attention_table(self) -> pd.DataFrame:
-        """One row per excluded participant of each filtered study."""
-        rows = [{"study": r.study, **e.as_dict()} for r in self.attention for e in r.excluded]
-        return pd.DataFrame(rows, columns=["study", "participant_id", "prolific_pid", "rho", "n_answers"])
+        """One row per excluded participant of each filtered study: the salted ``respondent_id``, and the raw
+        PROLIFIC_PID only when ``raw_ids``."""
+        rows = [{"study": r.study, **e.as_dict(self.raw_ids)} for r in self.attention for e in r.excluded]
+        columns = ["study", "participant_id", "respondent_id"] + (["prolific_pid"] if self.raw_ids else [])
+        return pd.DataFrame(rows, columns=columns + ["rho", "n_answers"])
 
     def meta(self) -> dict[str, Any]:
         filters = {r.study: {"threshold": r.threshold, "applied": r.applied, "filter": r.describe(),
@@ -216,9 +219,9 @@ def build(study: Study) -> StudyReport:
                               "non-verifiable companion (its humans give the reference distribution)")
         nv_study = study.reference_study if verifiable else study
         v_study = study if verifiable else None
-        attention = [apply_attention_filter(nv_study)]
+        attention = [compute_attention_filter(nv_study)]
         if v_study is not None:
-            attention.append(apply_attention_filter(v_study))
+            attention.append(compute_attention_filter(v_study))
     except FilterError as exc:
         raise ReportError(str(exc)) from None
     except AnswersError as exc:

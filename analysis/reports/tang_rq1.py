@@ -4,7 +4,13 @@ Per model agent × context setting (CNC, ENC, FCNC, MCNC and the language, from 
 "" for items without a context) × WEP: KL divergence on 20 equal bins, Brunner–Munzel θ̂ with its 95% CI and
 p-value, and the absolute median difference (analysis/metrics/tang_divergence.py), as the table ``tang`` and
 as heat maps like the paper's Figs. 2–4 (θ̂ and KL per WEP × agent, one panel per setting, stars for the
-Brunner–Munzel p-value: * p < 0.1, ** p < 0.05, *** p < 0.01).
+Brunner–Munzel p-value: * p < 0.1, ** p < 0.05, *** p < 0.01). Beside them, the Mann–Whitney U and
+Kolmogorov–Smirnov statistics and p-values the authors publish, and the signed median difference.
+
+Model vs model (table ``tang_pairs``): every two agents in one context setting (GPT-4 vs GPT-3.5; ERNIE vs
+GPT in Chinese) and every agent in two settings (she vs he: FCNC vs MCNC; Chinese vs English: CNC (zh) vs
+CNC (en)), per WEP, with the same measures. X is the sample named in column ``x`` (the first in sort order),
+Y the one in ``y``; every table title says which sample is X.
 
 The human sample of a WEP is the study's own completed participants (after the study's attention filter, which
 is off by default for this kind), or, when the study has none (a study of generated context items answered by
@@ -19,14 +25,19 @@ import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import human_answers, study_answers
-from analysis.filtering import apply_attention_filter
+from analysis.filtering import compute_attention_filter
 from analysis.metrics.answers import HUMAN
-from analysis.metrics.tang_divergence import tang_table
+from analysis.metrics.tang_divergence import MEASURES, pair_table, tang_table
 from analysis.reports import ReportError
 from surveys.models import Item, Study
 
-TITLES = {"tang": "Tang et al. RQ1 per model, context setting and WEP: KL divergence, Brunner–Munzel θ̂ with 95% CI "
-                  "and p, |median difference| (human sample: {humans})"}
+TITLES = {"tang": "Tang et al. RQ1 per model, context setting and WEP — X = people ({humans}), Y = the model: "
+                  "KL D(X‖Y), Brunner–Munzel θ̂ = P(X>Y) + ½P(X=Y) with 95% CI and p, |median X − median Y| (amd) "
+                  "and median X − median Y, Mann–Whitney U of X and p, Kolmogorov–Smirnov D and p",
+          "tang_pairs": "Tang et al. RQ1 model vs model per WEP (two agents in one context setting, or one agent in "
+                        "two settings) — X = the sample in column x, Y = the one in column y: KL D(X‖Y), "
+                        "Brunner–Munzel θ̂ = P(X>Y) + ½P(X=Y) with 95% CI and p, median X − median Y beside "
+                        "|median X − median Y|, Mann–Whitney U of X and p, Kolmogorov–Smirnov D and p"}
 
 
 def setting_label(context: str, language: str) -> str:
@@ -41,9 +52,10 @@ class TangRQ1Section:
     humans_from: str
     n_humans: int
     titles: dict[str, str] = field(default_factory=dict)
+    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"tang": self.table}
+        return {"tang": self.table, "tang_pairs": self.pairs}
 
     def figures(self) -> list[tuple[str, Any]]:
         """Heat maps of θ̂ and of the KL divergence: one panel per context setting, WEPs × agents, stars for
@@ -59,7 +71,8 @@ class TangRQ1Section:
 
     def meta(self) -> dict[str, Any]:
         return {"human_sample": self.humans_from, "humans": self.n_humans,
-                "settings": sorted(s for s in self.table["setting"].unique() if s) if not self.table.empty else []}
+                "settings": sorted(s for s in self.table["setting"].unique() if s) if not self.table.empty else [],
+                "model_pairs": int(self.pairs[["x", "y"]].drop_duplicates().shape[0]) if not self.pairs.empty else 0}
 
 
 def build(study: Study) -> TangRQ1Section:
@@ -68,11 +81,12 @@ def build(study: Study) -> TangRQ1Section:
     if human_answers(study).empty and study.reference_study is not None:
         source = study.reference_study
     try:
-        apply_attention_filter(source)
+        decisions = compute_attention_filter(source).decisions
     except ValueError as exc:
         raise ReportError(str(exc)) from None
     humans = human_answers(source)
-    humans = humans[humans["included"].fillna(True).astype(bool)]
+    included = humans["participant_id"].map(lambda pk: decisions.get(pk, (None, True))[1])
+    humans = humans[included.astype(bool).to_numpy()]
     if humans.empty:
         raise ReportError(f"study {study.slug!r} has no human answers to compare the models with: import the "
                           "Fagen-Ulmschneider survey into it, or set its reference study to one that has them")
@@ -88,8 +102,23 @@ def build(study: Study) -> TangRQ1Section:
         table = tang_table(both)
         if not table.empty:
             parts.append(table.reset_index().assign(setting=setting))
-    columns = ["agent", "setting", "label", "kl", "theta", "ci_low", "ci_high", "p_value", "amd", "n_human", "n_model"]
+    columns = ["agent", "setting", "label", *MEASURES, "n_human", "n_model", "note"]
     table = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
     who = f"{humans['respondent'].nunique()} participants of {source.slug}"
     return TangRQ1Section(study=study, table=table, humans_from=source.slug, n_humans=humans["respondent"].nunique(),
-                          titles={name: title.format(humans=who) for name, title in TITLES.items()})
+                          titles={name: title.format(humans=who) for name, title in TITLES.items()},
+                          pairs=model_pairs(models))
+
+
+def sample_name(agent: str, setting: str) -> str:
+    """How a model's sample is named in ``tang_pairs``: ``gpt-4 (greedy) · CNC (en)``."""
+    return f"{agent} · {setting or 'no context'}"
+
+
+def model_pairs(models: pd.DataFrame) -> pd.DataFrame:
+    """Every two samples of one setting (two agents) or of one agent (two settings), X first in sort order."""
+    keys = sorted((agent, setting) for agent, setting in models[["agent", "setting"]].drop_duplicates().itertuples(index=False))
+    samples = {sample_name(a, s): g[["label", "value"]] for (a, s), g in models.groupby(["agent", "setting"], sort=True)}
+    pairs = [(sample_name(*x), sample_name(*y)) for i, x in enumerate(keys) for y in keys[i + 1:]
+             if x[0] == y[0] or x[1] == y[1]]
+    return pair_table(samples, pairs)

@@ -8,6 +8,12 @@ scenario, choice set and number set, each beside the random responder's score (1
 and the control comparisons 5 vs 3 choices and narrow vs wide numbers (agents pooled); and a bar chart per
 agent × scenario with the random baseline (the paper's Figs. 5–6).
 
+The study's report option ``reading`` (surveys/report_options.py) says how answers are read and the
+pair-wise metric scored: "text" (the Methods; default for new studies) or "authors" (the authors' code;
+analysis/metrics/tang_reading.py). The report names the reading in its tables' titles and in its meta
+(``reading``, ``reading_rules``: how many answers — pair-wise units for the order rule — each of the
+authors' rules touched; under the text reading the counts say what the authors' reading would change).
+
 Participants' answers are kept in the export but not scored here: the paper reports no human baseline for
 these metrics, and one participant answers only part of the 360 prompts.
 """
@@ -19,11 +25,14 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.agents import choose_runs, used_run_ids
+from analysis.agents import ANSWER_STATUSES, choose_runs, used_run_ids
 from analysis.dataset import model_answers
 from analysis.metrics.answers import AnswersError
-from analysis.metrics.tang_consistency import compare_agents, compare_conditions, consistency_scores, random_baseline
+from analysis.metrics.tang_consistency import (compare_agents, compare_conditions, consistency_scores,
+                                               random_baseline, reversed_pairs)
+from analysis.metrics.tang_reading import RULES, authors_choices
 from analysis.reports import ReportError
+from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Study
 
 DESIGN_FIELDS = ("scenario", "choices", "numbers", "confidence", "interval", "truth_choice")
@@ -32,7 +41,8 @@ TITLES = {
     "consistency": "Tang et al. RQ2: consistency (0–100) per agent, overall and per scenario, choice set and number "
                    "set, with the random baseline (10 draws)",
     "consistency_tests": "Paired comparisons: agents differing only in prompt style (per scenario and metric), "
-                         "5 vs 3 choices and narrow vs wide numbers (agents pooled): t, df, p, Cohen's d",
+                         "5 vs 3 choices and narrow vs wide numbers (agents pooled): paired t, df, p, Cohen's d_av = "
+                         "(mean a − mean b) / ((sd a + sd b)/2); positive: a more consistent",
 }
 
 
@@ -48,9 +58,33 @@ def design_table(study: Study) -> pd.DataFrame:
     return table[~missing]
 
 
-def scope_scores(answers: pd.DataFrame, items: pd.DataFrame) -> dict[str | None, tuple[pd.DataFrame, pd.DataFrame]]:
+READING_NAMES = {"text": "the Methods' text", "authors": "the authors' code"}
+
+
+def scope_scores(answers: pd.DataFrame, items: pd.DataFrame,
+                 reading: str = "text") -> dict[str | None, tuple[pd.DataFrame, pd.DataFrame]]:
     """Per scope (None = overall, scenario, choices, numbers): (agents' scores, random baseline)."""
-    return {by: (consistency_scores(answers, by), random_baseline(items, by)) for by in SCOPES}
+    return {by: (consistency_scores(answers, by, reading), random_baseline(items, by, reading=reading))
+            for by in SCOPES}
+
+
+def read_answers(answers: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The answers with ``choice`` under ``reading`` and the number of answers each authors' rule touched
+    (under the text reading: the number it would touch). ``answers`` has run_id, item_id, sample_index,
+    choices and the text reading's ``choice``."""
+    runs = answers["run_id"].unique().tolist()
+    raw = pd.DataFrame(list(ModelResponse.objects.filter(run_id__in=runs, status__in=ANSWER_STATUSES)
+                            .values_list("run_id", "item_id", "sample_index", "raw_output")),
+                       columns=["run_id", "item_id", "sample_index", "raw_output"])
+    styles = dict(ElicitationRun.objects.filter(pk__in=runs).values_list("pk", "prompt_style"))
+    merged = answers.merge(raw, on=["run_id", "item_id", "sample_index"], how="left")
+    authors = authors_choices(merged["raw_output"].fillna(""), merged["run_id"].map(styles),
+                              merged["choices"], merged["choice"])
+    counts = dict(authors.counts)
+    if reading == "authors":
+        merged["choice"] = authors.choice
+    counts["pair_order"] = reversed_pairs(merged)
+    return merged.drop(columns="raw_output"), counts
 
 
 def scores_table(scopes: dict[str | None, tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
@@ -78,14 +112,14 @@ def style_pairs(agents: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def tests_table(answers: pd.DataFrame) -> pd.DataFrame:
+def tests_table(answers: pd.DataFrame, reading: str = "text") -> pd.DataFrame:
     parts = []
     for a, b in style_pairs(sorted(answers["agent"].unique())):
-        table = compare_agents(answers, a, b, by="scenario").reset_index()
+        table = compare_agents(answers, a, b, by="scenario", reading=reading).reset_index()
         parts.append(table.assign(comparison=f"{a} vs {b}"))
     for factor in ("choices", "numbers"):
         try:
-            table = compare_conditions(answers, factor).reset_index()
+            table = compare_conditions(answers, factor, reading=reading).reset_index()
         except AnswersError:
             continue  # only one level answered
         parts.append(table.assign(comparison=f"{factor}: " + table.pop("levels"), scenario="all"))
@@ -101,7 +135,13 @@ class TangRQ2Section:
     scopes: dict
     answers: int
     unparsed: int
+    reading: str = "text"
+    reading_rules: dict[str, int] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=lambda: dict(TITLES))
+
+    def __post_init__(self) -> None:
+        said = f" — answers read as {READING_NAMES[self.reading]} (report option reading = \"{self.reading}\")"
+        self.titles = {name: title + said for name, title in self.titles.items()}
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"consistency": self.consistency, "consistency_tests": self.consistency_tests}
@@ -113,10 +153,17 @@ class TangRQ2Section:
         return [(f"consistency-by-{by}", consistency_bars(*self.scopes[by], by=by))
                 for by in ("scenario", "choices", "numbers")]
 
+    def summary_text(self) -> str:
+        """What the ``report`` command prints: the reading, what its rules touched, then the scores."""
+        rules = "; ".join(f"{RULES[k]}: {v}" for k, v in self.reading_rules.items())
+        head = f"Tang RQ2 reading: {self.reading} ({READING_NAMES[self.reading]}); {rules}"
+        return f"{head}\n{self.consistency.round(3).to_string(index=False)}"
+
     def meta(self) -> dict[str, Any]:
         agents = sorted(a for a in self.consistency["agent"].unique()) if not self.consistency.empty else []
         return {"agents": agents, "model_answers": self.answers, "unparsed_answers": self.unparsed,
-                "random_draws": 10}
+                "random_draws": 10, "reading": self.reading,
+                "reading_rules": {RULES[k]: v for k, v in self.reading_rules.items()}}
 
 
 def build(study: Study) -> TangRQ2Section:
@@ -128,12 +175,14 @@ def build(study: Study) -> TangRQ2Section:
                           "prompt style) or import model answers")
     answers = answers.join(items, on="item_id", how="inner")
     answers["choice"] = answers["choice"].where(answers["choice"] != "")
+    reading = study.report_option("reading")
     try:
-        scopes = scope_scores(answers, items.reset_index())
+        answers, rules = read_answers(answers, reading)
+        scopes = scope_scores(answers, items.reset_index(), reading)
         consistency = scores_table(scopes)
-        tests = tests_table(answers)
+        tests = tests_table(answers, reading)
     except AnswersError as exc:
         raise ReportError(str(exc)) from None
     return TangRQ2Section(study=study, consistency=consistency, consistency_tests=tests, scopes=scopes,
-                          answers=len(answers),
-                          unparsed=int(answers["choice"].isna().sum()))
+                          answers=len(answers), unparsed=int(answers["choice"].isna().sum()),
+                          reading=reading, reading_rules=rules)

@@ -4,6 +4,8 @@ A design is a module of this package with ``generate(study, **options) -> list[d
 fields per item (``key``; kind-specific fields in ``extra``). :data:`DESIGNS` names each design, the module
 that holds it and the instrument its items are for; :func:`generate_items` runs one and stores its items,
 all or nothing. ``python manage.py generate_items <study> --design <name> [options]`` and the REST API call it.
+Options are values (numbers, names, lists), never server paths: the command line reads a file itself and
+passes its values, so nothing a web request sends opens a file on the server.
 """
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ class Design:
 
     def function(self) -> Callable[..., list[dict[str, Any]]]:
         return importlib.import_module(self.module).generate
+
+    def report_defaults(self, options: dict[str, Any]) -> dict[str, str]:
+        """Report options a study generated with ``options`` takes unless it sets them itself (a module's
+        optional ``report_defaults(**options)``; e.g. the paper's numbers → the authors' reading)."""
+        hook = getattr(importlib.import_module(self.module), "report_defaults", None)
+        return hook(**options) if hook else {}
 
     def notes(self, items: list) -> list[str]:
         """What the researcher should know about the generated ``items`` (the module's ``notes(items)``, if
@@ -59,8 +67,9 @@ def get_design(name: str) -> Design:
 
 
 def generate_items(study, design_name: str, **options: Any) -> list:
-    """Generate ``design_name``'s items for ``study`` and store them, all or nothing. Options the design does
-    not take, a study of another instrument, or keys the study already has are refused with a DesignError."""
+    """Generate ``design_name``'s items for ``study`` and store them, all or nothing, with the design's report
+    defaults for options the study does not set. Options the design does not take, a study of another
+    instrument, or keys the study already has are refused with a DesignError."""
     from surveys.models import Item
 
     design = get_design(design_name)
@@ -74,7 +83,7 @@ def generate_items(study, design_name: str, **options: Any) -> list:
                           f"(its options: {', '.join(design.options()) or 'none'})")
     try:
         fields = design.function()(study, **given)
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         raise DesignError(str(exc)) from None
     keys = [f["key"] for f in fields]
     if len(set(keys)) != len(keys):
@@ -83,5 +92,10 @@ def generate_items(study, design_name: str, **options: Any) -> list:
     if taken:
         raise DesignError(f"study {study.slug!r} already has {len(taken)} of these items (e.g. {sorted(taken)[0]!r}); "
                           "generate into a new study, or with other options (e.g. another --start or --settings)")
+    defaults = {k: v for k, v in design.report_defaults(given).items() if k not in (study.report_options or {})}
     with transaction.atomic():
-        return Item.objects.bulk_create([Item(study=study, **f) for f in fields])
+        items = Item.objects.bulk_create([Item(study=study, **f) for f in fields])
+        if defaults:
+            study.report_options = {**(study.report_options or {}), **defaults}
+            study.save(update_fields=["report_options"])
+        return items

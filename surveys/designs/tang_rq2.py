@@ -49,6 +49,10 @@ SAMPLE_SIZE = 20
 DEFAULT_SEED = 20240613
 # The paper's first (narrow) set, as printed in its Results and Fig. 7.
 PAPER_NARROW = (116, 93, 94, 89, 108, 76, 117, 92, 103, 97, 114, 79, 96, 96, 111, 89, 98, 91, 100, 105)
+# The wide set the authors used: not printed in the paper; recovered from their chain-of-thought answers
+# (rq2_cot_result.txt, the N(100, 40) prompts list the sample back).
+PAPER_WIDE = (55, 145, 136, 120, 136, 72, 95, 62, 89, 121, 72, 84, 72, 66, 73, 99, 55, 109, 166, 129)
+PAPER = "paper"  # ``numbers="paper"``: the two sets above
 
 # Scenario sentences: {n} sample size, {numbers} the sample, then the sentence to complete ("_" = the choice).
 SCENARIO_TEXT: dict[str, str] = {
@@ -129,13 +133,19 @@ def scenario_numbers(sets: Mapping[str, list[float]], scenario: str, drawn_with:
 
 
 def read_numbers(path: str | Path) -> dict[str, list[float]]:
-    """The two NUMBERS sets from a file: two non-empty lines (narrow, then wide), numbers separated by commas
+    """The two NUMBERS sets from a file, for the command line only (``generate_items --numbers FILE``): the API
+    and the admin pass the sets as values, never a server path. See :func:`parse_numbers`."""
+    return parse_numbers(Path(path).read_text(encoding="utf-8"), str(path))
+
+
+def parse_numbers(text: str, source: str = "numbers") -> dict[str, list[float]]:
+    """The two NUMBERS sets from text: two non-empty lines (narrow, then wide), numbers separated by commas
     and/or spaces; lines starting with # are ignored. DesignError names the line at fault."""
-    lines = [(i, line.strip()) for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1)
+    lines = [(i, line.strip()) for i, line in enumerate(text.splitlines(), start=1)
              if line.strip() and not line.lstrip().startswith("#")]
     if len(lines) != 2:
-        raise DesignError(f"{path}: expected two lines of numbers (narrow, then wide), found {len(lines)}")
-    return dict(zip(NUMBER_SETS, (_parse_line(text, f"{path}, line {i}") for i, text in lines)))
+        raise DesignError(f"{source}: expected two lines of numbers (narrow, then wide), found {len(lines)}")
+    return dict(zip(NUMBER_SETS, (_parse_line(text, f"{source}, line {i}") for i, text in lines)))
 
 
 def _parse_line(text: str, where: str) -> list[float]:
@@ -156,8 +166,13 @@ def _parse_line(text: str, where: str) -> list[float]:
 def _numbers(numbers: Any, seed: int | None) -> dict[str, list[float]]:
     if numbers is None:
         return draw_numbers(seed)
-    if isinstance(numbers, (str, Path)):
-        return read_numbers(numbers)
+    if isinstance(numbers, str) and numbers.strip().lower() == PAPER:
+        return {"narrow": list(PAPER_NARROW), "wide": list(PAPER_WIDE)}
+    if isinstance(numbers, (str, bytes, Path)):
+        # A value, never a file name: an option from the API could otherwise read any server file.
+        raise DesignError("numbers: give the two NUMBERS sets as values, [[narrow…], [wide…]] or "
+                          '{"narrow": […], "wide": […]}, or "paper" for the authors\' sets; a file is read only by '
+                          "the command line (manage.py generate_items --numbers FILE)")
     if isinstance(numbers, Mapping):
         sets = {name: list(numbers[name]) for name in NUMBER_SETS if name in numbers}
     else:
@@ -194,6 +209,12 @@ def item_key(extra: Mapping[str, Any]) -> str:
     return f"{extra['scenario']}|{extra['choices']}|{extra['numbers']}|{extra['confidence']:.3f}|{extra['interval']}"
 
 
+def report_defaults(numbers: Any = None, **_: Any) -> dict[str, str]:
+    """The paper's replication (``numbers="paper"``) reads answers the authors' way (report option
+    ``reading``, analysis/metrics/tang_reading.py); other studies keep the Methods' reading."""
+    return {"reading": "authors"} if isinstance(numbers, str) and numbers.strip().lower() == PAPER else {}
+
+
 def notes(items: Sequence[Any]) -> list[str]:
     """One line per scenario and NUMBERS set whose numbers were redrawn or clipped to the scenario's floor
     (``items``: Item objects or field dicts of one generation)."""
@@ -221,8 +242,9 @@ def notes(items: Sequence[Any]) -> list[str]:
 
 def generate(study: Any = None, seed: int | None = None, numbers: Any = None) -> list[dict[str, Any]]:
     """The 360 item field dicts. ``numbers``: the two NUMBERS sets (narrow, wide) as a pair of sequences, a
-    mapping {"narrow": …, "wide": …} or a file for :func:`read_numbers`; by default drawn with ``seed``.
-    Values a scenario's quantity does not allow are redrawn (drawn sets) or clipped (given sets)."""
+    mapping {"narrow": …, "wide": …}, or ``"paper"`` for the authors' sets (:data:`PAPER_NARROW`,
+    :data:`PAPER_WIDE`) — values only: a file is read by the command line, :func:`read_numbers`; by default drawn
+    with ``seed``. Values a scenario's quantity does not allow are redrawn (drawn sets) or clipped (given sets)."""
     sets = _numbers(numbers, seed)
     used_seed = None if numbers is not None else (DEFAULT_SEED if seed is None else seed)
     items = []

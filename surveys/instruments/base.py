@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from analysis.metrics.bins import bin_centre
 
+from surveys.report_options import ReportOption
+
 from .shapes import (Answer, AnswerError, AnswerShape, Option, ParsedAnswer, ScaleShape, first_number,
                      plain_number)
 
@@ -42,7 +44,8 @@ class Instrument:
     Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
     shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
     ``ElicitationRun.prompt_style``), ``report_sections`` (modules under analysis/reports/ that score it) and
-    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter).
+    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter) and
+    ``report_options`` (named choices its report sections take, surveys/report_options.py).
     """
 
     name: ClassVar[str]
@@ -52,6 +55,7 @@ class Instrument:
     prompt_styles: ClassVar[tuple[str, ...]] = ("standard",)
     report_sections: ClassVar[tuple[str, ...]] = ("belem",)
     attention_filter_default: ClassVar[bool] = True
+    report_options: ClassVar[dict[str, ReportOption]] = {}
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
     # CSV columns the item importer requires, in the order the template and the documentation list them;

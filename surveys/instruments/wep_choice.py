@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from surveys.report_options import ReportOption
+
 from .base import ImportRowError, Instrument, Prompt, Speaker
 from .shapes import ChoiceShape, Option
 
@@ -30,6 +32,15 @@ INSTRUCTION = ("Complete the following sentence using one of the choices, listed
 COT_FIRST = "First compute the associated probability. Then complete"
 COT_LAST = 'Give your final choice after "I choose:".'
 FINAL_MARKER = "I choose:"
+READING = ReportOption(
+    "reading",
+    {"text": "the Methods' reading: an answer is the one option it names (an answer listing several is "
+             "unreadable); a CoT answer is read after its last \"I choose:\"; pair-wise complements in either order",
+     "authors": "the authors' code: a standard answer is the first option letter it writes (a list of the options "
+                "is A, so is \"A.is unlikely to be\"); a CoT answer is the "
+                "option letter right after \"I choose:\", and one with no letter there the first option (A); on 3 "
+                "choices the pair (unlikely, likely) in that order is not complementary"},
+    help="How answers are read and the pair-wise metric scored (Tang et al. RQ2).")
 TASK_INTRO = ("Each question shows 20 numbers someone recorded and asks how likely it is that one more number "
               "from the same source falls in a range. Choose the phrase that best completes the sentence.")
 
@@ -46,6 +57,7 @@ class WepChoice(Instrument):
     shape = ChoiceShape()
     prompt_styles = ("standard", "cot")
     report_sections = ("tang_rq2",)
+    report_options = {"reading": READING}
     attention_filter_default = False
     final_choice_marker = FINAL_MARKER
     import_columns = ("statement", "options")

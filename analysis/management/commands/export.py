@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import acting_user, add_as_argument, may_see_raw_ids
 from analysis.exports import FORMATS, export_study
 from surveys.cli import get_study
 
@@ -12,6 +13,7 @@ class Command(BaseCommand):
             "(SPEC §7), streamed to a CSV or Parquet file. Participant ids are salted hashes unless --raw-ids.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study")
         parser.add_argument("--format", choices=FORMATS, default="csv")
         parser.add_argument("--out", required=True, metavar="FILE", help="output file")
@@ -21,7 +23,10 @@ class Command(BaseCommand):
                             help="also write test participants' answers (respondent_type 'test'; left out by default)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        user = acting_user(options)
+        study = get_study(options["study"], user)
+        if options["raw_ids"] and not may_see_raw_ids(user):
+            raise CommandError(f"--raw-ids: {user} may not view participants (surveys.view_participant)")
         out = Path(options["out"])
         if not out.parent.exists():
             raise CommandError(f"no such folder: {out.parent}")

@@ -3,6 +3,7 @@
 [--scale auto|1|100] …"""
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
@@ -17,6 +18,7 @@ class Command(BaseCommand):
             "and nothing is imported; the same file cannot be imported twice into a study.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study whose items the answers belong to")
         parser.add_argument("file", help="path of the CSV or JSON Lines file (UTF-8)")
         parser.add_argument("--model", required=True,
@@ -30,9 +32,10 @@ class Command(BaseCommand):
         parser.add_argument("--zero-shot", action="store_true", help="the answers were given without demonstrations")
         parser.add_argument("--prompt-version", default="", help="the prompt version to record (default: the platform's)")
         parser.add_argument("--name", default="", help="the run's name (default: model and file name)")
-        parser.add_argument("--shape", choices=["long", "wide"], default="long",
+        parser.add_argument("--shape", choices=["long", "wide", "tang-rq2"], default="long",
                             help="long: one row per answer (default); wide: one row per WEP, one column per context "
-                                 "or sample")
+                                 "or sample; tang-rq2: Tang et al.'s rq2_result.txt / rq2_cot_result.txt as published "
+                                 "(one Python dict per line), matched to the study's tang-rq2 items")
         parser.add_argument("--format", choices=["csv", "jsonl"], default="",
                             help="default: jsonl for .jsonl/.ndjson files, csv otherwise")
         parser.add_argument("--answer-column", default="answer", metavar="COL",
@@ -63,11 +66,14 @@ class Command(BaseCommand):
                             help="numbers in the file: 1 = probabilities 0-1 (multiplied by 100 before parsing; the "
                                  "original text is kept), 100 = as they are; auto (default) = 0-1 when every number "
                                  "is within 0-1 and one lies strictly between")
+        parser.add_argument("--allow-missing", action="store_true",
+                            help="wide files: import although some of the study's WEPs have no answer in the file "
+                                 "(default: refused, naming them)")
         parser.add_argument("--keep-missing", action="store_true",
                             help="keep empty/NA cells as unparseable answers (default: skip and count them)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         try:
             fields = parse_assignments(options["field"], "--field")
             fixed = parse_assignments(options["fixed"], "--set")
@@ -82,7 +88,7 @@ class Command(BaseCommand):
             model=options["model"], shape=options["shape"], format=options["format"],
             answer=options["answer_column"], fields=fields, fixed=fixed, sample=options["sample_column"],
             wep=options["wep_column"], columns=options["columns"], ignore=tuple(options["ignore_column"]),
-            scale=options["scale"], keep_missing=options["keep_missing"], mode=options["mode"],
+            scale=options["scale"], keep_missing=options["keep_missing"], allow_missing=options["allow_missing"], mode=options["mode"],
             temperature=options["temperature"], prompt_style=options["prompt_style"],
             few_shot=not options["zero_shot"], prompt_version=options["prompt_version"], name=options["name"],
             aliases=aliases)

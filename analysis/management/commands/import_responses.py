@@ -2,6 +2,7 @@
 --expression COL --value COL [--truth COL] [--time COL [--time-unit ms|s]]"""
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from analysis.importers import ResponseColumns, import_responses
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
@@ -14,6 +15,7 @@ class Command(BaseCommand):
             "All or nothing: any bad row is reported with its line and column and nothing is imported.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study whose items the answers belong to")
         parser.add_argument("csv", help="path of the CSV file (UTF-8, header row)")
         parser.add_argument("--participant", required=True, metavar="COL", help="column with the participant id")
@@ -35,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--time-unit", choices=["ms", "s"], default="ms", help="unit of --time (default ms)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         columns = ResponseColumns(participant=options["participant"], value=options["value"],
                                   expression=options["expression"], statement=options["statement"],
                                   text=options["text"], truth=options["truth"], time=options["time"],

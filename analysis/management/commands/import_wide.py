@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from analysis.importers import import_wide
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
@@ -14,6 +15,7 @@ class Command(BaseCommand):
             "instrument). All or nothing.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study")
         parser.add_argument("csv", help="path of the CSV file (UTF-8, header row)")
         parser.add_argument("--id-column", metavar="COL", help="column with the respondent id (default: none)")
@@ -22,7 +24,7 @@ class Command(BaseCommand):
                                  "(default: the file name without extension and a dash)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         path = Path(options["csv"])
         prefix = options["id_prefix"] if options["id_prefix"] is not None else f"{path.stem}-"
         try:

@@ -6,6 +6,9 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
+from access.ownership import may
+from elicitation import preflight
 from elicitation.models import ModelEndpoint
 
 
@@ -24,6 +27,7 @@ class Command(BaseCommand):
             "never stored: give the NAME of the environment variable that holds it (--key-env).")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("name", help="short name (letters, digits, - and _), used with elicit --endpoint")
         parser.add_argument("--base-url", help="e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
         parser.add_argument("--model", help="model id sent with each request, e.g. gpt-4o-2024-08-06")
@@ -39,14 +43,19 @@ class Command(BaseCommand):
         parser.add_argument("--max-retries", type=int, help="retries after a 429, 5xx, timeout")
         parser.add_argument("--no-seed", action="store_true", help="the endpoint does not take a seed")
         parser.add_argument("--update", action="store_true", help="change an existing endpoint")
+        parser.add_argument("--no-check", action="store_true",
+                            help="save without the pre-flight check (one cheap request to the endpoint)")
 
     def handle(self, *args, **o):
+        user = acting_user(o)
         existing = ModelEndpoint.objects.filter(name=o["name"]).first()
+        if existing and user is not None and not may(user, existing):
+            raise CommandError(f"endpoint {o['name']!r} belongs to another researcher (--as {user})")
         if existing and not o["update"]:
             raise CommandError(f"endpoint {o['name']!r} exists; add --update to change it")
         if not existing and o["update"]:
             raise CommandError(f"no endpoint called {o['name']!r} to update")
-        endpoint = existing or ModelEndpoint(name=o["name"])
+        endpoint = existing or ModelEndpoint(name=o["name"], owner=user)
         if not existing and not (o["base_url"] and o["model"]):
             raise CommandError("a new endpoint needs --base-url and --model")
         simple = {"base_url": "base_url", "model": "model", "api_style": "api_style", "key_env": "api_key_env",
@@ -70,10 +79,15 @@ class Command(BaseCommand):
         except ValidationError as exc:
             problems = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
             raise CommandError(f"endpoint not saved: {problems}") from None
+        try:
+            preflight.require(endpoint, check=not o["no_check"])
+        except preflight.PreflightFailed as exc:
+            raise CommandError(f"endpoint not saved: {exc} (--no-check saves it anyway)") from None
         endpoint.save()
         key_note = ""
         if endpoint.api_key_env and not endpoint.api_key():
             key_note = f" (note: ${endpoint.api_key_env} is not set in this environment)"
+        checked = "; pre-flight check skipped" if o["no_check"] else "; pre-flight check passed"
         self.stdout.write(self.style.SUCCESS(
             f"{'updated' if existing else 'added'} endpoint {endpoint.name}: {endpoint.model} at {endpoint.base_url} "
-            f"({endpoint.api_style}){key_note}"))
+            f"({endpoint.api_style}){key_note}{checked}"))

@@ -9,8 +9,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from access.cli import add_as_argument, acting_user, scoped
 from elicitation import conf
 from elicitation.estimate import estimate_run
+from elicitation import preflight
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
@@ -25,6 +27,7 @@ class Command(BaseCommand):
             "process with --sync. Prints the estimated tokens and cost first.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", nargs="?", help="slug of the study whose items are posed")
         parser.add_argument("--endpoint", help="name of a registered endpoint (see add_endpoint)")
         parser.add_argument("--mode", default="greedy", choices=[m for m, _ in ElicitationRun.Mode.choices])
@@ -46,16 +49,19 @@ class Command(BaseCommand):
         parser.add_argument("--status", type=int, metavar="RUN", help="print a run's progress")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--sync", action="store_true", help="answer in this process, without a worker")
+        parser.add_argument("--no-check", action="store_true",
+                            help="skip the endpoint's pre-flight check (one cheap request before the run is created)")
 
     # --- entry -------------------------------------------------------------------------------
     def handle(self, *args, **o):
         if o["cancel"]:
-            return self._cancel(self._run(o["cancel"]))
+            return self._cancel(self._run(o["cancel"], acting_user(o)))
         if o["status"]:
-            return self._print_progress(self._run(o["status"]))
+            return self._print_progress(self._run(o["status"], acting_user(o)))
         if o["resume"]:
-            run = self._run(o["resume"])
+            run = self._run(o["resume"], acting_user(o))
             self._print_estimate(run, left_only=True)
+            self._check(run.endpoint, o)
             try:
                 queued = resume_run(run, queue=not o["sync"])
             except RunStateError as exc:
@@ -92,8 +98,16 @@ class Command(BaseCommand):
             self._wait(run)
 
     # --- pieces ------------------------------------------------------------------------------
-    def _run(self, pk: int) -> ElicitationRun:
-        run = ElicitationRun.objects.select_related("study", "endpoint").filter(pk=pk).first()
+    def _check(self, endpoint: ModelEndpoint, o: dict) -> None:
+        """The endpoint's pre-flight check (elicitation.preflight), unless ``--no-check``."""
+        try:
+            preflight.require(endpoint, check=not o["no_check"])
+        except preflight.PreflightFailed as exc:
+            raise CommandError(f"{exc} (--no-check skips the check)") from None
+
+    def _run(self, pk: int, user=None) -> ElicitationRun:
+        """Run ``pk`` (one of ``user``'s studies' with ``--as``), or CommandError."""
+        run = scoped(ElicitationRun.objects.select_related("study", "endpoint"), user).filter(pk=pk).first()
         if run is None:
             raise CommandError(f"no run {pk}")
         return run
@@ -101,10 +115,10 @@ class Command(BaseCommand):
     def _create(self, o) -> ElicitationRun | None:
         if not o["study"]:
             raise CommandError("give a study slug (or --resume/--cancel/--status RUN)")
-        study = get_study(o["study"])
+        study = get_study(o["study"], acting_user(o))
         if not o["endpoint"]:
             raise CommandError("--endpoint is required (register one with .venv/bin/python manage.py add_endpoint)")
-        endpoint = lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint")
+        endpoint = lookup(scoped(ModelEndpoint.objects.all(), acting_user(o)), "name", o["endpoint"], "endpoint")
         if not o["estimate_only"] and (problem := missing_key(endpoint)):
             raise CommandError(problem)  # before a run is created: it could not get a single answer
         if o["mode"] == ElicitationRun.Mode.LIKELIHOOD and not o["estimate_only"]:
@@ -133,13 +147,14 @@ class Command(BaseCommand):
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
                         budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],
                         prompt_style=o["prompt_style"])
+        draft = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
+                               temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
+                               top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
+        self._validate(draft)
         if o["estimate_only"]:
-            run = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
-                                 temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
-                                 top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
-            self._validate(run)
-            self._print_estimate(run, items=items)
+            self._print_estimate(draft, items=items)
             return None
+        self._check(endpoint, o)  # a run on an endpoint that fails its pre-flight check is not created
         try:
             run = create_run(study, endpoint, **settings)
         except ValidationError as exc:

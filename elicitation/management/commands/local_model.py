@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from elicitation import local_model
+from elicitation.destinations import url_problem
 
 
 class Command(BaseCommand):
@@ -40,6 +41,9 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(
                 f"local model running: pid {state.pid}, {state.base_url} (model {state.model_id}), "
                 f"endpoint '{local_model.ENDPOINT_NAME}'; log {state.log}"))
+            if problem := url_problem(state.base_url):  # runs on it would be refused: say so now
+                self.stderr.write(f"note: runs cannot use it yet: {problem} (e.g. MODEL_ENDPOINT_ALLOWED_NETWORKS="
+                                  f"{local_model.LOOPBACK_NETWORKS} for the web server and the workers)")
         elif action == "stop":
             pid = local_model.stop(var_dir)
             self.stdout.write(f"local model stopped (pid {pid})" if pid else "local model was not running")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
+from access.cli import add_as_argument, acting_user, scoped
 from elicitation.management.commands.elicit import Command as ElicitCommand
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.refinement import SETTINGS, create_refinement
@@ -19,6 +20,7 @@ class Command(ElicitCommand):
             "confidence levels) and asks for the most likely one and a new, better interval (Table 2 of Bahaj et al.).")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("source", type=int, help="id of the run whose answers are shown")
         parser.add_argument("--endpoint", help="endpoint that refines (default: the source run's)")
         parser.add_argument("--shown", type=int, default=3, help="answers shown per prompt (e; default 3)")
@@ -33,13 +35,16 @@ class Command(ElicitCommand):
         parser.add_argument("--name", default="")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--sync", action="store_true", help="answer in this process, without a worker")
+        parser.add_argument("--no-check", action="store_true",
+                            help="skip the endpoint's pre-flight check (one cheap request before the run is created)")
 
     def handle(self, *args, **o):
-        source = self._run(o["source"])
-        endpoint = (lookup(ModelEndpoint.objects.all(), "name", o["endpoint"], "endpoint") if o["endpoint"]
-                    else source.endpoint)
+        source = self._run(o["source"], acting_user(o))
+        endpoints = scoped(ModelEndpoint.objects.all(), acting_user(o))
+        endpoint = lookup(endpoints, "name", o["endpoint"], "endpoint") if o["endpoint"] else source.endpoint
         if problem := missing_key(endpoint):
             raise CommandError(problem)
+        self._check(endpoint, o)  # a run on an endpoint that fails its pre-flight check is not created
         temperature = o["temperature"]
         if temperature is None:
             temperature = 1.0 if o["mode"] == ElicitationRun.Mode.SAMPLED else 0.0

@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.instruments import get_instrument, instrument_choices
 from surveys.models import Study
@@ -29,6 +30,7 @@ class Command(BaseCommand):
             "generate its items (import_items, generate_items) and start runs.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("slug", help="appears in the participant link /s/<slug>/ (letters, digits, hyphens)")
         parser.add_argument("--instrument", required=True, choices=[name for name, _ in instrument_choices()])
         parser.add_argument("--title", help="default: the slug")
@@ -51,8 +53,9 @@ class Command(BaseCommand):
         kind = get_instrument(study.instrument)
         given = options["items_per_participant"]
         study.items_per_participant = kind.default_items_per_participant if given is False else given
+        study.owner = acting_user(options)  # --as: theirs; otherwise superusers' until one gives it an owner
         if options["reference"]:
-            study.reference_study = get_study(options["reference"])
+            study.reference_study = get_study(options["reference"], acting_user(options))
         try:
             study.full_clean()
         except ValidationError as exc:

@@ -1,8 +1,10 @@
 """python manage.py generate_items <study> --design <name> [design options]"""
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.designs import DESIGNS, DesignError, generate_items
+from surveys.designs.tang_rq2 import PAPER, read_numbers
 
 DESIGN_HELP = "; ".join(f"{d.name}: {d.summary}" for d in DESIGNS.values())
 
@@ -12,11 +14,13 @@ class Command(BaseCommand):
             ". Each design takes only its own options (an option it does not take is refused).")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
         parser.add_argument("--design", required=True, choices=sorted(DESIGNS))
         parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
-        parser.add_argument("--numbers", help="tang-rq2: file with the two NUMBERS sets (narrow, then wide), "
-                                              "20 numbers each, one set per line")
+        parser.add_argument("--numbers", help="tang-rq2: 'paper' for the authors' two NUMBERS sets (the narrow set "
+                                              "of the Methods and the wide set they used), or a file with the two "
+                                              "sets (narrow, then wide), 20 numbers each, one set per line")
         # Django's own --settings (the settings module) is read by manage.py itself, so the context settings
         # are --contexts.
         parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "
@@ -27,8 +31,17 @@ class Command(BaseCommand):
         parser.add_argument("--start", type=int, help="wep-reasoning: skip the first items of the series")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
-        chosen = {k: options[k] for k in ("seed", "numbers", "language", "hops", "n", "start")}
+        study = get_study(options["study"], acting_user(options))
+        chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start")}
+        try:
+            # Paths are for the command line only: the file is read here and the design gets its values.
+            given = options["numbers"]
+            if given and given.strip().lower() == PAPER:
+                chosen["numbers"] = PAPER  # the authors' sets, a value
+            else:
+                chosen["numbers"] = read_numbers(given) if given else None
+        except (DesignError, OSError, UnicodeDecodeError) as exc:
+            raise CommandError(str(exc)) from None
         if options["contexts"]:
             chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
         try:

@@ -1,6 +1,7 @@
 """python manage.py import_items <study-slug> <file.csv>"""
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.importers import ImportFailed, import_items
 
@@ -9,11 +10,12 @@ class Command(BaseCommand):
     help = "Import items from a CSV file (Belem stimulus format for speaker-belief studies). All or nothing."
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of an existing study")
         parser.add_argument("csv", help="path of the CSV file")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         try:
             result = import_items(study, options["csv"])
         except FileNotFoundError:

@@ -3,6 +3,7 @@ import getpass
 
 from django.core.management.base import BaseCommand
 
+from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.models import Participant
 from surveys.withdrawal import remove_test_participants
@@ -13,11 +14,12 @@ class Command(BaseCommand):
             "is recorded. Without --yes, only counts them.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study")
         parser.add_argument("--yes", action="store_true", help="delete (otherwise a dry run)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         tests = Participant.objects.filter(study=study, is_test=True)
         if not options["yes"]:
             answers = sum(p.responses.count() for p in tests)

@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from access.cli import acting_user, add_as_argument, scoped
 from surveys.models import Study
 from surveys.test_mode import pilot_link
 
@@ -12,12 +13,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--base", default=settings.SITE_URL, help="site URL (default: SITE_URL)")
+        add_as_argument(parser)
 
     def handle(self, *args, base: str, **options):
         base = base.rstrip("/")
         self.stdout.write(f"Admin:            {base}/admin/")
         self.stdout.write(f"REST API:         {base}/api/")
-        for study in Study.objects.order_by("slug"):
+        for study in scoped(Study.objects.order_by("slug"), acting_user(options)):
             self.stdout.write(f"\nStudy {study.slug!r} ({study.get_status_display()}): {study.title}")
             self.stdout.write(f"  try it as a participant: {pilot_link(base, study)}")
             self.stdout.write("    (a test participant: kept out of reports, balancing and exports; "

@@ -3,6 +3,7 @@ import getpass
 
 from django.core.management.base import BaseCommand, CommandError
 
+from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.models import Participant
 from surveys.withdrawal import WithdrawalError, preview, withdraw
@@ -14,6 +15,7 @@ class Command(BaseCommand):
             "would be deleted.")
 
     def add_arguments(self, parser):
+        add_as_argument(parser)
         parser.add_argument("study", help="slug of the study")
         parser.add_argument("pid", metavar="PROLIFIC_PID")
         parser.add_argument("--note", default="", help="for the audit record, e.g. how the request arrived")
@@ -21,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--yes", action="store_true", help="delete (otherwise a dry run)")
 
     def handle(self, *args, **options):
-        study = get_study(options["study"])
+        study = get_study(options["study"], acting_user(options))
         pid = options["pid"].strip()
         participant = Participant.objects.filter(study=study, prolific_pid=pid).first()
         if participant is not None and not options["yes"]:

@@ -1,0 +1,88 @@
+"""Reports cached by the data they were computed from (issue 23, point 14).
+
+A report is built once per *data version* (:func:`data_version`: a digest of the study and its reference
+study: their settings, items, participants' statuses, the count and last id of the human answers, the runs
+and their endpoints, and aggregates of the model answers) and kept in Django's cache; a new answer, a
+finished run, a withdrawn participant or a changed setting gives a new version, so nothing is ever served
+stale and nothing has to be invalidated by hand. Its figures are rendered once per version and format.
+Reading a report writes nothing to the database (point 3 of issue 24); only the cache is filled.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Callable
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, Sum
+
+#: a cached report and its figures stay at most this long (a new data version replaces them anyway)
+TIMEOUT = 24 * 3600
+_CODE = Path(__file__).resolve().parent
+
+
+def _code_stamp() -> str:
+    """The analysis code's last change: a deployment of new report code builds reports anew."""
+    return str(max(p.stat().st_mtime_ns for p in _CODE.rglob("*.py")))
+
+
+CODE_STAMP = _code_stamp()
+
+
+def _concrete(model) -> list[str]:
+    return [f.attname for f in model._meta.concrete_fields]
+
+
+def data_version(study) -> str:
+    """A digest of everything ``study``'s report reads (see the module docstring)."""
+    from analysis.agents import ANSWER_STATUSES
+    from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
+    from surveys.models import Item, Participant, Response, Study
+
+    ids = [study.pk] + ([study.reference_study_id] if study.reference_study_id else [])
+    parts: list[Any] = [CODE_STAMP]
+    parts += list(Study.objects.filter(pk__in=ids).order_by("pk").values_list(*_concrete(Study)))
+    parts += list(Item.objects.filter(study__in=ids).order_by("pk").values_list(*_concrete(Item)))
+    parts += list(Participant.objects.filter(study__in=ids).order_by("pk")
+                  .values_list("pk", "status", "is_test", "status_changed_at"))
+    parts.append(Response.objects.filter(item__study__in=ids).aggregate(n=Count("pk"), last=Max("pk")))
+    runs = ElicitationRun.objects.filter(study__in=ids).order_by("pk")
+    parts += list(runs.values_list(*_concrete(ElicitationRun)))
+    parts += list(ModelEndpoint.objects.filter(runs__in=runs).distinct().order_by("pk").values_list("pk", "name", "model"))
+    parts.append(ModelResponse.objects.filter(run__in=runs).aggregate(
+        n=Count("pk"), answers=Count("pk", filter=Q(status__in=ANSWER_STATUSES)), last=Max("pk"),
+        answered=Max("answered_at"), value=Sum("value"), lower=Sum("lower"), upper=Sum("upper"),
+        choices=Count("pk", filter=~Q(choice=""))))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def cached_report(study):
+    """The report of ``study`` for its current data version: from the cache, or built and cached.
+    ReportError (also remembered for the version) when it cannot be built yet."""
+    from analysis.reports import ReportError, build_report
+
+    key = f"hedgelab.report.{study.pk}.{data_version(study)}"
+    hit = cache.get(key)
+    if hit is None:
+        try:
+            hit = build_report(study)
+        except ReportError as exc:
+            hit = exc
+        hit.cache_key = key
+        cache.set(key, hit, TIMEOUT)
+    if isinstance(hit, ReportError):
+        raise hit
+    return hit
+
+
+def rendered(report, kind: str, render: Callable[[], Any]) -> Any:
+    """``render()``'s result (figures rendered as ``kind``) once per cached report, from the cache after."""
+    key = getattr(report, "cache_key", None)
+    if key is None:
+        return render()
+    key = f"{key}.figures.{kind}"
+    value = cache.get(key)
+    if value is None:
+        value = render()
+        cache.set(key, value, TIMEOUT)
+    return value

@@ -16,9 +16,12 @@ pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
   raw client then runs at that concurrency too);
 * ``--matrix``: stub latency 0 and 200 ms × 1 and 2 worker processes (with the other options as given).
 
-For each configuration it prints the platform's answers per second (first to last answer), the raw client's
-requests per second at the same concurrency (a separate process, like the workers), their ratio, and for a
-stub with latency the ideal concurrency / latency. Then (``--profile N``, default 100; 0 skips) it answers N
+For each configuration it prints the platform's answers per second (first to last answer, after a warm-up run
+of 2 × the slots' items that builds each pool thread's client), the raw client's requests per second at the
+same concurrency (a separate process, like the workers), their ratio, and for a stub with latency the ideal
+concurrency / latency; with workers, where a pool thread's time per answer goes (the request at the stub, the
+rest of the attempt: slot lease, the request's count, the HTTP client; and besides: the row's claim and
+settlement, the task's hand-off through the broker, prompts) and the workers' CPU per answer. Then (``--profile N``, default 100; 0 skips) it answers N
 more items in this process against the instant stub, half of them under cProfile, and prints where an answer's
 time goes: database statements per answer by kind and table, and milliseconds per answer by part (database,
 the openai client, HTTP transport, prompts and parsing, the elicitation machinery, the rest), the profile's
@@ -229,8 +232,12 @@ def profile_answers(study, stub, items: list) -> None:
         sql = query["sql"]
         table = re.search(r'(?:FROM|UPDATE|INTO)\s+"?(\w+)', sql)
         statements[f"{sql.split()[0]} {table.group(1) if table else ''}".strip()] += 1
+    from elicitation import throttle
+
+    side = (" (the endpoint's slot: a lease and a release per answer in the slots' side file, not counted)"
+            if type(throttle.limits()).__name__ == "SQLiteLimits" else "")
     print(f"  database statements per answer: {len(queries.captured_queries) / n:.1f} — "
-          + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)))
+          + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)) + side)
     for part, seconds in parts.most_common():
         if part == UNATTRIBUTED and seconds / total < 0.005:
             continue  # the usual case: every function had a caller with a part

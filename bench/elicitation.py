@@ -322,7 +322,7 @@ def main() -> None:
             if workers:
                 print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight. "
                       f"A pool thread's {result['thread_ms']:.0f} ms per answer: {result['stub_ms']:.0f} the request "
-                      f"at the stub, {result['attempt_ms'] - result['stub_ms']:.0f} the rest of the attempt (slot "
+                      f"at the stub, {result['attempt_ms'] - result['stub_ms']:.0f} the rest of the attempt (waiting for a slot, its "
                       f"lease, the request's count, HTTP client), "
                       f"{result['thread_ms'] - result['attempt_ms']:.0f} besides (the row's claim and settlement, "
                       f"the task's hand-off through the broker, prompts). The workers' CPU: {result['cpu_ms']:.1f} "

@@ -4,7 +4,7 @@ writes) they are exercised by tests/test_elicitation_threads_pool.py on a SQLite
 from __future__ import annotations
 
 import pytest
-from django.db import OperationalError
+from django.db import DatabaseError
 
 from elicitation import sqlite_writes
 from elicitation.models import ModelEndpoint
@@ -20,9 +20,9 @@ def test_a_group_keeps_each_statements_result_and_error():
              sqlite_writes.Write(UPDATE, [9, "nobody"]), sqlite_writes.Write(UPDATE, [8, "b"])]
     sqlite_writes._commit(batch)
     assert [w.rowcount for w in batch] == [1, batch[1].rowcount, 0, 1]
-    assert isinstance(batch[1].error, OperationalError) and not any(w.error for w in batch if w is not batch[1])
+    assert isinstance(batch[1].error, DatabaseError) and not any(w.error for w in batch if w is not batch[1])
     assert dict(ModelEndpoint.objects.values_list("name", "max_concurrency")) == {"a": 7, "b": 8}
     assert sqlite_writes.execute(UPDATE, [3, "a"]) == (1, [])
-    with pytest.raises(OperationalError):
+    with pytest.raises(DatabaseError):
         sqlite_writes.execute("UPDATE no_such_table SET x = 1", [])
     assert ModelEndpoint.objects.get(name="a").max_concurrency == 3

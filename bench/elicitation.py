@@ -16,9 +16,12 @@ pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
   raw client then runs at that concurrency too);
 * ``--matrix``: stub latency 0 and 200 ms × 1 and 2 worker processes (with the other options as given).
 
-For each configuration it prints the platform's answers per second (first to last answer), the raw client's
-requests per second at the same concurrency (a separate process, like the workers), their ratio, and for a
-stub with latency the ideal concurrency / latency. Then (``--profile N``, default 100; 0 skips) it answers N
+For each configuration it prints the platform's answers per second (first to last answer, after a warm-up run
+of 2 × the slots' items that builds each pool thread's client), the raw client's requests per second at the
+same concurrency (a separate process, like the workers), their ratio, and for a stub with latency the ideal
+concurrency / latency; with workers, where a pool thread's time per answer goes (the request at the stub, the
+rest of the attempt: slot lease, the request's count, the HTTP client; and besides: the row's claim and
+settlement, the task's hand-off through the broker, prompts) and the workers' CPU per answer. Then (``--profile N``, default 100; 0 skips) it answers N
 more items in this process against the instant stub, half of them under cProfile, and prints where an answer's
 time goes: database statements per answer by kind and table, and milliseconds per answer by part (database,
 the openai client, HTTP transport, prompts and parsing, the elicitation machinery, the rest), the profile's
@@ -73,6 +76,28 @@ def raw_rate(base_url: str, n: int, concurrency: int, prompt: str) -> float:
     return float(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def cpu_seconds(procs: list[subprocess.Popen]) -> float:
+    """CPU time (user + system) the worker processes used so far (Linux's /proc; NaN elsewhere)."""
+    total = 0.0
+    for proc in procs:
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return total
+
+
+def wait_for(start_run, run) -> None:
+    """Start ``run`` (queued to the workers) and wait until it is no longer running."""
+    start_run(run)
+    while True:
+        run.refresh_from_db()
+        if run.status != "running":
+            return
+        time.sleep(0.1)
+
+
 def platform_rate(study, stub, args, items: list, latency: float, workers: int) -> dict:
     """One greedy run over ``items`` with ``workers`` worker processes (0: in this process)."""
     from django.db.models import Max, Min
@@ -88,6 +113,7 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
                                             model="stub-model", max_concurrency=slots, timeout_seconds=30)
     run = create_run(study, endpoint, items=items)
     procs: list[subprocess.Popen] = []
+    cpu = float("nan")
     try:
         if workers == 0:
             start_run(run, queue=False)
@@ -100,12 +126,14 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
                      "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
                     cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(2)
-            start_run(run)
-            while True:
-                run.refresh_from_db()
-                if run.status != "running":
-                    break
-                time.sleep(0.2)
+            # warm-up, as the raw client's first request: each pool thread's first task imports the client
+            # modules and builds its HTTP client and connection; a long-running worker pays that once
+            wait_for(start_run, create_run(study, endpoint, items=items[:2 * slots]))
+            stub.reset()
+            stub.default = Reply.answer("I'd say 70", delay=latency)
+            cpu = -cpu_seconds(procs)
+            wait_for(start_run, run)
+            cpu += cpu_seconds(procs)
     finally:
         for proc in procs:
             proc.terminate()
@@ -119,8 +147,21 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
     answered = rows.filter(status__in=["ok", "unparseable"]).count()
     seconds = (span["last"] - span["first"]).total_seconds() if answered > 1 else float("nan")
     rate = (answered - 1) / seconds if answered > 1 and seconds > 0 else float("nan")
+    served = [(r.received_at, r.finished_at) for r in stub.requests if r.finished_at is not None]
+    at_stub = sum(end - start for start, end in served)
+    attempts = [ms for ms in rows.values_list("latency_ms", flat=True) if ms is not None]
+    threads = max(1, workers) * args.concurrency
     return {"status": run.status, "answered": answered, "requests": len(stub.requests), "rate": rate,
-            "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight}
+            "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight,
+            # where a pool thread's time per answer goes: the request at the stub; the rest of the attempt (the
+            # slot's lease, the request's count, the HTTP client); the rest (the row's claim and settlement,
+            # the task's hand-off through the broker, prompts): from the rows' attempt times and the stub's log
+            "mean_in_flight": at_stub / seconds if answered > 1 and seconds > 0 else float("nan"),
+            "thread_ms": threads * seconds / answered * 1000 if answered > 1 else float("nan"),
+            "stub_ms": at_stub / len(served) * 1000 if served else float("nan"),
+            "attempt_ms": sum(attempts) / len(attempts) if attempts else float("nan"),
+            # the workers' CPU per answer: 1000 / it is what they can answer per second if CPU-bound
+            "cpu_ms": cpu / answered * 1000 if answered else float("nan")}
 
 
 PARTS = [  # (part, substrings of a profiled function's file, or a built-in's name); the first that matches wins
@@ -191,8 +232,12 @@ def profile_answers(study, stub, items: list) -> None:
         sql = query["sql"]
         table = re.search(r'(?:FROM|UPDATE|INTO)\s+"?(\w+)', sql)
         statements[f"{sql.split()[0]} {table.group(1) if table else ''}".strip()] += 1
+    from elicitation import throttle
+
+    side = (" (the endpoint's slot: a lease and a release per answer in the slots' side file, not counted)"
+            if type(throttle.limits()).__name__ == "SQLiteLimits" else "")
     print(f"  database statements per answer: {len(queries.captured_queries) / n:.1f} — "
-          + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)))
+          + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)) + side)
     for part, seconds in parts.most_common():
         if part == UNATTRIBUTED and seconds / total < 0.005:
             continue  # the usual case: every function had a caller with a part
@@ -274,6 +319,15 @@ def main() -> None:
             print(f"{latency * 1000:>10.0f}ms  {who:>18}  {result['rate']:>14.1f}  {raw:>16.1f}  "
                   f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
                   f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
+            if workers:
+                print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight. "
+                      f"A pool thread's {result['thread_ms']:.0f} ms per answer: {result['stub_ms']:.0f} the request "
+                      f"at the stub, {result['attempt_ms'] - result['stub_ms']:.0f} the rest of the attempt (waiting for a slot, its "
+                      f"lease, the request's count, HTTP client), "
+                      f"{result['thread_ms'] - result['attempt_ms']:.0f} besides (the row's claim and settlement, "
+                      f"the task's hand-off through the broker, prompts). The workers' CPU: {result['cpu_ms']:.1f} "
+                      f"ms per answer (at most {1000 / result['cpu_ms'] * workers:.0f} answers/s if CPU-bound)",
+                      flush=True)
         if args.profile:
             profile_answers(study, stub, main_items[-args.profile:])
     finally:

@@ -10,7 +10,9 @@ flight is abandoned within about ``check_every`` seconds; the connection is then
 """
 from __future__ import annotations
 
+import functools
 import socket
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -131,11 +133,19 @@ class GuardedBackend(httpcore.NetworkBackend):
         time.sleep(seconds)
 
 
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's CAs, SSL_CERT_FILE…), built once per process and shared by every
+    client: building one loads the CA bundle, tens of milliseconds of CPU, which a thread pool paid per thread
+    and endpoint. A context is safe to share between threads."""
+    return httpx.create_ssl_context()
+
+
 class GuardedTransport(httpx.HTTPTransport):
     """httpx's default transport (connection pool, keep-alive, TLS) on the guarded backend."""
 
     def __init__(self, guard: Guard, limits: Any = None) -> None:
-        super().__init__()
+        super().__init__(verify=default_ssl_context())
         limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
         # the pool the parent built, rebuilt with our backend (httpx takes no network backend argument)
         self._pool = httpcore.ConnectionPool(

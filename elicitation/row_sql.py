@@ -15,6 +15,8 @@ process. The statements, and what they guarantee, are those of the ORM versions 
 - ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
 - ``stored_prompts``, ``insert_stored_prompts``: a task's stored prompts by hash, in one query; the new ones
   stored in one statement.
+
+The writes go through ``sqlite_writes.execute``: on SQLite, a process's threads' writes are committed in groups.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from django.utils import timezone
 from surveys.models import Item, Study
 from surveys.sql_rows import Columns, assignments
 
+from . import sqlite_writes
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 
 PENDING, RUNNING = ModelResponse.Status.PENDING.value, ElicitationRun.Status.RUNNING.value
@@ -95,9 +98,7 @@ def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool
     sql = (f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s "
            f"AND (lease_until IS NULL OR lease_until < %s) "
            f"AND EXISTS (SELECT 1 FROM {_table(ElicitationRun)} u WHERE u.id = %s AND u.status = %s)")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, row.pk, PENDING, _when(now), row.run_id, RUNNING])
-        return cursor.rowcount > 0
+    return sqlite_writes.execute(sql, [*params, row.pk, PENDING, _when(now), row.run_id, RUNNING])[0] > 0
 
 
 @lru_cache(maxsize=None)
@@ -112,10 +113,8 @@ def charge(row_pk: int, owner: str, until: datetime, prompt_tokens: int, complet
            cost: Decimal) -> None:
     """One request more on the row, with its tokens and cost; ``owner``'s lease renewed to ``until``."""
     cost_field = ModelResponse._meta.get_field("cost_usd")
-    with connection.cursor() as cursor:
-        cursor.execute(_charge_sql(connection.vendor), [
-            prompt_tokens, completion_tokens, cost_field.get_db_prep_save(cost, connection), owner, _when(until),
-            row_pk])
+    sqlite_writes.execute(_charge_sql(connection.vendor), [
+        prompt_tokens, completion_tokens, cost_field.get_db_prep_save(cost, connection), owner, _when(until), row_pk])
 
 
 def update_pending(row_pk: int, fields: dict[str, Any], **exactly: Any) -> bool:
@@ -125,10 +124,8 @@ def update_pending(row_pk: int, fields: dict[str, Any], **exactly: Any) -> bool:
                      for name in exactly)
     checked = [ModelResponse._meta.get_field(name).get_db_prep_value(value, connection)
                for name, value in exactly.items()]
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s{checks}",
-                       [*params, row_pk, PENDING, *checked])
-        return cursor.rowcount > 0
+    return sqlite_writes.execute(f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s{checks}",
+                                 [*params, row_pk, PENDING, *checked])[0] > 0
 
 
 def has_pending(run_id: int) -> bool:
@@ -179,11 +176,10 @@ def insert_stored_prompts(prompts: Sequence[StoredPrompt]) -> None:
     fields = [StoredPrompt._meta.get_field(c) for c in columns]
     values = [f.get_db_prep_save(getattr(prompt, f.attname), connection) for prompt in prompts for f in fields]
     row = f"({', '.join(['%s'] * len(columns))})"
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
-                       f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256",
-                       values)
-        inserted = dict((sha, pk) for pk, sha in cursor.fetchall())
+    _, returned = sqlite_writes.execute(
+        f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
+        f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256", values)
+    inserted = dict((sha, pk) for pk, sha in returned)
     for prompt in prompts:
         if prompt.sha256 in inserted:
             prompt.pk = inserted[prompt.sha256]

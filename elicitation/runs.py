@@ -160,9 +160,14 @@ def items_per_task(run: ElicitationRun, n_items: int) -> int:
 
 
 def task_groups(run: ElicitationRun, item_ids: list[int]) -> list[list[int]]:
-    """``item_ids`` cut, in order, into the groups one task each answers (``items_per_task``)."""
+    """``item_ids`` cut, in order, into the groups one task each answers (``items_per_task``); the last tasks, one
+    per slot of the endpoint, hold one item each, so that the slots finish together: a run's end waits for one
+    item, not for a whole group started last while the other slots sit idle."""
     size = items_per_task(run, len(item_ids))
-    return [list(item_ids[k:k + size]) for k in range(0, len(item_ids), size)]
+    tail = min(len(item_ids), max(1, run.endpoint.max_concurrency)) if size > 1 else 0
+    head = item_ids[:len(item_ids) - tail]
+    return ([list(head[k:k + size]) for k in range(0, len(head), size)]
+            + [[item_id] for item_id in item_ids[len(item_ids) - tail:]])
 
 
 BROKER_UNAVAILABLE = ("queued, broker unavailable: the answers are asked once the broker is back "

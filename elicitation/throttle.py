@@ -16,11 +16,12 @@ import random
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from datetime import timedelta
 from typing import Any, Callable, Iterator
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -69,13 +70,29 @@ class DatabaseLimits:
 _stores: dict[str, Any] = {}
 
 
+def sqlite_file() -> str | None:
+    """The default database's file when it is SQLite on disk (not an in-memory test database), else None."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    name = str(connection.settings_dict.get("NAME") or "")
+    if connection.vendor != "sqlite" or not name or ":memory:" in name or "mode=memory" in name:
+        return None
+    return name
+
+
 def limits() -> Any:
     """The configured store of limits: ``DatabaseLimits``, or ``RedisLimits`` for ELICITATION_LIMITS_URL=redis://…
-    (one client per process and URL)."""
+    (one client per process and URL). With "database" on a SQLite file, the slots are leased in a file beside it
+    (``limits_sqlite.SQLiteLimits``: no write to the main file, nothing synced per lease)."""
     url = getattr(settings, "ELICITATION_LIMITS_URL", "") or "database"
+    if url == "database" and (database := sqlite_file()):
+        url = f"sqlite-side:{database}"
     store = _stores.get(url)
     if store is None:
-        if url == "database":
+        if url.startswith("sqlite-side:"):
+            from .limits_sqlite import SQLiteLimits
+
+            store = SQLiteLimits(Path(f"{url.removeprefix('sqlite-side:')}-limits"), DatabaseLimits())
+        elif url == "database":
             store = DatabaseLimits()
         elif url.startswith(("redis://", "rediss://", "unix://")):
             from .limits_redis import RedisLimits

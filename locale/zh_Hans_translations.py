@@ -100,7 +100,7 @@ ZH_HANS: dict[str, str] = {
         "您的完成代码是<strong class=\"code\" id=\"completion-code\">%(code)s</strong>",
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
-    "Test participant": "测试参与者",
+    "Test participant:": "测试参与者：",
     "Thank you for considering this study. You may close this page.": "感谢您考虑参加本研究。您可以关闭此页面。",
     "We have recorded only that you chose not to take part, and when. If you change your mind, open the study link "
     "again.": "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请重新打开研究链接。",

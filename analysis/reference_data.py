@@ -80,6 +80,28 @@ def file_url(dataset: Dataset, file: DataFile) -> str:
     return f"{mirror}/{dataset.folder}/{file.name}" if mirror else file.url
 
 
+def _copy_local(url: str, output_file, pooch_obj) -> None:
+    """A pooch downloader for a mirror on this machine (``file:///path`` or a plain folder): copies the file;
+    pooch then checks its SHA-256 as for a download."""
+    source = Path(url.removeprefix("file://"))
+    if not source.is_file():
+        raise FileNotFoundError(f"no such file in the mirror folder: {source}")
+    data = source.read_bytes()
+    if isinstance(output_file, (str, Path)):
+        Path(output_file).write_bytes(data)
+    else:
+        output_file.write(data)
+
+
+def _downloader(url: str):
+    """The pooch downloader for ``url``: HTTP(S), or a copy for a local mirror."""
+    import pooch
+
+    if url.startswith(("http://", "https://")):
+        return pooch.HTTPDownloader(progressbar=False, timeout=60)
+    return _copy_local
+
+
 def fetch(dataset: Dataset) -> list[Path]:
     """The dataset's files in the cache, downloaded first when missing or not matching their pinned SHA-256.
     A download whose checksum differs is refused (FetchError) and not kept."""
@@ -92,7 +114,7 @@ def fetch(dataset: Dataset) -> list[Path]:
         url = file_url(dataset, file)
         try:
             path = pooch.retrieve(url, known_hash=f"sha256:{file.sha256}", fname=file.name, path=folder,
-                                  downloader=pooch.HTTPDownloader(progressbar=False, timeout=60))
+                                  downloader=_downloader(url))
         except ValueError as exc:
             if "hash" in str(exc).lower():
                 raise FetchError(f"{url}: checksum mismatch, refused and not kept (expected SHA-256 {file.sha256}; "

@@ -11,6 +11,7 @@ import dj_database_url
 
 from .client_address import proxy_count
 from .env import env_bool, env_int, env_list, env_str
+from .remembered import allowed_networks
 from .site_url import site_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -38,7 +39,8 @@ REFERENCE_DATA_MIRROR = env_str("REFERENCE_DATA_MIRROR")
 MODEL_API_KEY_VARS = env_list("MODEL_API_KEY_VARS")
 # Loopback, private or link-local networks model endpoints may be reached at (addresses or CIDR networks, e.g.
 # 127.0.0.0/8,::1 for the bundled local model); every other non-public address is refused (elicitation.destinations).
-MODEL_ENDPOINT_ALLOWED_NETWORKS = env_list("MODEL_ENDPOINT_ALLOWED_NETWORKS", [])
+# Unset: those of the `make run` serving from VAR_DIR, while it runs (config/remembered.py).
+MODEL_ENDPOINT_ALLOWED_NETWORKS = allowed_networks(env_str("MODEL_ENDPOINT_ALLOWED_NETWORKS"), VAR_DIR)
 # Prolific's API (publishing studies, reviewing submissions): the token is read from the environment variable
 # named here, never stored; PROLIFIC_API_URL is only changed for a test stub.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .remembered import read
+
 DEFAULT = "http://127.0.0.1:8000"
 REMEMBERED = "site-url"  # `make run` (bin/run-platform) writes the address it serves on here, in the var directory
 
@@ -13,8 +15,4 @@ def site_url(environment_value: str, var_dir: Path) -> str:
     links to the port in use; else ``http://127.0.0.1:8000``."""
     if environment_value.strip():
         return environment_value.strip().rstrip("/")
-    try:
-        remembered = (var_dir / REMEMBERED).read_text(encoding="utf-8").strip()
-    except OSError:
-        remembered = ""
-    return (remembered or DEFAULT).rstrip("/")
+    return (read(var_dir, REMEMBERED) or DEFAULT).rstrip("/")

@@ -100,7 +100,6 @@ ZH_HANS: dict[str, str] = {
         "您的完成代码是<strong class=\"code\" id=\"completion-code\">%(code)s</strong>",
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
-    "Test participant": "测试参与者",
     "Thank you for considering this study. You may close this page.": "感谢您考虑参加本研究。您可以关闭此页面。",
     "We have recorded only that you chose not to take part, and when. If you change your mind, open the study link "
     "again.": "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请重新打开研究链接。",
@@ -117,8 +116,9 @@ ZH_HANS: dict[str, str] = {
     "This link has an invalid id": "此链接中的ID无效",
     "The %(name)s in the address (%(value)s) is not valid: it should be 1 to %(max)s letters, digits, hyphens or "
     "underscores.": "网址中的%(name)s（%(value)s）无效：应为1到%(max)s个字母、数字、连字符或下划线。",
-    "you entered with a test link. Your answers are kept apart from the real data, and nothing is sent to "
-    "Prolific.": "您是通过测试链接进入的。您的回答与真实数据分开保存，不会发送任何内容到Prolific。",
+    "<strong>Test participant:</strong> you entered with a test link. Your answers are kept apart from the real "
+    "data, and nothing is sent to Prolific.":
+        "<strong>测试参与者：</strong>您是通过测试链接进入的。您的回答与真实数据分开保存，不会发送任何内容到Prolific。",
     "This was a test: you are not sent back to Prolific.": "这是一次测试：不会将您送回Prolific。",
     "This study has ended for you": "本研究对您已经结束",
     "You have returned this study": "您已退回本研究",

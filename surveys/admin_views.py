@@ -155,13 +155,13 @@ def import_items_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
             except ImportFailed as exc:
                 context.update(failure=exc, errors=exc.errors[:200], filename=upload.name)
             else:
-                truth = ", ".join(f"{k}: {v}" for k, v in sorted(result.by_truth.items()))
+                breakdown = f" ({result.breakdown()})" if result.breakdown() else ""
                 demos = (f"; added the instrument's {result.demonstrations_added} default demonstrations"
                          if result.demonstrations_added else "")
                 model_admin.message_user(
                     request,
                     f"Imported {result.created} item{pluralize(result.created)} from {upload.name} into "
-                    f"{study.slug} ({result.controls} control{pluralize(result.controls)}; truth {truth}){demos}.",
+                    f"{study.slug}{breakdown}{demos}.",
                     messages.SUCCESS,
                 )
                 return HttpResponseRedirect(reverse("admin:surveys_study_change", args=[study.pk],

@@ -50,6 +50,14 @@ class ImportResult:
     by_truth: dict[str, int] = field(default_factory=dict)
     demonstrations_added: int = 0
 
+    def breakdown(self) -> str:
+        """What the items hold, for the messages after an import: "60 controls; truth false: 450, true: 450";
+        controls and truth values only when there are any (not "0 controls; truth none: 15" for questions)."""
+        parts = [f"{self.controls} control{'' if self.controls == 1 else 's'}"] if self.controls else []
+        if set(self.by_truth) - {"none"}:
+            parts.append("truth " + ", ".join(f"{k}: {v}" for k, v in sorted(self.by_truth.items())))
+        return "; ".join(parts)
+
 
 @dataclass
 class CsvRecord:

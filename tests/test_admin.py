@@ -205,7 +205,7 @@ def test_import_page_imports_and_reports_counts(client, staff, belem_dir, tmp_pa
     assert response.status_code == 302 and response.url == f"/admin/surveys/study/{study.pk}/change/"
     assert study.main_items().count() == 16
     assert messages_of(response) == [
-        "Imported 16 items from upload.csv into up (2 controls; truth none: 16); "
+        "Imported 16 items from upload.csv into up (2 controls); "
         "added the instrument's 2 default demonstrations."
     ]
 

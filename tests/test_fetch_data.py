@@ -147,3 +147,26 @@ def test_the_tang_rq1_walkthrough_fetches_the_survey_it_imports(configured):
         call_command(lines[i][2], *args, stdout=io.StringIO())
     from surveys.models import Study
     assert Study.objects.get(slug="fagen").participants.count() == 123
+
+
+@pytest.mark.parametrize("form", ["file-url", "folder"])
+def test_a_mirror_folder_on_this_machine_is_read_and_checked(settings, tmp_path, form):
+    """REFERENCE_DATA_MIRROR may name a folder on this machine (file:///path or /path), as a copy of the data
+    without internet (walk of issue 23: file:// answered "No connection adapters were found")."""
+    mirror = tmp_path / "mirror"
+    (mirror / "fagen-ulmschneider-2015").mkdir(parents=True)
+    original = (SHARED_DATA / "fagen-ulmschneider-2015" / "survey-results.csv").read_bytes()
+    (mirror / "fagen-ulmschneider-2015" / "survey-results.csv").write_bytes(original)
+    settings.REFERENCE_DATA_DIR = tmp_path / "cache"
+    settings.REFERENCE_DATA_MIRROR = f"file://{mirror}" if form == "file-url" else str(mirror)
+    assert "checked" in fetch_data("fagen-ulmschneider")
+    assert (tmp_path / "cache" / "fagen-ulmschneider-2015" / "survey-results.csv").read_bytes() == original
+
+    (tmp_path / "cache" / "fagen-ulmschneider-2015" / "survey-results.csv").unlink()
+    (mirror / "fagen-ulmschneider-2015" / "survey-results.csv").write_bytes(original + b"x,1\n")
+    with pytest.raises(CommandError, match="checksum mismatch"):
+        fetch_data("fagen-ulmschneider")
+    assert not (tmp_path / "cache" / "fagen-ulmschneider-2015" / "survey-results.csv").exists()
+    (mirror / "fagen-ulmschneider-2015" / "survey-results.csv").unlink()
+    with pytest.raises(CommandError, match="no such file in the mirror folder"):
+        fetch_data("fagen-ulmschneider")

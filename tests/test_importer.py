@@ -333,3 +333,15 @@ def test_command_unknown_study_and_file(tmp_path, db):
     Study.objects.create(slug="s", title="S")
     with pytest.raises(CommandError, match="no such file"):
         call_command("import_items", "s", str(tmp_path / "missing.csv"))
+
+
+@pytest.mark.django_db
+def test_command_says_only_what_the_items_hold(tmp_path, capsys):
+    """Questions without controls or truth values: "imported 6 items into q", not "(0 controls; truth none: 6)"
+    (walk of issue 23, own-study tutorial); the Belem breakdown is kept (test_command_imports_and_reports)."""
+    q = Study.objects.create(slug="q", title="Q", instrument="interval_confidence")
+    (tmp_path / "q.csv").write_text("id,question,answer\neverest,How high is Mount Everest (in metres)?,8849\n",
+                                    encoding="utf-8")
+    call_command("import_items", "q", str(tmp_path / "q.csv"))
+    out = capsys.readouterr().out
+    assert "imported 5 items into q\n" in out and "controls" not in out and "truth" not in out

@@ -31,7 +31,7 @@ def test_make_run_keeps_the_address_it_serves_on():
     from pathlib import Path
     script = (Path(__file__).resolve().parent.parent / "bin" / "run-platform").read_text()
     keep = script.index('>"$VAR/site-url"')
-    assert script.index('export SITE_URL="${SITE_URL:-http://$HOST:$PORT}"') < keep < script.index("gunicorn config.wsgi")
+    assert script.index('export SITE_URL="${SITE_URL:-http://$HOST:$PORT}"') < keep < script.index("config.wsgi --bind")
 
 
 @pytest.mark.django_db

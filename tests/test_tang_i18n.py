@@ -171,3 +171,15 @@ def test_chinese_prompts_do_not_depend_on_the_catalogue(zh_study):
         chinese = build_prompt(zh_study, item, few_shot=True)
     assert prompt_hash(chinese.messages) == prompt_hash(english.messages) and chinese.text == english.text
     assert "根据陈述“" in english.text and "?" in english.text  # the instrument's wording, ASCII as stored
+
+
+def test_chinese_test_banner_has_a_full_width_colon(zh_study):
+    """The test participant's banner of a Chinese study reads 测试参与者：您是… (walk of issue 23: the colon after
+    the label was outside the catalogue and stayed ASCII, followed by a space)."""
+    from surveys.test_mode import pilot_link
+
+    client = Client()
+    assert client.get(pilot_link("", zh_study)).status_code == 302
+    banner = re.search(r'<div[^>]*id="test-banner"[^>]*>(.*?)</div>', page(client, zh_study, "consent"), re.S).group(1)
+    text = re.sub(r"<[^>]*>", "", banner).strip()
+    assert text.startswith("测试参与者：您是通过测试链接进入的") and ":" not in text  # no ASCII colon, no space

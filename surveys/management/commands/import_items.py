@@ -22,7 +22,7 @@ class Command(BaseCommand):
             raise CommandError(f"no such file: {options['csv']}") from None
         except ImportFailed as exc:
             raise CommandError(str(exc)) from None
-        truth = ", ".join(f"{k}: {v}" for k, v in sorted(result.by_truth.items()))
+        breakdown = result.breakdown()
         self.stdout.write(self.style.SUCCESS(
-            f"imported {result.created} items into {study.slug} ({result.controls} controls; truth {truth})"
+            f"imported {result.created} items into {study.slug}" + (f" ({breakdown})" if breakdown else "")
         ))

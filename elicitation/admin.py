@@ -218,9 +218,10 @@ class ItemExpressionFilter(admin.SimpleListFilter):
 
 @admin.register(ModelResponse)
 class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
-    # compact columns: the list fits 1280 px (tests/test_browser_admin_lists.py)
+    # compact columns: the list fits 1280 px with ids of six digits (tests/test_browser_admin_lists.py); the
+    # latency is on each answer's page
     list_display = ("id", "run_number", "item_link", "sample", "status", "answer", "short_raw", "tries", "tokens",
-                    "usd", "ms", "answered")
+                    "usd", "answered")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",
                    "item__is_control")
     search_fields = ("item__key", "raw_output", "error", "prompt_hash")
@@ -264,10 +265,6 @@ class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
     def usd(self, obj: ModelResponse) -> str:
         return "–" if obj.cost_usd is None else f"{obj.cost_usd:.4f}"
 
-    @admin.display(description="ms", ordering="latency_ms")
-    def ms(self, obj: ModelResponse) -> str:
-        return "–" if obj.latency_ms is None else str(obj.latency_ms)
-
     @admin.display(description="answered", ordering="answered_at")
     def answered(self, obj: ModelResponse) -> str:
         return short_time(obj.answered_at)
@@ -278,7 +275,7 @@ class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="raw output")
     def short_raw(self, obj: ModelResponse) -> str:
-        return shortened(obj.raw_output or obj.error, 40)
+        return shortened(obj.raw_output or obj.error, 32)  # the list fits 1280 px with ids of six digits
 
 
 @admin.register(StoredPrompt)

@@ -80,9 +80,16 @@ def test_withdrawing_a_participant_in_the_browser(laptop, live_server, imported_
 @pytest.fixture
 def answered(imported_nv, stub):  # noqa: F811
     """A participant's answers and a finished model run with a long, unreadable answer among its answers."""
+    from django.db import connection
+
     from elicitation.runs import create_run, run_sync, start_run
     from stub_openai import Reply, make_endpoint
 
+    if connection.vendor == "postgresql":  # ids of six digits, as after a long suite (or a long-lived server)
+        with connection.cursor() as cursor:
+            for table in ("elicitation_modelresponse", "elicitation_elicitationrun", "surveys_response",
+                          "surveys_participant"):
+                cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 987654)")
     imported_nv.status = "live"
     imported_nv.save()
     finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")

@@ -603,7 +603,7 @@ def test_preview_tells_the_researcher_what_keeps_participants_out(staff_client, 
     staff_client.post(url(empty, "preview"), {"step": "consent", "choice": "agree"})
     assert len(notes.findall(page(staff_client.get(url(empty, "preview"))))) == 3  # on every step
 
-    choice = Study.objects.create(slug="choice", title="Choice", instrument="wep_choice")  # shows no examples
+    choice = Study.objects.create(slug="choice", title="Choice", instrument="wep_choice", owner=owner)  # no examples
     found = notes.findall(page(staff_client.get(url(choice, "preview"))))
     assert len(found) == 2 and not any("demonstration" in note for note in found)
 

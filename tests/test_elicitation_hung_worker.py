@@ -63,8 +63,13 @@ def test_a_trickling_endpoint_neither_hangs_the_worker_nor_hides_its_requests(pl
         short = start(env, "trickle-short", keys[:2])
         wait_for(lambda: stub.in_flight == 2, 90, "both worker processes to be in a request")
         samples = query(env, PROGRESS.format(run=short, samples=8))  # one a second
-        assert all(s["working"] == 2 and s["in_flight"] >= 1 for s in samples), samples
-        assert any(s["in_flight"] == 2 for s in samples), samples
+        assert all(s["working"] == 2 for s in samples), samples  # both rows held throughout
+        # Both requests are counted throughout. Between a cut request and its retry a worker truly holds no
+        # slot for a moment (backoff, claim, a new connection), and on a loaded machine both workers can be in
+        # that gap at once, so a single sample may see fewer; a request the page lost would stay lost.
+        assert not any(a["in_flight"] == 0 and b["in_flight"] == 0 for a, b in zip(samples, samples[1:])), samples
+        assert sum(s["in_flight"] >= 1 for s in samples) >= len(samples) - 2, samples
+        assert any(s["in_flight"] == 2 for s in samples[4:]), samples  # also after the first leases ran out
         manage(env, "elicit", "--cancel", str(short))
         wait_for(lambda: stub.in_flight == 0, 15, "the short run's requests to end")
         cut = [r.abandoned_at - r.received_at for r in stub.requests if r.abandoned_at is not None]

@@ -29,6 +29,16 @@ def stored(url: str) -> dict[str, list[int]]:
     return out
 
 
+def answered_at_least(people: list[Participant], threads: list[threading.Thread], n: int, timeout: float = 240) -> None:
+    """Wait until every participant has had ``n`` answers confirmed (or has stopped)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if all(len(p.confirmed) >= n or not t.is_alive() for p, t in zip(people, threads)):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"participants did not reach {n} answers: {[len(p.confirmed) for p in people]}")
+
+
 def test_postgres_restarts_under_participants_show_no_error_page():
     with PrivatePostgres() as pg, tempfile.TemporaryDirectory() as var:
         env = django_env(pg.url(), Path(var), OUTAGE_REFRESH_SECONDS="1")
@@ -39,9 +49,12 @@ def test_postgres_restarts_under_participants_show_no_error_page():
             threads = [threading.Thread(target=p.run) for p in people]
             for t in threads:
                 t.start()
-            time.sleep(4)
+            # the restarts follow the participants' progress, not the clock (on a loaded machine the fixed sleeps
+            # let them finish all 30 answers before the outage began: nobody met it)
+            answered_at_least(people, threads, 3)
             pg.restart(down=0.5)  # a blip
-            time.sleep(3)
+            answered_at_least(people, threads, 8)
+            still_answering = [p.pid for p, t in zip(people, threads) if t.is_alive() and len(p.confirmed) < 30]
             pg.restart(down=4.0)  # an outage
             for t in threads:
                 t.join(300)
@@ -50,6 +63,7 @@ def test_postgres_restarts_under_participants_show_no_error_page():
     statuses = [s for p in people for s in p.statuses]
     assert 500 not in statuses, people[0].bodies_500[:1]
     assert "Traceback" not in "".join(b for p in people for b in p.bodies_500)
+    assert still_answering == [p.pid for p in people]  # all of them were still answering when the outage began
     assert 503 in statuses or "retrying once" in log  # the outage really reached the participants
     for p in people:
         assert sorted(answers[p.pid]) == list(range(1, 31)), p.pid  # all 30, each once

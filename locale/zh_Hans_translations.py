@@ -72,6 +72,9 @@ ZH_HANS: dict[str, str] = {
     "This study is part of a research project. Your answers are stored without your name and used for research only. "
     "You may stop at any time by returning the study on Prolific.":
         "本研究是一个科研项目的一部分。您的回答将以匿名方式保存，仅用于研究。您可以随时在Prolific上退回本研究以停止参与。",
+    "This study is part of a research project. Your answers are stored without your name and used for research only. "
+    "You may stop at any time by closing this page.":
+        "本研究是一个科研项目的一部分。您的回答将以匿名方式保存，仅用于研究。您可以随时关闭本页面以停止参与。",
     "Do you agree to take part in this study?": "您是否同意参加本研究？",
     "I agree, continue": "我同意，继续",
     "You chose not to take part": "您选择了不参加",

@@ -199,7 +199,8 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
                            "prolific_url": channels.prolific_home_url()})
         return _step_redirect(study, Step.INSTRUCTIONS)
     return render(request, "surveys/consent.html",
-                  _step_context(study, Step.CONSENT, request.path, False, form=form))
+                  _step_context(study, Step.CONSENT, request.path, False, form=form,
+                                via_channel=participant.channel_id is not None))
 
 
 @participant_page(Step.INSTRUCTIONS)

@@ -156,3 +156,13 @@ def test_a_channel_participant_who_declines_or_has_ended_is_not_told_about_proli
     prolific_client.get(entry(study, f"PROLIFIC_PID={PID}"))
     page = prolific_client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
     assert "Please return the study on Prolific" in page.content.decode()
+
+
+def test_the_consent_page_names_prolific_only_to_prolifics_participants(client, study):
+    client.get(entry(study, "channel=sona&id=abc123"))
+    consent = client.get(reverse("surveys:consent", kwargs={"slug": study.slug})).content.decode()
+    assert "You may stop at any time by closing this page." in consent and "Prolific" not in consent
+    prolific_client = Client()  # Prolific's participants keep their wording, word for word
+    prolific_client.get(entry(study, f"PROLIFIC_PID={PID}"))
+    page = prolific_client.get(reverse("surveys:consent", kwargs={"slug": study.slug})).content.decode()
+    assert "You may stop at any time by returning the study on Prolific." in page

@@ -198,3 +198,16 @@ def test_authors_refinement_keeps_reversed_and_odd_replies_out_of_the_answer(stu
     assert rows[0].parse_error.startswith("proposed: reversed interval")
     assert rows[1].parse_error == "chosen_answer and proposed_answer are not both lists of two bounds"
     assert rows[1].detail["asks"] == 1  # a literal: not asked again (the authors' scoring drops it)
+
+
+def test_elicit_command_sends_no_temperature_for_the_authors_styles(stub, study):
+    make_endpoint(stub)
+    stub.default = Reply.answer("explaination: it is 23.\nlower_bound: 23\nupper_bound: 23")
+    call_command("elicit", "op", "--endpoint", "stub", "--mode", "sampled", "--samples", "2", "--prompt-style",
+                 "authors-cot", "--max-tokens", "64", "--items", "sperm|90", "--sync", "--no-check",
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    run = ElicitationRun.objects.get()
+    assert (run.prompt_style, run.temperature, run.mode) == ("authors-cot", 0, "sampled")
+    rows = ModelResponse.objects.filter(run=run)
+    assert rows.count() == 2 and all("temperature" not in r.params for r in rows)
+    assert {(r.lower, r.upper) for r in rows} == {(23, 23)}  # a point interval is an answer

@@ -125,3 +125,16 @@ def test_refinement_reply_is_a_python_literal():
                         ('{"chosen_answer": null}', "not a Python literal"), ("x" * 200_000, "longer than")]:
         with pytest.raises(ValueError, match=reason):
             literal_reply(bad)
+
+
+def test_read_answer_by_reading_name():
+    from surveys.families.bahaj import read_answer
+
+    text = "lower_bound: 1.5 million\nupper_bound: $2,000,000"
+    assert (read_answer(text, "authors").lower, read_answer(text, "authors").upper) == (1.5, None)
+    assert (read_answer(text, "text").lower, read_answer(text, "text").upper) == (1.5e6, 2e6)
+    reversed_ = "lower_bound: 9\nupper_bound: 3"
+    assert (read_answer(reversed_, "authors").lower, read_answer(reversed_, "authors").upper) == (9, 3)
+    assert read_answer(reversed_, "text").lower is None and read_answer(reversed_, "text").cases[0].startswith("reversed")
+    with pytest.raises(ValueError, match="unknown reading"):
+        read_answer(text, "lenient")

@@ -114,6 +114,9 @@ class ElicitationRun(models.Model):
 
     name = models.CharField(max_length=200, blank=True)
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="runs")
+    study_version = models.ForeignKey("surveys.StudyVersion", null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="runs",
+                                      help_text="The definition version whose prompts this run asked (empty: before versions).")
     items = models.ManyToManyField(Item, blank=True, related_name="+",
                                    help_text="A subset of the study's items; empty means all of them.")
     endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="runs")

@@ -135,6 +135,10 @@ class Study(models.Model):
                               help_text="Empty: superusers only. The owner decides who it is shared with.")
     shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies",
                                          help_text="Researchers who may use this study as its owner does.")
+    # surveys.definition: the validated definition file this study was loaded from ({}: created the old way,
+    # its wording is its kind's shipped definition); the current version is the newest StudyVersion.
+    definition = models.JSONField(default=dict, blank=True, editable=False,
+                                  help_text="The study's definition (load_study / export_study).")
 
     class Meta:
         verbose_name_plural = "studies"
@@ -190,6 +194,27 @@ class Study(models.Model):
     def main_items(self):
         """Items that can be assigned to participants and posed to models."""
         return self.items.filter(is_demonstration=False)
+
+
+class StudyVersion(models.Model):
+    """One version of a study's definition: its content hash and the definition itself, kept for good so the
+    wording earlier answers were given stays known (surveys/definition/versions.py)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64, help_text="SHA-256 of the definition's canonical JSON and its item files.")
+    definition = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="study_version_number_unique"),
+            models.UniqueConstraint(fields=["study", "sha256"], name="study_version_sha_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} v{self.number} ({self.sha256[:12]})"
 
 
 class Item(models.Model):
@@ -337,6 +362,11 @@ class Participant(models.Model):
     attention_rho = models.FloatField(null=True, blank=True, help_text="Spearman ρ of the study's attention filter.")
     attention_included = models.BooleanField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True, help_text="The code this participant was sent back with.")
+    study_version = models.ForeignKey(StudyVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="participants",
+                                      help_text="The definition version this participant saw (empty: before versions).")
+    questionnaire = models.JSONField(default=dict, blank=True,
+                                     help_text="Answers to the study's questionnaire: field name → typed value.")
 
     class Meta:
         constraints = [

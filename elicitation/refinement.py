@@ -24,7 +24,8 @@ source run used one of the authors' prompt styles; their notebooks, §5 of ../sh
 - candidates are the source run's **raw replies** (every answered row, read or not) of the same hint condition,
   each flattened with "|" and tagged with its level, in the authors' single- or mixed-confidence template
   (surveys/families/bahaj.py, studies/bahaj/templates.toml); single: drawn **with replacement** from the item's
-  tries; mixed: **without replacement** from every level's tries of the question;
+  tries; mixed: **without replacement** from every level's tries of the question, one prompt per question (and
+  hint condition), asked on its first item;
 - no temperature is sent (the provider's default);
 - the reply is read as a Python literal (``ast.literal_eval``, never ``eval``); a reply that is none is asked
   again, :data:`surveys.families.bahaj.REFINE_ATTEMPTS` asks in all, then the row is kept as unparseable with
@@ -267,7 +268,8 @@ def refine_style(source: ElicitationRun) -> str:
 
 def refinable_items(source: ElicitationRun, setting: str, authors: bool = False) -> list[Item]:
     """The items a refinement of ``source`` asks: those with a parsed answer (single), or every item of the
-    source's items whose question has one (mixed); for the authors' refinement, a reply read or not counts."""
+    source's items whose question has one (mixed); for the authors' refinement, a reply read or not counts, and
+    mixed asks once per question and hint condition (its first item: the level plays no part), as they did."""
     rows = ModelResponse.objects.filter(run=source)
     if authors:
         rows = rows.filter(status__in=[ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE])
@@ -277,6 +279,12 @@ def refinable_items(source: ElicitationRun, setting: str, authors: bool = False)
     items = list(source.target_items().order_by("id"))
     if setting == "mixed":
         questions = {i.statement_id for i in items if i.pk in answered}
+        if authors:
+            firsts: dict[tuple[str, str], Item] = {}
+            for i in items:
+                if i.statement_id in questions:
+                    firsts.setdefault((i.statement_id, hint_of(i.extra)), i)
+            return list(firsts.values())
         return [i for i in items if i.statement_id in questions]
     return [i for i in items if i.pk in answered]
 

@@ -1,30 +1,28 @@
-"""The demo studies (surveys/demo/studies.toml + statement files) written into the database.
+"""The demo studies written into the database.
 
-Items are generated in the Belem stimulus format from the statement files (each statement × the
-14 expressions + one control, speakers from the instrument's name list with genders balanced) and
-imported through surveys.importers.import_items, like any researcher's file.
+The two speaker-belief demos are the shipped Belem definitions (``studies/belem/study.toml`` → ``demo``,
+``studies/belem-verifiable/study.toml`` → ``demo-verifiable``): their texts, draw settings and demonstrations
+from the file, their items from the item file it names (the Belem stimulus format: each statement × the 14
+expressions + one control), imported through surveys.importers.import_items like any researcher's file. The
+overprecision and verbalisation demos follow (surveys/demo/overprecision.py, verbalisation.py).
 """
 from __future__ import annotations
 
-import csv
-import io
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from django.db import transaction
 
+from surveys.definition.files import STUDIES_DIR, read_definition
+from surveys.definition.schema import Definition
 from surveys.importers import ImportResult, import_items
-from surveys.instruments.speaker_belief import CONTROL, EXPRESSIONS, NAMES, PRONOUNS
 from surveys.models import Item, Study
 
 DEMO_DIR = Path(__file__).resolve().parent
-STUDIES_FILE = DEMO_DIR / "studies.toml"
-BELEM_COLUMNS = ("statement_type", "name", "gender", "pronouns", "is_control", "uncertainty_expression",
-                 "statement_id", "statement")
-STUDY_FIELDS = ("title", "description", "consent_text", "instructions", "pledge_text", "items_per_expression",
-                "controls_per_participant")
+# The Belem demo definitions, in load order (a reference study before its companions), each with the slug of
+# its reference study (the non-verifiable study a verifiable one is scored against; definitions do not name it).
+BELEM_DEMOS: tuple[tuple[str, str | None], ...] = (("belem/study.toml", None),
+                                                   ("belem-verifiable/study.toml", "demo"))
 
 
 @dataclass
@@ -34,65 +32,35 @@ class LoadOutcome:
     message: str
 
 
-def demo_specs() -> list[dict[str, Any]]:
-    """The studies described in studies.toml, in load order (a reference study before its companions)."""
-    with open(STUDIES_FILE, "rb") as f:
-        return tomllib.load(f)["study"]
+def belem_definitions() -> list[tuple[Path, Definition, str | None]]:
+    """(file, validated definition, reference slug) of each Belem demo, in load order."""
+    out = []
+    for relative, reference in BELEM_DEMOS:
+        path = STUDIES_DIR / relative
+        definition, _ = read_definition(path)
+        out.append((path, definition, reference))
+    return out
 
 
-def read_statements(path: Path) -> list[dict[str, str]]:
-    """Rows (statement_id, statement_type, statement) of a demo statements file."""
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def belem_rows(statements: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Each statement × (14 expressions + control) as rows of the Belem stimulus format.
-
-    Speakers alternate female/male row by row and walk through each gender's name list, so the
-    genders are balanced and the same inputs always give the same file.
-    """
-    genders = sorted(NAMES)
-    used = {g: 0 for g in genders}
-    rows = []
-    for statement in statements:
-        for label in (CONTROL, *EXPRESSIONS):
-            gender = genders[len(rows) % len(genders)]
-            name = NAMES[gender][used[gender] % len(NAMES[gender])]
-            used[gender] += 1
-            rows.append({
-                "statement_type": statement["statement_type"],
-                "name": name,
-                "gender": gender,
-                "pronouns": repr(dict(sorted(PRONOUNS[gender].items()))),
-                "is_control": str(label == CONTROL),
-                "uncertainty_expression": label,
-                "statement_id": statement["statement_id"],
-                "statement": statement["statement"],
-            })
-    return rows
-
-
-def belem_csv(rows: list[dict[str, str]]) -> str:
-    """The rows as CSV text with the Belem column names."""
-    out = io.StringIO(newline="")
-    writer = csv.DictWriter(out, fieldnames=BELEM_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
-
-
-def _create(spec: dict[str, Any]) -> tuple[Study, ImportResult]:
-    reference = Study.objects.get(slug=spec["reference"]) if spec.get("reference") else None
+def _create(path: Path, definition: Definition, reference_slug: str | None) -> tuple[Study, ImportResult]:
+    reference = Study.objects.get(slug=reference_slug) if reference_slug else None
+    study_table, texts, draw = definition.study, definition.texts, definition.participants
+    codes = {name: value for name, value in definition.prolific.model_dump().items() if value}
     study = Study.objects.create(
-        slug=spec["slug"], status=Study.Status.LIVE, reference_study=reference,
-        **{name: spec[name].strip() if isinstance(spec[name], str) else spec[name] for name in STUDY_FIELDS},
+        slug=study_table.slug, title=study_table.title, description=study_table.description,
+        instrument=study_table.kind, language=study_table.language, status=Study.Status.LIVE,
+        reference_study=reference, consent_text=texts.consent, instructions=texts.instructions,
+        pledge_text=texts.pledge, items_per_expression=draw.items_per_expression,
+        controls_per_participant=draw.controls_per_participant, items_per_participant=draw.items_per_participant,
+        draw_speaker_names=draw.draw_speaker_names, attention_filter=draw.attention_filter,
+        attention_threshold=draw.attention_threshold, idle_timeout_minutes=draw.idle_timeout_minutes, **codes,
     )
-    # Our own demonstrations first, so the importer does not add the paper's pair.
-    for order, demo in enumerate(spec["demonstration"], start=1):
-        Item.objects.create(study=study, key=f"demo-{order}", is_demonstration=True, demo_order=order, **demo)
-    rows = belem_rows(read_statements(DEMO_DIR / spec["statements"]))
-    result = import_items(study, io.StringIO(belem_csv(rows)))
+    # The file's demonstrations first, so the importer does not add the paper's pair.
+    for order, demo in enumerate(definition.demonstrations, start=1):
+        fields = {name: value for name, value in demo.model_dump().items() if name != "answer"}
+        Item.objects.create(study=study, key=f"demo-{order}", is_demonstration=True, demo_order=order,
+                            demo_answer=demo.answer, **fields)
+    result = import_items(study, path.parent / definition.design.items)
     return study, result
 
 
@@ -100,18 +68,18 @@ def load_demo() -> list[LoadOutcome]:
     """Create the demo studies that do not exist yet; existing ones (same slug) are left untouched."""
     outcomes = []
     with transaction.atomic():
-        for spec in demo_specs():
-            existing = Study.objects.filter(slug=spec["slug"]).first()
+        for path, definition, reference in belem_definitions():
+            slug = definition.study.slug
+            existing = Study.objects.filter(slug=slug).first()
             if existing is not None:
                 count = existing.main_items().count()
-                outcomes.append(LoadOutcome(existing, False,
-                                            f"{spec['slug']}: already exists ({count} items); left unchanged"))
+                outcomes.append(LoadOutcome(existing, False, f"{slug}: already exists ({count} items); left unchanged"))
                 continue
-            study, result = _create(spec)
+            study, result = _create(path, definition, reference)
             outcomes.append(LoadOutcome(
                 study, True,
                 f"{study.slug}: created, live, {result.created} items ({result.controls} controls), "
-                f"2 demonstrations; completion code {study.completion_code}",
+                f"{len(definition.demonstrations)} demonstrations; completion code {study.completion_code}",
             ))
         from .overprecision import load_overprecision_demo
 

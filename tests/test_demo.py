@@ -12,7 +12,8 @@ from django.core.management import call_command
 
 from surveys.assignment import assign
 from surveys.demo import loader
-from surveys.importers import ImportFailed
+from surveys.definition.errors import DefinitionError
+from surveys.definition.files import read_definition
 from surveys.instruments.speaker_belief import EXPRESSIONS, NAMES, PRONOUNS, paper_demonstrations
 from surveys.models import Item, Participant, Study
 
@@ -56,7 +57,9 @@ def test_statements_are_our_own(belem_dir):
             paper |= {row["statement"].strip().lower() for row in csv.DictReader(f)}
     paper |= {d["statement"].lower() for which in ("non-verifiable", "verifiable") for d in paper_demonstrations(which)}
     ours = [s["statement"].lower() for s in statements("non-verifiable") + statements("verifiable")]
-    ours += [d.statement.lower() for _, definition, _ in loader.belem_definitions() for d in definition.demonstrations]
+    for name in DEFINITION_DIRS.values():
+        definition, _ = read_definition(loader.STUDIES_DIR / name / "study.toml")
+        ours += [d.statement.lower() for d in definition.demonstrations]
     assert not set(ours) & paper
 
 
@@ -74,8 +77,9 @@ def test_load_demo_creates_two_live_studies(demo):
         # speakers from the instrument's name list, genders balanced
         assert Counter(i.speaker_gender for i in items) == {"female": 150, "male": 150}
         assert all(i.speaker_name in NAMES[i.speaker_gender] for i in items)
-        # imported through the importer: it records the row of the generated file
+        # loaded from the shipped definition: the row of its item file, the definition and its first version
         assert sorted(i.source_row for i in items) == list(range(2, 302))
+        assert study.definition["study"]["slug"] == study.slug and study.versions.count() == 1
         assert study.consent_text and study.instructions and study.pledge_text
         assert "8 minutes" in study.consent_text and "Prolific ID" in study.consent_text
         codes = {study.completion_code, study.failed_attention_code, study.screened_out_code}
@@ -145,10 +149,11 @@ def test_a_bad_item_file_creates_nothing(db, tmp_path, monkeypatch):
     bad = tmp_path / "belem-verifiable" / "items.csv"
     bad.write_text(bad.read_text().replace("whales are mammals.", ""))
     monkeypatch.setattr(loader, "STUDIES_DIR", tmp_path)
-    with pytest.raises(ImportFailed) as info:
+    with pytest.raises(DefinitionError) as info:
         loader.load_demo()
-    assert {e.column for e in info.value.errors} == {"statement"}
-    assert len(info.value.errors) == 15
+    problems = info.value.problems
+    assert len(problems) == 15 and {p.file for p in problems} == {"items.csv"}
+    assert all(p.where.endswith("column 'statement'") and p.message == "is empty" for p in problems)
     assert not Study.objects.exists() and not Item.objects.exists()
 
 

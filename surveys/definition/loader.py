@@ -255,6 +255,8 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:
                 study = Study.objects.select_for_update().get(pk=study.pk)
+                if versions.has_answers(study):
+                    versions.ensure_first_version(study)  # its answers were given under the wording it has now
                 for name, value in values.items():
                     setattr(study, name, value)
             study.full_clean(exclude=["owner"])

@@ -23,7 +23,7 @@ from access.ownership import require
 from config.client_address import client_address
 from config.permissions import check
 
-from . import channels, flow
+from . import channels, flow, questionnaire
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
@@ -35,7 +35,9 @@ STEP_URLS = {
     Step.CONSENT: "surveys:consent",
     Step.INSTRUCTIONS: "surveys:instructions",
     Step.PLEDGE: "surveys:pledge",
+    Step.QUESTIONNAIRE_BEFORE: "surveys:questionnaire_before",
     Step.ITEM: "surveys:item",
+    Step.QUESTIONNAIRE_AFTER: "surveys:questionnaire_after",
     Step.DONE: "surveys:done",
     Step.ENDED: "surveys:done",
 }
@@ -197,7 +199,7 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
             return render(request, "surveys/declined.html",
                           {"study": study, "via_channel": participant.channel_id is not None,
                            "prolific_url": channels.prolific_home_url()})
-        return _step_redirect(study, Step.INSTRUCTIONS)
+        return _step_redirect(study, flow.current_step(participant).step)  # the questionnaire or instructions
     return render(request, "surveys/consent.html",
                   _step_context(study, Step.CONSENT, request.path, False, form=form,
                                 via_channel=participant.channel_id is not None))
@@ -225,6 +227,38 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
             messages.info(request, _(STALE_PAGE))
         return _step_redirect(study, flow.current_step(participant).step)
     return render(request, "surveys/pledge.html", _step_context(study, Step.PLEDGE, request.path, False, form=form))
+
+
+def _questionnaire_page(request: HttpRequest, study: Study, participant: Participant,
+                        when: questionnaire.When) -> HttpResponse:
+    """A questionnaire page (surveys.questionnaire): asked again with its messages and the values entered while
+    not valid; stored once (a second POST changes nothing). After the items, storing completes the participant."""
+    form = questionnaire.questionnaire_form(study, when)
+    if request.method == "POST":
+        try:
+            form = flow.record_questionnaire(participant, when, request.POST)
+        except flow.OutOfStep:
+            messages.info(request, _(STALE_PAGE))
+            return _step_redirect(study, flow.current_step(participant).step)
+        if form.is_valid():
+            step = flow.current_step(participant).step
+            if when == "after" and step == Step.DONE:
+                request.session[_redirect_key(study)] = True
+            return _step_redirect(study, step)
+    return render(request, "surveys/questionnaire.html",
+                  _step_context(study, flow.QUESTIONNAIRE_STEPS[when], request.path, False, form=form, when=when))
+
+
+@participant_page(Step.QUESTIONNAIRE_BEFORE)
+def questionnaire_before(request: HttpRequest, study: Study, participant: Participant,
+                         progress: Progress) -> HttpResponse:
+    return _questionnaire_page(request, study, participant, "before")
+
+
+@participant_page(Step.QUESTIONNAIRE_AFTER)
+def questionnaire_after(request: HttpRequest, study: Study, participant: Participant,
+                        progress: Progress) -> HttpResponse:
+    return _questionnaire_page(request, study, participant, "after")
 
 
 @participant_page(Step.ITEM)

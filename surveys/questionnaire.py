@@ -131,7 +131,10 @@ class QuestionnaireForm(forms.Form):
                 self.fields[name].widget.attrs["aria-describedby"] = f"{self[name].auto_id}-error"
 
     def answers(self) -> dict[str, Any]:
-        """The typed answers of a valid form: every field of the page, an empty optional one as None."""
+        """The typed answers of a valid form: every field of the page, an empty optional one as None.
+        ValueError when the form is not valid."""
+        if not self.is_valid():
+            raise ValueError(f"the questionnaire form is not valid: {self.errors.as_data()}")
         out: dict[str, Any] = {}
         for spec in self.specs:
             value = self.cleaned_data.get(spec.name)

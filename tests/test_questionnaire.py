@@ -390,3 +390,60 @@ def test_questionnaire_frame_types_what_no_longer_fits(answered):
     someone.save(update_fields=["questionnaire"])
     row = questionnaire_frame(answered).loc[f"p{someone.pk}"]
     assert pd.isna(row["age"]) and pd.isna(row["gender"]) and pd.isna(row["difficulty"])
+
+
+# --- from a definition file ----------------------------------------------------------------------------
+QUESTIONNAIRE_TOML = """
+[study]
+slug = "tang-about-you"
+title = "Tang RQ1 with a questionnaire"
+kind = "wep_probability"
+
+[design]
+generator = "tang-rq1"
+[design.options]
+settings = ["CNC"]
+
+[[questionnaire]]
+name = "age"
+label = "How old are you?"
+type = "number"
+min = 18
+max = 99
+integer = true
+
+[[questionnaire]]
+name = "first_language"
+label = "Your first language"
+choices = ["English", "Mandarin", "Other"]
+
+[[questionnaire]]
+name = "comments"
+label = "Anything you want to tell us?"
+type = "text"
+required = false
+when = "after"
+"""
+
+
+def test_a_definition_file_declares_the_questionnaire(tmp_path, db):
+    from surveys.definition.loader import load_file
+    from surveys.definition.errors import DefinitionError
+
+    path = tmp_path / "study.toml"
+    path.write_text(QUESTIONNAIRE_TOML, encoding="utf-8")
+    load_file(path)
+    study = Study.objects.get(slug="tang-about-you")
+    fields = questionnaire.study_fields(study)
+    assert [(f.name, f.type, f.when) for f in fields] == [("age", "number", "before"),
+                                                          ("first_language", "choice", "before"),
+                                                          ("comments", "text", "after")]
+    assert [c.key for c in fields[1].choices] == ["English", "Mandarin", "Other"] and fields[0].integer
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "study.toml").write_text(QUESTIONNAIRE_TOML.replace('slug = "tang-about-you"', 'slug = "bad"')
+                                    .replace('name = "comments"', 'name = "status"'), encoding="utf-8")
+    with pytest.raises(DefinitionError) as refused:
+        load_file(bad / "study.toml")
+    assert "questionnaire" in str(refused.value.problems[0]) and "export column" in str(refused.value.problems[0])
+    assert not Study.objects.filter(slug="bad").exists()

@@ -29,7 +29,7 @@ from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
-                      preview_pledge, preview_progress, preview_summary)
+                      preview_pledge, preview_progress, preview_questionnaire, preview_summary)
 
 STEP_URLS = {
     Step.CONSENT: "surveys:consent",
@@ -353,7 +353,7 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
                 return render(request, "surveys/declined.html", {"study": study, "preview": True,
                                                                  "prolific_url": channels.prolific_home_url()})
             if form.is_valid():
-                preview_consent(state, True)
+                preview_consent(state, True, study)
             else:
                 context["form"] = form
         elif state.step == Step.INSTRUCTIONS:
@@ -364,6 +364,10 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
                 preview_pledge(study, state)
             else:
                 context["form"] = form
+        elif state.step in flow.QUESTIONNAIRE_STEPS.values():
+            about = preview_questionnaire(study, state, request.POST)
+            if about is not None and not about.is_valid():
+                context["form"] = about
         elif state.step == Step.ITEM:
             form = AnswerForm(request.POST)
             if form.is_valid():
@@ -385,6 +389,10 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
         return render(request, "surveys/instructions.html", base | _instructions_context(study))
     if state.step == Step.PLEDGE:
         return render(request, "surveys/pledge.html", base | {"form": context.get("form") or PledgeForm()})
+    if state.step in flow.QUESTIONNAIRE_STEPS.values():
+        when = "before" if state.step == Step.QUESTIONNAIRE_BEFORE else "after"
+        return render(request, "surveys/questionnaire.html",
+                      base | {"form": context.get("form") or questionnaire.questionnaire_form(study, when), "when": when})
     if state.step == Step.ITEM:
         return render(request, "surveys/item.html", base | _item_context(study, progress, context.get("error", ""),
                                                                           request.POST or None))

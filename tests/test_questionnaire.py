@@ -447,3 +447,37 @@ def test_a_definition_file_declares_the_questionnaire(tmp_path, db):
         load_file(bad / "study.toml")
     assert "questionnaire" in str(refused.value.problems[0]) and "export column" in str(refused.value.problems[0])
     assert not Study.objects.filter(slug="bad").exists()
+
+
+# --- the researcher preview -------------------------------------------------------------------------------
+def test_preview_shows_the_questionnaire_pages_and_stores_nothing(study, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    researcher = django_user_model.objects.create_user("researcher", password="pw", is_staff=True)
+    researcher.user_permissions.add(*Permission.objects.filter(codename__in=["view_study", "view_item"]))
+    study.owner = researcher
+    study.save(update_fields=["owner"])
+    client = Client()
+    client.force_login(researcher)
+    preview = url(study, "preview")
+    client.get(preview + "?restart=1")
+    client.post(preview, {"step": "consent", "choice": "agree"})
+    shown = client.get(preview).content.decode()
+    assert "About you" in shown and "How old are you (in years)?" in shown
+    refused = client.post(preview, {"step": "questionnaire_before"} | BEFORE | {"q-age": "5"}).content.decode()
+    assert "Please enter a number from 18 to 99." in refused and 'value="Mandarin"' in refused
+    client.post(preview, {"step": "questionnaire_before"} | BEFORE)
+    assert "I have read the instructions" in client.get(preview).content.decode()
+    client.post(preview, {"step": "instructions"})
+    client.post(preview, {"step": "pledge", "pledge": "on"})
+    while "Question " in (text := client.get(preview).content.decode()):
+        position = int(re.search(r'name="position" value="(\d+)"', text).group(1))
+        item_id = int(re.search(r'name="item" value="(\d+)"', text).group(1))
+        client.post(preview, {"step": "item", "position": position, "item": item_id, "value": "50"})
+    assert "How difficult" in text and ">Finish<" in text
+    client.post(preview, {"step": "questionnaire_after", "q-difficulty": "3"})
+    summary = client.get(preview).content.decode()
+    assert "Preview summary" in summary and "Your questionnaire answers" in summary
+    assert re.search(r"How old are you \(in years\)\?</td><td>34<", summary)
+    assert re.search(r"Your first language</td><td>Mandarin<", summary) and ">3<" in summary
+    assert not Participant.objects.exists()

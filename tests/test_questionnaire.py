@@ -481,3 +481,44 @@ def test_preview_shows_the_questionnaire_pages_and_stores_nothing(study, django_
     assert re.search(r"How old are you \(in years\)\?</td><td>34<", summary)
     assert re.search(r"Your first language</td><td>Mandarin<", summary) and ">3<" in summary
     assert not Participant.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_submissions_of_the_page_store_one(imported_nv):
+    """Four POSTs of the "before" page at once (double clicks, two tabs): one is stored, the others are refused
+    as out of step and change nothing."""
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite's in-memory test database reports 'table is locked' instead of waiting; "
+                    "run with DATABASE_URL=postgres://... (CI does)")
+    imported_nv.status = Study.Status.LIVE
+    imported_nv.save()
+    study = with_questionnaire(imported_nv)
+    someone = flow.enter(study, {"PROLIFIC_PID": PID})
+    flow.record_consent(someone, True)
+    results: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def submit(age: int) -> None:
+        try:
+            barrier.wait()
+            row = Participant.objects.select_related("study").get(pk=someone.pk)
+            try:
+                flow.record_questionnaire(row, "before", BEFORE | {"q-age": str(age)})
+                results.append(f"stored {age}")
+            except flow.OutOfStep:
+                results.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit, args=(age,)) for age in (30, 40, 50, 60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stored = [r for r in results if r.startswith("stored")]
+    assert len(stored) == 1 and results.count("refused") == 3
+    assert participant().questionnaire["age"] == int(stored[0].split()[1])

@@ -23,7 +23,6 @@ from .definition.schema import QuestionnaireField
 from .models import Participant, Study
 
 When = Literal["before", "after"]
-WHEN: tuple[When, ...] = ("before", "after")
 
 
 class AlreadyAnswered(Exception):

@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from analysis import exports
 from analysis.dataset import human_answers
 from analysis.exports import COLUMNS, export_study, read_csv, study_layout
-from analysis.questionnaire import questionnaire_frame
+from analysis.questionnaire_frame import questionnaire_frame
 from surveys import flow, questionnaire
 from surveys.definition.schema import RESERVED_FIELD_NAMES, Definition, QuestionnaireField
 from surveys.flow import Step
 from surveys.models import Participant, Study
 from test_analysis_factories import add_participant, add_run
-from test_flow import answer, answer_all, link, saved, url
+from test_flow import answer_all, link, url
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 

@@ -29,6 +29,7 @@ import random
 import zlib
 from typing import TYPE_CHECKING, Any, Mapping
 
+from .bahaj_options import REPORT_OPTIONS
 from .base import ImportRowError, Instrument, Prompt, Speaker
 from .interval_text import plain, read_interval, to_number
 from .shapes import IntervalShape, ParsedAnswer, Answer
@@ -79,6 +80,7 @@ class IntervalConfidence(Instrument):
     shape = IntervalShape()
     prompt_styles = STYLES
     report_sections = ("bahaj",)
+    report_options = REPORT_OPTIONS  # reading, mixed_intervals (bahaj_options.py)
     prompt_version_prefix = "bahaj"
     attention_filter_default = False
     import_columns = ("question", "answer")

@@ -3,8 +3,8 @@
 Every agent (the values of the ``stream`` column, ``agent`` by default) draws from its own generator,
 ``numpy.random.default_rng([seed, h(agent)])`` with h the first 8 bytes of SHA-256 of the agent's name: adding,
 removing or renaming another agent never changes an agent's draws, hence its figures. Within an agent the rows
-are taken in a stable order (sorted by the group keys, ties in the table's own order), so the same answers give
-the same draws whatever order the agents come in.
+are taken in a canonical order: sorted by the group keys, then by level, lower and upper bound (unparsed last),
+so the draws depend on the answers only, not on the order in which the table lists agents or rows.
 
 - :func:`draw_per_group` — from each group of ``keys``, ``k`` rows: **without replacement** (the ``k`` rows
   with the smallest uniform keys; the whole group when it holds fewer), or **with replacement** (``k``
@@ -28,8 +28,13 @@ def agent_rng(seed: int, agent: object) -> np.random.Generator:
     return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "big")])
 
 
+TIEBREAK = ("confidence", "lower", "upper")
+
+
 def _ordered(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    return df.sort_values(list(keys), kind="stable") if len(df) else df
+    """``df`` sorted by ``keys`` and then by level and bounds (stable; NaN last)."""
+    columns = list(keys) + [c for c in TIEBREAK if c in df.columns and c not in keys]
+    return df.sort_values(columns, kind="stable", na_position="last") if len(df) else df
 
 
 def draw_from(df: pd.DataFrame, keys: Sequence[str], rng: np.random.Generator, k: int = 1,

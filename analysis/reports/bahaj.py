@@ -228,15 +228,16 @@ def refinement_table(refined: pd.DataFrame, reading: str = "text") -> pd.DataFra
     if reading == "text":
         return with_all_sources(refined, lambda d, b: hit_table(d, b), by).assign(dropped=0)[REFINEMENT_COLUMNS]
     kept = refined[refined["both_read"]]
-    dropped = (~refined["both_read"]).groupby([refined[b] for b in by]).sum().rename("dropped")
-    if kept.empty:
-        return dropped.reset_index().assign(source=ALL).reindex(columns=REFINEMENT_COLUMNS)
-    table = with_all_sources(kept, lambda d, b: hit_table(d, b, reading="authors"), by)
-    table = table.join(dropped, on=by).fillna({"dropped": 0})
-    table["dropped"] = table["dropped"].where(table["source"] == ALL, np.nan)
+    dropped = (~refined["both_read"]).groupby([refined[b] for b in by]).sum().rename("dropped").reset_index()
+    table = (with_all_sources(kept, lambda d, b: hit_table(d, b, reading="authors"), by) if not kept.empty
+             else pd.DataFrame(columns=[*by, "source"]))
+    table = table.merge(dropped.assign(source=ALL), on=[*by, "source"], how="outer")  # all dropped: a row still
     mixed = table["setting"] == "mixed"
     table.loc[mixed, [f"hit@{c}" for c in LEVELS] + ["corr"]] = np.nan
-    return table[REFINEMENT_COLUMNS]
+    table = table.reindex(columns=REFINEMENT_COLUMNS)
+    order = {s: i for i, s in enumerate([ALL, *sorted(set(table["source"]) - {ALL})])}
+    return table.sort_values(["agent", "kind", "source"], key=lambda col: col.map(order) if col.name == "source"
+                             else col, kind="stable").reset_index(drop=True)
 
 
 def build(study: Study) -> BahajSection:

@@ -199,9 +199,8 @@ def answer_histogram(df: pd.DataFrame, by: Sequence[str] = ("agent",),
     frame = pd.DataFrame({**{b: s[b].to_numpy() for b in by}, "bin": index, "hits": hit.astype(int),
                           "misses": (~hit).astype(int)})[inside]
     counts = frame.groupby([*by, "bin"])[["hits", "misses"]].sum()
-    groups = s[by].drop_duplicates().sort_values(by) if by else pd.DataFrame(index=[0])
-    full = (groups.merge(pd.DataFrame({"bin": np.arange(len(bins) - 1)}), how="cross") if by
-            else pd.DataFrame({"bin": np.arange(len(bins) - 1)}))
+    every_bin = pd.DataFrame({"bin": np.arange(len(bins) - 1)})
+    full = s[by].drop_duplicates().sort_values(by).merge(every_bin, how="cross") if by else every_bin
     out = full.join(counts, on=[*by, "bin"]).fillna({"hits": 0, "misses": 0})
     out[["hits", "misses"]] = out[["hits", "misses"]].astype(int)
     out["bin_low"], out["bin_high"] = bins[out["bin"]], bins[out["bin"] + 1]

@@ -47,7 +47,7 @@ import io
 import json
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 from typing import IO, Any, Iterable, Mapping, Sequence
@@ -650,8 +650,8 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     problems = settings.problems()
     kind = study.kind
     if settings.refines is not None:
-        if settings.prompt_style == "standard":
-            settings.prompt_style = REFINE_STYLE
+        if settings.prompt_style == "standard":  # the default: refinements have their own style
+            settings = replace(settings, prompt_style=REFINE_STYLE)
         if settings.prompt_style != REFINE_STYLE:
             problems.append(f"refinement answers have the prompt style {REFINE_STYLE!r}, not {settings.prompt_style!r}")
         problems += source_problems(study, settings.refines, settings.refine_setting, settings.candidates)

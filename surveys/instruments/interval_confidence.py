@@ -35,8 +35,10 @@ from __future__ import annotations
 import hashlib
 import random
 import zlib
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from surveys.definition import wording as definition_wording
+from surveys.definition.files import shipped_definition
 from surveys.families import bahaj
 from surveys.report_options import ReportOption
 
@@ -113,12 +115,26 @@ class IntervalConfidence(Instrument):
 
     def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """The item's fields and what the templates compute from: ``confidence`` (the level c, 90 when the item
-        has none), ``tail`` ((100 − c)/2 as written, :func:`tail`) and ``hint_lower``/``hint_upper`` (the hint
-        styles' misleading interval, :func:`hint_interval`, written without exponent)."""
+        has none), ``tail`` ((100 − c)/2 as written, :func:`tail`), ``hint_lower``/``hint_upper`` (the hint
+        styles' misleading interval, :func:`hint_interval`, written without exponent) and ``shown`` (the answers
+        a refinement prompt shows: none here, :meth:`refinement_prompt` gives them)."""
         context = super().template_context(item, speaker)
         c = self.confidence(item)
         lower, upper = hint_interval(item)
-        return context | {"confidence": c, "tail": tail(c), "hint_lower": plain(lower), "hint_upper": plain(upper)}
+        return context | {"confidence": c, "tail": tail(c), "hint_lower": plain(lower), "hint_upper": plain(upper),
+                          "shown": []}
+
+    def refinement_prompt(self, item: "Item", shown: Sequence[tuple[float, float, int]]) -> Prompt:
+        """The ``refine`` style's prompt for ``item`` showing the answers ``shown`` ((lower, upper, level) each,
+        written without exponent): the study's ``[prompt.styles.refine]`` templates, else the shipped
+        definition's (a study's own definition need not word the refinement)."""
+        wording = self.wording(item.study)
+        if "refine" not in ((wording.get("prompt") or {}).get("styles") or {}):
+            wording = {**shipped_definition(self.default_definition), "wording": wording.get("wording") or {}}
+        context = self.template_context(item) | {"shown": [
+            {"lower": plain(lower), "upper": plain(upper), "confidence": int(c)} for lower, upper, c in shown]}
+        text, messages, _ = definition_wording.assemble_prompt(wording, "refine", context, [])
+        return Prompt(text=text, messages=messages)
 
     def intro(self, language: str = "en") -> dict[str, Any]:
         """The task description of the instructions page: the shipped definition's ``task_intro``."""

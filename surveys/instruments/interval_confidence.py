@@ -65,7 +65,6 @@ READING = ReportOption(
     help="How model answers are read (Bahaj et al.; docs/reference/bahaj-protocol.md).")
 
 
-
 class SourceRunNeeded(ValueError, NotImplementedError):
     """A prompt style built from a source run's answers (a self-refinement), not from the item alone: it has no
     prompt of its own (a NotImplementedError too, so a definition check that renders every style passes it by)."""

@@ -150,9 +150,10 @@ class Study(models.Model):
     @property
     def kind(self):
         """The study's instrument object (as configured by its definition, for kinds that are)."""
+        key = (self.instrument, id(self.definition))  # a new definition (loaded, synced) makes a new kind
         cached = self.__dict__.get("_kind")
-        if cached is None or cached[0] != self.instrument:
-            cached = (self.instrument, get_instrument(self.instrument).for_study(self))
+        if cached is None or cached[0] != key:
+            cached = (key, get_instrument(self.instrument).for_study(self))
             self.__dict__["_kind"] = cached
         return cached[1]
 

@@ -1,6 +1,7 @@
 """What every item kind (instrument) defines, once, for both people and models."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
@@ -106,8 +107,15 @@ class Instrument:
 
     # --- wording -----------------------------------------------------------------
     def for_study(self, study: Any) -> "Instrument":
-        """The instrument as ``study`` uses it (kinds configured by the study's definition return a new one)."""
-        return self
+        """The instrument as ``study`` uses it: itself, or a copy whose ``prompt_styles`` add the styles the
+        study's own definition declares (``[prompt.styles.NAME]``: a new prompt variant needs no Python)."""
+        declared = ((getattr(study, "definition", None) or {}).get("prompt") or {}).get("styles") or {}
+        extra = tuple(name for name in declared if name not in self.prompt_styles)
+        if not extra:
+            return self
+        clone = copy.copy(self)
+        clone.prompt_styles = (*self.prompt_styles, *extra)
+        return clone
 
     def wording(self, study: Any) -> Mapping[str, Any]:
         """The definition ``study``'s wording comes from: its own, else the kind's shipped one ({}: none)."""

@@ -1,0 +1,285 @@
+"""A researcher's own study, worded only by its definition file (``[study] kind = "generic"``).
+
+The registered instance (``generic``) is a template: :meth:`GenericInstrument.for_study` returns a new instance
+configured from the study's ``definition["answer"]`` (a dumped ``surveys.definition.schema.AnswerTable``):
+
+- ``shape = "scale"``: a number from ``min`` to ``max`` in steps of ``step`` (default 1), ``labels`` at any of
+  its values, shown as ``widget = "buttons"`` or ``"slider"`` (:class:`LabelledScaleShape`); a model is asked
+  for the number and its answer is the first number in its text, if it lies on the scale;
+- ``shape = "choice"``: the researcher's ``options`` (key and label), optionally ``randomise``d per participant
+  (the order drawn for a slot is stored in ``Assignment.option_order``); a model answers with a key or a label;
+- ``shape = "pick"``: whole texts as large buttons (the item's ``options`` field, else ``[answer] options``);
+- ``shape = "interval"``: a lower and an upper bound;
+- ``shape = "free_text"``: the participant's own words, up to ``max_length`` characters; a model's raw answer.
+
+Wording: ``[page]`` (``sentence``, ``question``, ``hints``) and ``[prompt]`` templates (Jinja2,
+surveys/definition/templates.py) over the item's fields (its model columns and ``extra``). When ``[prompt]``
+sets nothing, the prompt is the page's wording followed by the shape's answer instruction
+(:meth:`GenericInstrument.answer_instruction`: "Answer with a single number from 1 to 7, where 1 means …").
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from surveys.definition.templates import render
+
+from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .interval_text import read_interval
+from .shapes import (Answer, AnswerShape, FreeTextShape, IntervalShape, LabelledScaleShape, Option,
+                     OrderedChoiceShape, ParsedAnswer)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from surveys.models import Assignment, Item, Study
+
+#: Item model columns a template sees by name (with the item's ``extra`` fields).
+ITEM_COLUMNS = ("key", "expression", "speaker_name", "speaker_gender", "statement", "statement_id",
+                "statement_type", "truth", "is_control", "context", "language", "ground_truth")
+#: Columns of an item file that fill model columns; every other column goes to ``extra``.
+FILE_COLUMNS = ("expression", "speaker_name", "speaker_gender", "statement", "statement_id", "statement_type",
+                "truth", "context", "ground_truth")
+
+
+def item_fields(item: "Item") -> dict[str, Any]:
+    """What templates see of ``item``: its model columns and its ``extra`` fields, by name."""
+    fields = {name: getattr(item, name) for name in ITEM_COLUMNS}
+    fields.update(item.extra or {})
+    return fields
+
+
+def _quoted(text: str) -> str:
+    return f"\u201c{text}\u201d"
+
+
+class GenericInstrument(Instrument):
+    """A study whose wording, answer shape and prompt come from its definition file (module docstring)."""
+
+    name = "generic"
+    label = "Your own study (definition file)"
+    template_name = "surveys/items/generic.html"
+    report_sections = ()
+    attention_filter_default = False
+    default_items_per_participant = 20
+    items_per_participant_reason = "a researcher's own study; set [participants] items_per_participant"
+    scale_min = 1
+    scale_max = 7
+    scale_step = 1
+
+    def __init__(self, definition: Mapping[str, Any] | None = None, slug: str = ""):
+        self.definition: dict[str, Any] = dict(definition or {})
+        self.slug = slug
+        answer = self.definition.get("answer") or {"shape": "scale", "min": 1, "max": 7}
+        self.answer = dict(answer)
+        self.shape = self._shape(self.answer)
+        if self.answer.get("shape", "scale") == "scale":
+            self.scale_min = float(self.answer["min"])
+            self.scale_max = float(self.answer["max"])
+            self.scale_step = float(self.answer.get("step") or 1)
+        styles = (self.definition.get("prompt") or {}).get("styles") or {}
+        self.prompt_styles = ("standard", *[s for s in styles if s != "standard"])
+
+    def for_study(self, study: "Study") -> "GenericInstrument":
+        """A new instance configured from ``study.definition``."""
+        return GenericInstrument(study.definition, study.slug)
+
+    # --- configuration ---------------------------------------------------------------
+    def _shape(self, answer: Mapping[str, Any]) -> AnswerShape:
+        shape = answer.get("shape", "scale")
+        if shape == "scale":
+            labels = {float(k): str(v) for k, v in (answer.get("labels") or {}).items()}
+            return LabelledScaleShape(labels, answer.get("widget") or "buttons")
+        if shape in ("choice", "pick"):
+            return OrderedChoiceShape(bool(answer.get("randomise")), name=shape)
+        if shape == "interval":
+            return IntervalShape()
+        if shape == "free_text":
+            return FreeTextShape(int(answer.get("max_length") or 2000))
+        raise ValueError(f"unknown answer shape {shape!r}")
+
+    @property
+    def scale_labels(self) -> dict[float, str]:
+        return dict(getattr(self.shape, "labels", {}))
+
+    # --- wording -----------------------------------------------------------------------
+    def _page(self, key: str) -> Any:
+        return (self.definition.get("page") or {}).get(key)
+
+    def _render(self, template: str | None, item: "Item", **more: Any) -> str:
+        if not template:
+            return ""
+        return render(template, {**item_fields(item), **more})
+
+    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
+        return self._render(self._page("sentence"), item)
+
+    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
+        return self._render(self._page("question"), item)
+
+    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
+        return [self._render(h, item) for h in self._page("hints") or []]
+
+    def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """The base context, plus ``scale`` (min, max, step, middle, labels placed in percent, buttons per row)
+        for a scale and ``max_length`` for free text."""
+        context = super().page_context(item, speaker)
+        if isinstance(self.shape, LabelledScaleShape):
+            values = self.answer_options()
+            span = self.scale_max - self.scale_min
+            middle = min(values, key=lambda v: (abs(v - (self.scale_min + self.scale_max) / 2), v))
+            context["scale"] = {
+                "min": f"{self.scale_min:g}", "max": f"{self.scale_max:g}", "step": f"{self.scale_step:g}",
+                "middle": f"{middle:g}", "columns": min(len(values), 11),
+                "labels": [{"value": f"{v:g}", "label": t, "percent": round(100 * (v - self.scale_min) / span, 2)}
+                           for v, t in sorted(self.scale_labels.items())],
+            }
+        if isinstance(self.shape, FreeTextShape):
+            context["max_length"] = self.shape.max_length
+        return context
+
+    def intro(self, language: str = "en") -> dict[str, Any]:
+        texts = self.definition.get("texts") or {}
+        return {"task": texts.get("instructions", ""), "scale_ends": []}
+
+    def options(self, item: "Item") -> list[Option]:
+        """The answer's options: for a pick, the item's own ``options`` field when it has one."""
+        own = (item.extra or {}).get("options") if self.shape.name == "pick" else None
+        if own:
+            return [_option(o) for o in own]
+        return [Option(str(o["key"]), str(o["label"])) for o in self.answer.get("options") or []]
+
+    def option_order(self, item: "Item", seed: str) -> list[str]:
+        """The option keys in the order a slot seeded with ``seed`` shows them; [] when the shape does not
+        randomise (the declared order)."""
+        shape = self.shape
+        if not isinstance(shape, OrderedChoiceShape) or not shape.randomise:
+            return []
+        return shape.draw_order([o.key for o in self.options(item)], seed)
+
+    def answer_instruction(self, item: "Item") -> str:
+        """What the prompt asks for when ``[prompt]`` does not say: the number (scale, with what its labelled
+        values mean), one option's key (choice, pick; the options listed with their keys), two bounds
+        (interval) or the answer in the model's own words (free text)."""
+        shape = self.shape.name
+        if shape == "scale":
+            low, high = f"{self.scale_min:g}", f"{self.scale_max:g}"
+            step = f" in steps of {self.scale_step:g}" if self.scale_step != 1 else ""
+            said = [f"{value:g} means {_quoted(text)}" for value, text in sorted(self.scale_labels.items())]
+            where = ""
+            if said:
+                where = ", where " + (f"{', '.join(said[:-1])} and {said[-1]}" if len(said) > 1 else said[0])
+            return f"Answer with a single number from {low} to {high}{step}{where}."
+        if shape in ("choice", "pick"):
+            listed = "\n".join(f"{o.key}. {o.text}" for o in self.options(item))
+            return f"Options:\n{listed}\nAnswer with the key of one option."
+        if shape == "interval":
+            return "Answer with a lower and an upper bound, as [lower, upper]."
+        return "Answer in your own words."
+
+    def _prompt_templates(self, style: str) -> dict[str, str | None]:
+        prompt = self.definition.get("prompt") or {}
+        base = {k: prompt.get(k) for k in ("system", "block", "text", "user", "answer")}
+        override = (prompt.get("styles") or {}).get(style) or {}
+        return {k: override.get(k) or v for k, v in base.items()}
+
+    def _block_context(self, item: "Item") -> dict[str, Any]:
+        return {"sentence": self.sentence(item), "question": self.question(item), "hints": self.hints(item),
+                "options": [{"key": o.key, "label": o.text} for o in self.options(item)], "instruction": self.answer_instruction(item)}
+
+    def _block(self, item: "Item", with_answer: bool, style: str = "standard") -> str:
+        templates = self._prompt_templates(style)
+        page = self._block_context(item)
+        answer = self._demo_answer(item, templates) if with_answer else ""
+        if templates["block"]:
+            return render(templates["block"], {**item_fields(item), **page, "with_answer": with_answer,
+                                               "answer": answer})
+        lines = [page["sentence"], page["question"], *page["hints"], page["instruction"]]
+        block = "\n".join(line for line in lines if line) + "\nAnswer:"
+        return f"{block} {answer}" if with_answer else block
+
+    def _demo_answer(self, item: "Item", templates: Mapping[str, str | None]) -> str:
+        value = (item.extra or {}).get("answer")
+        if value is None:
+            value = "" if item.demo_answer is None else f"{item.demo_answer:g}"
+        if templates.get("answer"):
+            return render(templates["answer"], {**item_fields(item), "answer": value})
+        return str(value)
+
+    def prompt_block(self, item: "Item", with_answer: bool) -> str:
+        return self._block(item, with_answer)
+
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
+        templates = self._prompt_templates(style)
+        demos = list(demonstrations) if few_shot else []
+        fields = item_fields(item)
+        system = render(templates["system"], fields) if templates["system"] else ""
+        question = self._block(item, False, style)
+        shown = [self._block(d, True, style) for d in demos]
+        if templates["text"]:
+            text = render(templates["text"], {**fields, "system": system, "demos": shown, "question": question})
+        else:
+            text = "\n\n".join(part for part in (system, *shown, question) if part)
+        user = render(templates["user"], {**fields, "question": question}) if templates["user"] else question
+        messages = [{"role": "system", "content": system}] if system else []
+        for demo in demos:
+            messages.append({"role": "user", "content": self._block(demo, False, style)})
+            messages.append({"role": "assistant", "content": self._demo_answer(demo, templates)})
+        messages.append({"role": "user", "content": user})
+        return Prompt(text=text, messages=messages, shots=len(demos))
+
+    # --- answers ---------------------------------------------------------------------
+    def validate(self, raw: str) -> float:
+        value = plain_number(raw, self.answer_options())
+        if value is None:
+            raise AnswerError("Please choose one of the answers on the scale.")
+        return value
+
+    def parse_interval(self, raw: str) -> ParsedAnswer:
+        reading = read_interval(raw)
+        if not reading.ok:
+            return ParsedAnswer(raw=raw, error=reading.error)
+        return ParsedAnswer(raw=raw, answer=Answer(lower=reading.lower, upper=reading.upper))
+
+    def score(self, value: float) -> float:
+        """The scale value nearest ``value`` (a scale's points are its categories)."""
+        return min(self.answer_options(), key=lambda v: (abs(v - value), v))
+
+    # --- import --------------------------------------------------------------------------
+    def item_fields_from_row(self, row: Mapping[str, str]) -> dict[str, Any]:
+        """An item file row: ``key`` (required) names the item; columns named like an Item field fill it,
+        every other column is kept in ``extra`` under its name."""
+        key = (row.get("key") or "").strip()
+        if not key:
+            raise ImportRowError("key", "is empty")
+        fields: dict[str, Any] = {"key": key, "extra": {}}
+        for column, value in row.items():
+            if column == "key" or column is None:
+                continue
+            if column in FILE_COLUMNS:
+                fields[column] = _column_value(column, value)
+            else:
+                fields["extra"][column] = value
+        return fields
+
+    def item_key(self, fields: Mapping[str, Any]) -> str:
+        return str(fields["key"])
+
+
+def _column_value(column: str, value: Any) -> Any:
+    if column == "ground_truth":
+        text = str(value or "").strip()
+        if not text:
+            return None
+        number = plain_number(text)
+        if number is None:
+            raise ImportRowError(column, f"{text!r} is not a number")
+        return number
+    return "" if value is None else str(value)
+
+
+def _option(value: Any) -> Option:
+    """An item's option written as {key, label}, [key, text] or a plain text (its own key)."""
+    if isinstance(value, Mapping):
+        return Option(str(value["key"]), str(value.get("label", value.get("text", ""))))
+    if isinstance(value, (list, tuple)):
+        return Option(str(value[0]), str(value[1]))
+    return Option(str(value), str(value))

@@ -150,8 +150,7 @@ class Study(models.Model):
 
     @property
     def kind(self):
-        """The study's instrument object (``Instrument.for_study``: a generic study's is built from its
-        definition), built once per Study instance and instrument name."""
+        """The study's instrument object (as configured by its definition, for kinds that are)."""
         cached = self.__dict__.get("_kind")
         if cached is None or cached[0] != self.instrument:
             cached = (self.instrument, get_instrument(self.instrument).for_study(self))

@@ -13,14 +13,17 @@ configured from the study's ``definition["answer"]`` (a dumped ``surveys.definit
 - ``shape = "free_text"``: the participant's own words, up to ``max_length`` characters; a model's raw answer.
 
 Wording: ``[page]`` (``sentence``, ``question``, ``hints``) and ``[prompt]`` templates (Jinja2,
-surveys/definition/templates.py) over the item's fields (its model columns and ``extra``). When ``[prompt]``
-sets nothing, the prompt is the page's wording followed by the shape's answer instruction
-(:meth:`GenericInstrument.answer_instruction`: "Answer with a single number from 1 to 7, where 1 means …").
+surveys/definition/templates.py, assembled by surveys/definition/wording.py) over the item's fields (its model
+columns and ``extra``) and what the shape offers (``options``, ``scale_labels``, ``instruction``, …). When
+``[prompt]`` sets no ``block``, a question of the prompt is the page's wording followed by the shape's answer
+instruction (:meth:`GenericInstrument.answer_instruction`: "Answer with a single number from 1 to 7, where 1
+means …"), then ``Answer:``.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from surveys.definition import wording as definition_wording
 from surveys.definition.templates import render
 
 from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
@@ -31,19 +34,15 @@ from .shapes import (Answer, AnswerShape, FreeTextShape, IntervalShape, Labelled
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Assignment, Item, Study
 
-#: Item model columns a template sees by name (with the item's ``extra`` fields).
-ITEM_COLUMNS = ("key", "expression", "speaker_name", "speaker_gender", "statement", "statement_id",
-                "statement_type", "truth", "is_control", "context", "language", "ground_truth")
 #: Columns of an item file that fill model columns; every other column goes to ``extra``.
 FILE_COLUMNS = ("expression", "speaker_name", "speaker_gender", "statement", "statement_id", "statement_type",
                 "truth", "context", "ground_truth")
-
-
-def item_fields(item: "Item") -> dict[str, Any]:
-    """What templates see of ``item``: its model columns and its ``extra`` fields, by name."""
-    fields = {name: getattr(item, name) for name in ITEM_COLUMNS}
-    fields.update(item.extra or {})
-    return fields
+#: The prompt's question when ``[prompt] block`` is not set: the page's wording, then the answer instruction.
+DEFAULT_BLOCK = ("{% if sentence %}{{ sentence }}\n{% endif %}{% if question %}{{ question }}\n{% endif %}"
+                 "{% for hint in hints %}{{ hint }}\n{% endfor %}{{ instruction }}\nAnswer:"
+                 "{% if with_answer %} {{ answer }}{% endif %}")
+#: The completions prompt when ``[prompt] text`` is not set: the system text, the demonstrations, the question.
+DEFAULT_TEXT = "{% if system %}{{ system }}\n\n{% endif %}{% for demo in demos %}{{ demo }}\n\n{% endfor %}{{ question }}"
 
 
 def _quoted(text: str) -> str:
@@ -100,22 +99,26 @@ class GenericInstrument(Instrument):
         return dict(getattr(self.shape, "labels", {}))
 
     # --- wording -----------------------------------------------------------------------
-    def _page(self, key: str) -> Any:
-        return (self.definition.get("page") or {}).get(key)
+    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """The item's fields (and ``wording``), plus what the answer shape offers: ``options`` (key and label
+        of each option), ``scale_min``, ``scale_max``, ``scale_step``, ``scale_labels`` (value → label) and
+        ``instruction`` (:meth:`answer_instruction`)."""
+        context = super().template_context(item, speaker)
+        context.update({
+            "options": [{"key": o.key, "label": o.text} for o in self.options(item)],
+            "scale_min": self.scale_min, "scale_max": self.scale_max, "scale_step": self.scale_step,
+            "scale_labels": {f"{v:g}": t for v, t in sorted(self.scale_labels.items())},
+            "instruction": self.answer_instruction(item),
+        })
+        return context
 
-    def _render(self, template: str | None, item: "Item", **more: Any) -> str:
-        if not template:
-            return ""
-        return render(template, {**item_fields(item), **more})
-
-    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
-        return self._render(self._page("sentence"), item)
-
-    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
-        return self._render(self._page("question"), item)
+    def _page(self, item: "Item", speaker: Speaker | None) -> dict[str, Any]:
+        if not definition_wording.has_page(self.definition):
+            return {"sentence": "", "question": "", "hints": []}
+        return definition_wording.page_text(self.definition, self.template_context(item, speaker))
 
     def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
-        return [self._render(h, item) for h in self._page("hints") or []]
+        return self._page(item, speaker)["hints"]
 
     def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """The base context, plus ``scale`` (min, max, step, middle, labels placed in percent, buttons per row)
@@ -174,57 +177,41 @@ class GenericInstrument(Instrument):
             return "Answer with a lower and an upper bound, as [lower, upper]."
         return "Answer in your own words."
 
-    def _prompt_templates(self, style: str) -> dict[str, str | None]:
-        prompt = self.definition.get("prompt") or {}
-        base = {k: prompt.get(k) for k in ("system", "block", "text", "user", "answer")}
-        override = (prompt.get("styles") or {}).get(style) or {}
-        return {k: override.get(k) or v for k, v in base.items()}
+    def prompt_wording(self) -> dict[str, Any]:
+        """The definition with the default prompt where ``[prompt]`` sets none: :data:`DEFAULT_BLOCK` (the page's
+        wording, then the answer instruction) and :data:`DEFAULT_TEXT` (the completions prompt: system,
+        demonstrations, question)."""
+        prompt = dict(self.definition.get("prompt") or {})
+        prompt["block"] = prompt.get("block") or DEFAULT_BLOCK
+        prompt["text"] = prompt.get("text") or DEFAULT_TEXT
+        return {**self.definition, "prompt": prompt}
 
-    def _block_context(self, item: "Item") -> dict[str, Any]:
-        return {"sentence": self.sentence(item), "question": self.question(item), "hints": self.hints(item),
-                "options": [{"key": o.key, "label": o.text} for o in self.options(item)], "instruction": self.answer_instruction(item)}
+    def _prompt_context(self, item: "Item") -> dict[str, Any]:
+        """The template context of the prompt: the item's, plus its page's ``sentence``, ``question`` and
+        ``hints`` as rendered (a field of the same name wins)."""
+        context = self.template_context(item)
+        return {**self._page(item, None), **context}
 
-    def _block(self, item: "Item", with_answer: bool, style: str = "standard") -> str:
-        templates = self._prompt_templates(style)
-        page = self._block_context(item)
-        answer = self._demo_answer(item, templates) if with_answer else ""
-        if templates["block"]:
-            return render(templates["block"], {**item_fields(item), **page, "with_answer": with_answer,
-                                               "answer": answer})
-        lines = [page["sentence"], page["question"], *page["hints"], page["instruction"]]
-        block = "\n".join(line for line in lines if line) + "\nAnswer:"
-        return f"{block} {answer}" if with_answer else block
-
-    def _demo_answer(self, item: "Item", templates: Mapping[str, str | None]) -> str:
-        value = (item.extra or {}).get("answer")
-        if value is None:
-            value = "" if item.demo_answer is None else f"{item.demo_answer:g}"
-        if templates.get("answer"):
-            return render(templates["answer"], {**item_fields(item), "answer": value})
-        return str(value)
+    def _demo_context(self, item: "Item") -> dict[str, Any]:
+        context = self._prompt_context(item)
+        answer = (item.extra or {}).get("answer", (item.extra or {}).get("demo_choice"))
+        if answer is None:
+            answer = "" if item.demo_answer is None else f"{item.demo_answer:g}"
+        context["answer"] = answer
+        return context
 
     def prompt_block(self, item: "Item", with_answer: bool) -> str:
-        return self._block(item, with_answer)
+        templates = definition_wording.style_templates(self.prompt_wording()["prompt"], "standard")
+        answer = render(templates["answer"] or "{{ answer }}", self._demo_context(item)) if with_answer else ""
+        return render(templates["block"], {**self._prompt_context(item), "with_answer": with_answer,
+                                           "answer": answer})
 
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:
-        templates = self._prompt_templates(style)
-        demos = list(demonstrations) if few_shot else []
-        fields = item_fields(item)
-        system = render(templates["system"], fields) if templates["system"] else ""
-        question = self._block(item, False, style)
-        shown = [self._block(d, True, style) for d in demos]
-        if templates["text"]:
-            text = render(templates["text"], {**fields, "system": system, "demos": shown, "question": question})
-        else:
-            text = "\n\n".join(part for part in (system, *shown, question) if part)
-        user = render(templates["user"], {**fields, "question": question}) if templates["user"] else question
-        messages = [{"role": "system", "content": system}] if system else []
-        for demo in demos:
-            messages.append({"role": "user", "content": self._block(demo, False, style)})
-            messages.append({"role": "assistant", "content": self._demo_answer(demo, templates)})
-        messages.append({"role": "user", "content": user})
-        return Prompt(text=text, messages=messages, shots=len(demos))
+        demos = [self._demo_context(d) for d in (demonstrations if few_shot else [])]
+        text, messages, shots = definition_wording.assemble_prompt(self.prompt_wording(), style,
+                                                                   self._prompt_context(item), demos)
+        return Prompt(text=text, messages=messages, shots=shots)
 
     # --- answers ---------------------------------------------------------------------
     def validate(self, raw: str) -> float:

@@ -378,8 +378,9 @@ class FreeTextShape(AnswerShape):
             raise AnswerError(self.empty_message)
         if "\x00" in text:
             raise AnswerError("Your answer holds a character that cannot be stored (NUL); please remove it.")
-        if len(text) > self.max_length:
-            raise AnswerError(f"Please keep your answer to {self.max_length} characters (it has {len(text)}).")
+        length = len(text.replace("\r\n", "\n"))  # a browser counts a line break once, and posts it as CR LF
+        if length > self.max_length:
+            raise AnswerError(f"Please keep your answer to {self.max_length} characters (it has {length}).")
         return Answer(free_text=text)
 
     def refused_selection(self, data: Mapping[str, Any]) -> Any:

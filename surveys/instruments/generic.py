@@ -139,8 +139,8 @@ class GenericInstrument(Instrument):
         return context
 
     def intro(self, language: str = "en") -> dict[str, Any]:
-        texts = self.definition.get("texts") or {}
-        return {"task": texts.get("instructions", ""), "scale_ends": []}
+        """Nothing beyond the study's own instructions (``[texts] instructions``, shown by the page)."""
+        return {"task": "", "scale_ends": []}
 
     def options(self, item: "Item") -> list[Option]:
         """The answer's options: for a pick, the item's own ``options`` field when it has one."""

@@ -276,3 +276,15 @@ def test_a_model_free_text_once_given_cannot_be_changed(stub):
     with pytest.raises(IntegrityError, match="answered model response cannot be changed"), transaction.atomic():
         row.update(text="Another.")
     assert row.get().text == "An answer."
+
+
+def test_a_free_text_run_is_greedy_or_sampled(stub):
+    """A free-text answer is the whole reply: the modes that read a number's probabilities do not apply."""
+    from django.core.exceptions import ValidationError
+
+    study = generic_study("text", FREE_TEXT, items=1)
+    endpoint = make_endpoint(stub)
+    with pytest.raises(ValidationError, match="whole reply"):
+        create_run(study, endpoint, mode="top_logprobs", items=list(study.main_items()))
+    assert create_run(study, endpoint, mode="sampled", samples=2, temperature=0.7,
+                      items=list(study.main_items())).pk

@@ -119,6 +119,7 @@ class AnswerShape:
     number_message: ClassVar[str] = ""
     order_message: ClassVar[str] = ""
     category_name: ClassVar[str] = "category"  # what one of :meth:`categories` is called on admin pages
+    whole_reply: ClassVar[bool] = False  # a model's answer is its whole reply (greedy and sampled modes only)
 
     @property
     def widget(self) -> str:
@@ -367,6 +368,7 @@ class FreeTextShape(AnswerShape):
 
     name = "free_text"
     fields = ("text",)
+    whole_reply = True
     empty_message = "Please write an answer before continuing."
 
     def __init__(self, max_length: int = 2000):
@@ -380,7 +382,7 @@ class FreeTextShape(AnswerShape):
             raise AnswerError("Your answer holds a character that cannot be stored (NUL); please remove it.")
         length = len(text.replace("\r\n", "\n"))  # a browser counts a line break once, and posts it as CR LF
         if length > self.max_length:
-            raise AnswerError(f"Please keep your answer to {self.max_length} characters (it has {length}).")
+            raise AnswerError("Please shorten your answer: it is longer than this question allows.")
         return Answer(free_text=text)
 
     def refused_selection(self, data: Mapping[str, Any]) -> Any:

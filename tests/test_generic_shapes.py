@@ -3,9 +3,8 @@ among their own options shown in an order drawn per participant, and free text â
 and read from a model's answer. Runs on SQLite and, with DATABASE_URL, on PostgreSQL."""
 from __future__ import annotations
 
-import csv
-import io
 import random
+import re
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -20,7 +19,7 @@ from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixt
 from surveys import flow
 from surveys.assignment import assign
 from surveys.instruments import Answer, AnswerError, get_instrument
-from surveys.models import Participant, Response, Study
+from surveys.models import Item, Participant, Response, Study
 from surveys.raw_export import COLUMNS as RAW_COLUMNS
 from surveys.raw_export import raw_rows
 
@@ -288,3 +287,52 @@ def test_a_free_text_run_is_greedy_or_sampled(stub):
         create_run(study, endpoint, mode="top_logprobs", items=list(study.main_items()))
     assert create_run(study, endpoint, mode="sampled", samples=2, temperature=0.7,
                       items=list(study.main_items())).pk
+
+
+# --- instructions and preview ------------------------------------------------------------------------
+def participant_client(study: Study, participant: Participant) -> Client:
+    client = Client()
+    session = client.session
+    session[f"hedgelab.participant.{study.pk}"] = participant.pk
+    session.save()
+    return client
+
+
+@pytest.mark.parametrize("widget", ["buttons", "slider"])
+def test_a_demonstration_shows_its_answer_on_the_scale(widget):
+    study = generic_study(f"demo-{widget}", {**SCALE_1_7, "widget": widget})
+    Item.objects.create(study=study, key="demo-1", statement="The sky is green.", extra={"topic": "sky"},
+                        is_demonstration=True, demo_order=1, demo_answer=2)
+    now = timezone.now()
+    participant = Participant.objects.create(study=study, prolific_pid="PIDD", consented_at=now)
+    html = participant_client(study, participant).get(f"/s/{study.slug}/instructions/").content.decode()
+    assert "The sky is green." in html
+    if widget == "buttons":
+        assert re.search(r'id="demo1-2" value="2"[^>]* checked', html)
+    else:
+        assert 'name="demo1" value="2" data-slider-value' in html and 'value="2" aria-labelledby' in html
+        assert "data-untouched" not in html  # a demonstration's slider is shown, not asked
+
+
+def test_a_preview_shows_a_randomised_choice_and_saves_nothing():
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    study = generic_study("prev", CHOICE, items=2, live=False)
+    user = get_user_model().objects.create_user("researcher", password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["view_study", "view_item"]))
+    study.owner = user
+    study.save(update_fields=["owner"])
+    client = Client()
+    client.force_login(user)
+    preview = f"/s/{study.slug}/preview/"
+    client.post(preview, {"step": "consent", "choice": "agree"})
+    client.post(preview, {"step": "instructions"})
+    client.post(preview, {"step": "pledge", "pledge": "on"})
+    for position in (1, 2):
+        html = client.get(preview).content.decode()
+        assert f"Question {position} of 2" in html and "I am not sure" in html
+        item_id = int(re.search(r'name="item" value="(\d+)"', html).group(1))
+        client.post(preview, {"step": "item", "position": position, "item": item_id, "choice": "agree"})
+    assert "Preview summary" in client.get(preview).content.decode()
+    assert (Participant.objects.count(), Response.objects.count()) == (0, 0)

@@ -26,23 +26,25 @@ from typing import TYPE_CHECKING, Any, Mapping
 from surveys.definition import wording as definition_wording
 from surveys.definition.templates import render
 
-from .base import AnswerError, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .base import AnswerError, Instrument, Prompt, Speaker, plain_number
 from .interval_text import read_interval
 from .shapes import (Answer, AnswerShape, FreeTextShape, IntervalShape, LabelledScaleShape, Option,
                      OrderedChoiceShape, ParsedAnswer)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from surveys.models import Assignment, Item, Study
+    from surveys.models import Item, Study
 
-#: Columns of an item file that fill model columns; every other column goes to ``extra``.
-FILE_COLUMNS = ("expression", "speaker_name", "speaker_gender", "statement", "statement_id", "statement_type",
-                "truth", "context", "ground_truth")
 #: The prompt's question when ``[prompt] block`` is not set: the page's wording, then the answer instruction.
 DEFAULT_BLOCK = ("{% if sentence %}{{ sentence }}\n{% endif %}{% if question %}{{ question }}\n{% endif %}"
                  "{% for hint in hints %}{{ hint }}\n{% endfor %}{{ instruction }}\nAnswer:"
                  "{% if with_answer %} {{ answer }}{% endif %}")
 #: The completions prompt when ``[prompt] text`` is not set: the system text, the demonstrations, the question.
 DEFAULT_TEXT = "{% if system %}{{ system }}\n\n{% endif %}{% for demo in demos %}{{ demo }}\n\n{% endfor %}{{ question }}"
+
+
+def _plain(value: float) -> int | float:
+    """A scale number as templates write it: ``7``, not ``7.0``."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _quoted(text: str) -> str:
@@ -106,7 +108,8 @@ class GenericInstrument(Instrument):
         context = super().template_context(item, speaker)
         context.update({
             "options": [{"key": o.key, "label": o.text} for o in self.options(item)],
-            "scale_min": self.scale_min, "scale_max": self.scale_max, "scale_step": self.scale_step,
+            "scale_min": _plain(self.scale_min), "scale_max": _plain(self.scale_max),
+            "scale_step": _plain(self.scale_step),
             "scale_labels": {f"{v:g}": t for v, t in sorted(self.scale_labels.items())},
             "instruction": self.answer_instruction(item),
         })
@@ -229,38 +232,6 @@ class GenericInstrument(Instrument):
     def score(self, value: float) -> float:
         """The scale value nearest ``value`` (a scale's points are its categories)."""
         return min(self.answer_options(), key=lambda v: (abs(v - value), v))
-
-    # --- import --------------------------------------------------------------------------
-    def item_fields_from_row(self, row: Mapping[str, str]) -> dict[str, Any]:
-        """An item file row: ``key`` (required) names the item; columns named like an Item field fill it,
-        every other column is kept in ``extra`` under its name."""
-        key = (row.get("key") or "").strip()
-        if not key:
-            raise ImportRowError("key", "is empty")
-        fields: dict[str, Any] = {"key": key, "extra": {}}
-        for column, value in row.items():
-            if column == "key" or column is None:
-                continue
-            if column in FILE_COLUMNS:
-                fields[column] = _column_value(column, value)
-            else:
-                fields["extra"][column] = value
-        return fields
-
-    def item_key(self, fields: Mapping[str, Any]) -> str:
-        return str(fields["key"])
-
-
-def _column_value(column: str, value: Any) -> Any:
-    if column == "ground_truth":
-        text = str(value or "").strip()
-        if not text:
-            return None
-        number = plain_number(text)
-        if number is None:
-            raise ImportRowError(column, f"{text!r} is not a number")
-        return number
-    return "" if value is None else str(value)
 
 
 def _option(value: Any) -> Option:

@@ -336,3 +336,65 @@ def test_a_preview_shows_a_randomised_choice_and_saves_nothing():
         client.post(preview, {"step": "item", "position": position, "item": item_id, "choice": "agree"})
     assert "Preview summary" in client.get(preview).content.decode()
     assert (Participant.objects.count(), Response.objects.count()) == (0, 0)
+
+
+# --- from a definition file ------------------------------------------------------------------------------
+LIKERT_FILE = """
+[study]
+slug = "likert-file"
+title = "Agreement, 1 to 7"
+kind = "generic"
+
+[answer]
+shape = "scale"
+min = 1
+max = 7
+labels = { "1" = "Strongly disagree", "4" = "Neither", "7" = "Strongly agree" }
+widget = "slider"
+
+[page]
+sentence = "{{ statement }}"
+question = "How much do you agree ({{ condition }})?"
+
+[prompt]
+system = "You rate statements."
+block = \"\"\"{{ sentence }}
+{{ instruction }}
+Answer:{% if with_answer %} {{ answer }}{% endif %}\"\"\"
+
+[[demonstrations]]
+statement = "Water is wet."
+condition = "plain"
+answer = 7
+
+[design]
+items = "items.csv"
+
+[participants]
+items_per_participant = 2
+"""
+
+
+def test_a_generic_definition_file_loads_and_words_its_page_and_prompt(tmp_path):
+    from surveys.definition.loader import load_file
+
+    (tmp_path / "study.toml").write_text(LIKERT_FILE, encoding="utf-8")
+    (tmp_path / "items.csv").write_text("key,statement,condition\na,Cats purr.,plain\nb,Dogs bark.,hedged\n",
+                                        encoding="utf-8")
+    study = load_file(tmp_path / "study.toml").study
+    study = Study.objects.get(pk=study.pk)
+    kind, item = study.kind, study.items.get(key="b")
+    assert kind.shape.widget == "surveys/answers/slider.html" and kind.answer_options() == [1, 2, 3, 4, 5, 6, 7]
+    assert kind.page_context(item)["question"] == "How much do you agree (hedged)?"
+    prompt = kind.build_prompt(item, study.demonstrations())
+    instruction = ("Answer with a single number from 1 to 7, where 1 means \u201cStrongly disagree\u201d, 4 means "
+                   "\u201cNeither\u201d and 7 means \u201cStrongly agree\u201d.")
+    assert prompt.messages == [
+        {"role": "system", "content": "You rate statements."},
+        {"role": "user", "content": f"Water is wet.\n{instruction}\nAnswer:"},
+        {"role": "assistant", "content": "7"},
+        {"role": "user", "content": f"Dogs bark.\n{instruction}\nAnswer:"},
+    ]
+    participant, slots = answering(study)
+    assert submit(participant, slots[0], {"value": ""}).outcome == flow.Outcome.INVALID
+    assert submit(participant, slots[0], {"value": "7"}).outcome == flow.Outcome.SAVED

@@ -101,10 +101,10 @@ class GenericInstrument(Instrument):
         return dict(getattr(self.shape, "labels", {}))
 
     # --- wording -----------------------------------------------------------------------
-    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
-        """The item's fields (and ``wording``), plus what the answer shape offers: ``options`` (key and label
-        of each option), ``scale_min``, ``scale_max``, ``scale_step``, ``scale_labels`` (value → label) and
-        ``instruction`` (:meth:`answer_instruction`)."""
+    def shape_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """What ``[page]`` templates see: the item's fields (and ``wording``), plus what the answer shape offers:
+        ``options`` (key and label of each option), ``scale_min``, ``scale_max``, ``scale_step``,
+        ``scale_labels`` (value → label) and ``instruction`` (:meth:`answer_instruction`)."""
         context = super().template_context(item, speaker)
         context.update({
             "options": [{"key": o.key, "label": o.text} for o in self.options(item)],
@@ -115,10 +115,15 @@ class GenericInstrument(Instrument):
         })
         return context
 
+    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """What ``[prompt]`` templates see: :meth:`shape_context` and the page as rendered (``sentence``,
+        ``question``, ``hints``; an item field of the same name wins)."""
+        return {**self._page(item, speaker), **self.shape_context(item, speaker)}
+
     def _page(self, item: "Item", speaker: Speaker | None) -> dict[str, Any]:
         if not definition_wording.has_page(self.definition):
             return {"sentence": "", "question": "", "hints": []}
-        return definition_wording.page_text(self.definition, self.template_context(item, speaker))
+        return definition_wording.page_text(self.definition, self.shape_context(item, speaker))
 
     def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
         return self._page(item, speaker)["hints"]
@@ -189,14 +194,8 @@ class GenericInstrument(Instrument):
         prompt["text"] = prompt.get("text") or DEFAULT_TEXT
         return {**self.definition, "prompt": prompt}
 
-    def _prompt_context(self, item: "Item") -> dict[str, Any]:
-        """The template context of the prompt: the item's, plus its page's ``sentence``, ``question`` and
-        ``hints`` as rendered (a field of the same name wins)."""
-        context = self.template_context(item)
-        return {**self._page(item, None), **context}
-
     def _demo_context(self, item: "Item") -> dict[str, Any]:
-        context = self._prompt_context(item)
+        context = self.template_context(item)
         answer = (item.extra or {}).get("answer", (item.extra or {}).get("demo_choice"))
         if answer is None:
             answer = "" if item.demo_answer is None else f"{item.demo_answer:g}"
@@ -206,14 +205,14 @@ class GenericInstrument(Instrument):
     def prompt_block(self, item: "Item", with_answer: bool) -> str:
         templates = definition_wording.style_templates(self.prompt_wording()["prompt"], "standard")
         answer = render(templates["answer"] or "{{ answer }}", self._demo_context(item)) if with_answer else ""
-        return render(templates["block"], {**self._prompt_context(item), "with_answer": with_answer,
+        return render(templates["block"], {**self.template_context(item), "with_answer": with_answer,
                                            "answer": answer})
 
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:
         demos = [self._demo_context(d) for d in (demonstrations if few_shot else [])]
         text, messages, shots = definition_wording.assemble_prompt(self.prompt_wording(), style,
-                                                                   self._prompt_context(item), demos)
+                                                                   self.template_context(item), demos)
         return Prompt(text=text, messages=messages, shots=shots)
 
     # --- answers ---------------------------------------------------------------------

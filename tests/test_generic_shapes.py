@@ -252,6 +252,30 @@ def test_models_answer_a_scale_and_free_text_against_the_stub(stub):
             assert {e["text"] for e in exported} == {"Because\nit says so."}
 
 
+def test_a_model_free_text_with_nul_is_stored_escaped(stub):
+    """As every model text (elicitation.nul_text): PostgreSQL stores no NUL, so it is written as ``\\u0000``."""
+    study = generic_study("text", FREE_TEXT, items=1)
+    stub.responder = lambda request: Reply.answer("Because\x00so.")
+    run = create_run(study, make_endpoint(stub), items=list(study.main_items()))
+    start_run(run, queue=False)
+    assert run_sync(run).status == ElicitationRun.Status.COMPLETED
+    row = ModelResponse.objects.get(run=run)
+    assert (row.status, row.text) == (ModelResponse.Status.OK, "Because\\u0000so.")
+    assert "text" in row.detail["escaped_nul"]
+
+
+def test_the_api_gives_the_text_and_the_order_shown(admin_client):
+    study = generic_study("text", FREE_TEXT, items=1)
+    participant, slots = answering(study)
+    assert submit(participant, slots[0], {"text": "Line one\nline two"}).outcome == flow.Outcome.SAVED
+    choice = generic_study("choice", CHOICE, items=1)
+    other, other_slots = answering(choice, "PID2")
+    assert submit(other, other_slots[0], {"choice": "na"}).outcome == flow.Outcome.SAVED
+    rows = {r["item_key"] + r["text"]: r for r in admin_client.get("/api/responses/").json()["results"]}
+    assert rows["s1Line one\nline two"]["option_order"] == []
+    assert rows["s1"]["choice"] == "na" and rows["s1"]["option_order"] == other_slots[0].option_order
+
+
 # --- the database ---------------------------------------------------------------------------------------
 def test_a_free_text_is_a_given_answer_and_cannot_be_changed():
     """surveys migration 0016: a response holding only text is an answer; the triggers guard text too."""

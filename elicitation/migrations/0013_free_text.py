@@ -61,5 +61,5 @@ class Migration(migrations.Migration):
             name='text',
             field=models.TextField(blank=True, default='', help_text='A free-text answer: the raw output, stripped.'),
         ),
-        migrations.RunPython(_run(ANSWER), migrations.RunPython.noop),
+        migrations.RunPython(_run(ANSWER), _run(BEFORE)),  # reversed first: no trigger may name text when it goes
     ]

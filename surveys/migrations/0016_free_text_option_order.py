@@ -98,5 +98,5 @@ class Migration(migrations.Migration):
             model_name='response',
             constraint=models.CheckConstraint(condition=models.Q(('value__isnull', False), models.Q(('choice', ''), _negated=True), models.Q(('lower__isnull', False), ('upper__isnull', False)), models.Q(('text', ''), _negated=True), _connector='OR'), name='response_has_an_answer'),
         ),
-        migrations.RunPython(_run(ANSWER), migrations.RunPython.noop),
+        migrations.RunPython(_run(ANSWER), _run(BEFORE)),  # reversed first: no trigger may name text when it goes
     ]

@@ -7,6 +7,7 @@ import pytest
 
 from generic_studies import CHOICE, FREE_TEXT, SCALE_1_7, generic_study
 from surveys.models import Assignment, Participant, Response
+from test_browser_choice import keep_screenshots
 from test_browser import PID, PROLIFIC, browser, current_item, enter_study, offline_page  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -49,6 +50,7 @@ def test_a_labelled_1_to_7_scale_with_buttons(page, live_server, tmp_path):
     page.wait_for_url(f"{PROLIFIC}?cc=*")
     saved = {r.assignment.position: r.value for r in finished().responses.select_related("assignment")}
     assert saved == {1: 6, 2: 3}
+    keep_screenshots(tmp_path)
 
 
 def test_a_slider_counts_only_once_moved_or_confirmed(page, live_server, tmp_path):
@@ -75,6 +77,7 @@ def test_a_slider_counts_only_once_moved_or_confirmed(page, live_server, tmp_pat
     page.wait_for_url(f"{PROLIFIC}?cc=*")
     saved = {r.assignment.position: r.value for r in finished().responses.select_related("assignment")}
     assert saved == {1: 5, 2: 4}
+    keep_screenshots(tmp_path)
 
 
 def test_a_randomised_choice_keeps_its_order_for_the_participant(page, live_server, tmp_path):
@@ -98,6 +101,7 @@ def test_a_randomised_choice_keeps_its_order_for_the_participant(page, live_serv
     page.wait_for_url(f"{PROLIFIC}?cc=*")
     saved = {r.assignment.position: r.choice for r in finished().responses.select_related("assignment")}
     assert saved == {1: "unsure", 2: "na"}
+    keep_screenshots(tmp_path)
 
 
 def test_a_free_text_answer_is_kept_as_written(page, live_server, tmp_path):
@@ -118,3 +122,4 @@ def test_a_free_text_answer_is_kept_as_written(page, live_server, tmp_path):
     page.wait_for_url(f"{PROLIFIC}?cc=*")
     (response,) = finished().responses.all()
     assert response.text == written.replace("\n", "\r\n")  # as the browser sent it (a form's line breaks are CR LF)
+    keep_screenshots(tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -422,3 +423,21 @@ def test_a_generic_definition_file_loads_and_words_its_page_and_prompt(tmp_path)
     participant, slots = answering(study)
     assert submit(participant, slots[0], {"value": ""}).outcome == flow.Outcome.INVALID
     assert submit(participant, slots[0], {"value": "7"}).outcome == flow.Outcome.SAVED
+
+
+@pytest.mark.parametrize("example", sorted(p.parent.name for p in (Path(__file__).resolve().parents[1] / "studies" / "examples").glob("*/study.toml")))
+def test_every_example_definition_words_its_pages_and_prompts(example):
+    """The shipped examples (studies/examples/) load, and every item's page and prompt render with its shape."""
+    from surveys.definition.loader import load_file
+
+    path = Path(__file__).resolve().parents[1] / "studies" / "examples" / example / "study.toml"
+    study = Study.objects.get(pk=load_file(path).study.pk)
+    kind = study.kind
+    for item in study.main_items():
+        page = kind.page_context(item)
+        assert page["question"] and page["widget"].startswith("surveys/answers/")
+        prompt = kind.build_prompt(item, study.demonstrations())
+        assert prompt.messages[-1]["role"] == "user" and prompt.text
+    participant, slots = answering(study)
+    html = participant_client(study, participant).get(f"/s/{study.slug}/question/")
+    assert html.status_code == 200 and kind.question(slots[0].item) in html.content.decode()

@@ -4,12 +4,12 @@ The two speaker-belief demos are the shipped Belem definitions, loaded like any 
 (surveys.definition.loader, ``manage.py load_study``): ``studies/belem/study.toml`` → ``demo`` and
 ``studies/belem-verifiable/study.toml`` → ``demo-verifiable`` (texts, draw settings, demonstrations, and the
 items of the file beside each: every statement × the 14 expressions + one control), then made live, the
-verifiable one with ``demo`` as its reference study. The overprecision and verbalisation demos follow
-(surveys/demo/overprecision.py, verbalisation.py).
+verifiable one with ``demo`` as its reference study. The overprecision and verbalisation demos follow, loaded the
+same way from ``studies/bahaj/study.toml`` and ``studies/sileo/study.toml`` (surveys/demo/overprecision.py,
+verbalisation.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
@@ -17,6 +17,10 @@ from django.db import transaction
 from surveys.definition.files import STUDIES_DIR, read_definition
 from surveys.definition.loader import load_file
 from surveys.models import Study
+
+from .outcome import LoadOutcome
+from .overprecision import load_overprecision_demo
+from .verbalisation import load_verbalisation_demo
 
 DEMO_DIR = Path(__file__).resolve().parent
 # The Belem demos: (definition under studies/, slug of its reference study: the non-verifiable study a
@@ -26,12 +30,6 @@ BELEM_DEMOS: tuple[tuple[str, str | None], ...] = (
     ("belem-verifiable/study.toml", "demo"),
 )
 
-
-@dataclass
-class LoadOutcome:
-    study: Study
-    created: bool
-    message: str
 
 
 def load_belem_demo(relative: str, reference_slug: str | None) -> LoadOutcome:
@@ -58,10 +56,6 @@ def load_demo() -> list[LoadOutcome]:
                 outcomes.append(LoadOutcome(existing, False, f"{slug}: already exists ({count} items); left unchanged"))
                 continue
             outcomes.append(load_belem_demo(relative, reference))
-        from .overprecision import load_overprecision_demo
-
         outcomes.append(LoadOutcome(*load_overprecision_demo()))
-    from .verbalisation import load_verbalisation_demo  # late: it imports this module
-
     outcomes.append(load_verbalisation_demo())
     return outcomes

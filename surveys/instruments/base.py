@@ -15,7 +15,7 @@ from .shapes import (Answer, AnswerError, AnswerShape, Option, ParsedAnswer, Sca
                      plain_number)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from surveys.models import Item
+    from surveys.models import Assignment, Item, Study
 
 Speaker = tuple[str, str]  # (name, gender)
 
@@ -160,6 +160,22 @@ class Instrument:
             "options": self.page_options(item),
             "widget": self.shape.widget,
         }
+
+    def slot_page_context(self, slot: "Assignment") -> dict[str, Any]:
+        """The page context of a participant's slot: :meth:`page_context` with the slot's speaker, its options
+        in the order drawn for the slot (``slot.option_order``, when the shape randomises them)."""
+        context = self.page_context(slot.item, slot.speaker())
+        order = list(getattr(slot, "option_order", None) or [])
+        if order and context.get("options"):
+            rank = {key: i for i, key in enumerate(order)}
+            context["options"] = sorted(context["options"],
+                                        key=lambda o: rank.get(getattr(o, "key", None), len(rank)))
+        return context
+
+    def option_order(self, item: "Item", seed: str) -> list[str]:
+        """The option keys in the order a slot seeded with ``seed`` shows them; [] (the declared order) unless
+        the kind draws an order per participant."""
+        return []
 
     def page_options(self, item: "Item") -> list[Any]:
         """What the answer widget offers: the scale's values (scale kinds) or the item's options."""

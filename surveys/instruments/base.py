@@ -114,15 +114,20 @@ class Instrument:
             return study.definition
         return shipped_definition(self.default_definition) if self.default_definition else {}
 
+    def item_wording(self, item: "Item") -> Mapping[str, Any]:
+        """The definition ``item``'s page and prompt are worded by: its study's (:meth:`wording`); a kind whose
+        shipped wording depends on the item (e.g. its language) overrides this."""
+        return self.wording(getattr(item, "study", None))
+
     def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """What the item's templates see: its fields (surveys.definition.wording.item_fields), the study's named
         texts as ``wording``, and what the kind computes (kinds extend this)."""
         context = definition_wording.item_fields(item)
-        context["wording"] = self.wording(item.study).get("wording") or {}
+        context["wording"] = self.item_wording(item).get("wording") or {}
         return context
 
     def _page(self, item: "Item", speaker: Speaker | None) -> dict[str, Any]:
-        wording = self.wording(item.study)
+        wording = self.item_wording(item)
         if not definition_wording.has_page(wording):
             raise NotImplementedError(f"{self.name}: no [page] templates")
         return definition_wording.page_text(wording, self.template_context(item, speaker))
@@ -138,7 +143,7 @@ class Instrument:
     def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
         """Lines shown under the question (``[page] hints``); without templates, what the ends of the scale
         mean."""
-        if definition_wording.has_page(self.wording(item.study)):
+        if definition_wording.has_page(self.item_wording(item)):
             return self._page(item, speaker)["hints"]
         return list(self.scale_ends)
 
@@ -175,7 +180,7 @@ class Instrument:
         """The model prompt for ``item`` in both API styles, from the same wording as the page; ``style`` is
         one of ``prompt_styles``. By default the study definition's ``[prompt]`` templates
         (surveys.definition.wording.assemble_prompt)."""
-        wording = self.wording(item.study)
+        wording = self.item_wording(item)
         if not definition_wording.has_prompt(wording):
             raise NotImplementedError(f"{self.name}: no [prompt] templates")
         demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.template_context)

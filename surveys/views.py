@@ -141,7 +141,7 @@ def _instructions_context(study: Study) -> dict[str, Any]:
     kind = study.kind
     demos = [{"q": kind.page_context(demo), "answer": _demo_answer(demo.demo_answer), "prefix": f"demo{n}"}
              for n, demo in enumerate(study.demonstrations(), start=1)]
-    return {"intro": kind.intro(study.language), "demos": demos,
+    return {"intro": kind.study_intro(study), "demos": demos,
             "item_template": kind.template_name}
 
 

@@ -80,7 +80,7 @@ def test_tang_rq2_loads_exports_and_loads_again_with_the_same_prompt_hashes(tmp_
 
 
 @pytest.mark.django_db
-def test_a_study_of_its_own_is_worded_by_its_definition_only():
+def test_a_study_of_its_own_is_worded_by_its_definition():
     """A loaded study's wording comes from its own definition: changing the stored definition changes its pages
     and prompts, not those of a study created the old way (worded by the shipped file)."""
     load("tang-rq1-zh/study.toml")
@@ -100,11 +100,40 @@ def test_a_study_of_its_own_is_worded_by_its_definition_only():
 
 
 @pytest.mark.django_db
+def test_what_a_file_leaves_unworded_comes_from_the_shipped_file(tmp_path):
+    """A file that names only the kind and the design is worded by the shipped file (RQ2: the same prompts as
+    the old way); one that changes a named text changes only what uses it."""
+    minimal = tmp_path / "minimal" / "study.toml"
+    minimal.parent.mkdir()
+    minimal.write_text('[study]\nslug = "rq2-min"\ntitle = "t"\nkind = "wep_choice"\n\n'
+                       '[design]\ngenerator = "tang-rq2"\n[design.options]\nseed = 0\n', encoding="utf-8")
+    call_command("load_study", str(minimal), stdout=StringIO())
+    load("tang-rq2/study.toml")
+    shipped = Study.objects.get(slug="tang-rq2")
+    study = Study.objects.get(slug="rq2-min")
+    assert not study.definition["page"]["sentence"] and not study.definition["prompt"]["block"]
+    for style in ("standard", "cot"):
+        item, twin = (s.main_items().get(key="sound|3|wide|0.725|outside") for s in (study, shipped))
+        assert study.kind.build_prompt(item, [], False, style).text == shipped.kind.build_prompt(twin, [], False, style).text
+    assert study.kind.page_context(item) == shipped.kind.page_context(twin)
+    assert study.kind.study_intro(study)["task"].startswith("Each question shows 20 numbers")
+    renamed = tmp_path / "renamed" / "study.toml"
+    renamed.parent.mkdir()
+    renamed.write_text(minimal.read_text(encoding="utf-8").replace("rq2-min", "rq2-named")
+                       + '\n[wording]\ninstruction = "Pick the phrase."\n', encoding="utf-8")
+    call_command("load_study", str(renamed), stdout=StringIO())
+    named = Study.objects.get(slug="rq2-named")
+    item = named.main_items().get(key="sound|3|wide|0.725|outside")
+    assert named.kind.page_context(item)["instruction"] == "Pick the phrase."
+    assert named.kind.build_prompt(item, [], False).text == shipped.kind.build_prompt(twin, [], False).text
+
+
+@pytest.mark.django_db
 def test_a_chinese_study_created_the_old_way_shows_the_chinese_instructions():
     study = Study.objects.create(slug="zh", title="zh", instrument="wep_probability", language="zh-hans")
     named = shipped_definition("tang-rq1-zh/study.toml")["wording"]
     assert study.kind.wording(study)["study"]["slug"] == "tang-rq1-zh"
-    assert study.kind.intro(study.language) == {"task": named["task_intro"], "scale_ends": named["scale_ends"]}
+    assert study.kind.study_intro(study) == {"task": named["task_intro"], "scale_ends": named["scale_ends"]}
     english = Study.objects.create(slug="en", title="en", instrument="wep_probability")
     assert english.kind.wording(english)["study"]["slug"] == "tang-rq1"
 

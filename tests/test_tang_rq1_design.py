@@ -99,7 +99,8 @@ def test_items_fit_the_model_and_chinese_page_and_prompt(db, kind):
     assert kind.sentence(english) == 'Given the statement "The shipment will probably arrive on Monday.", how probable is it?'
     assert kind.build_prompt(english, []).text.endswith("Answer with a single number from 0 to 100.\nAnswer:")
     shipped_en = shipped_definition("tang-rq1/study.toml")["wording"]
-    assert kind.intro("zh-hans") == {"task": ZH_WORDING["task_intro"], "scale_ends": ["0表示该事件不可能发生。",
-                                                                                      "100表示该事件一定会发生。"]}
-    assert kind.intro()["task"].startswith("People use words") and kind.intro() == {
+    assert kind.study_intro(study)["task"].startswith("People use words") and kind.study_intro(study) == {
         "task": shipped_en["task_intro"], "scale_ends": shipped_en["scale_ends"]}
+    study.language = "zh-hans"  # the instructions page follows the study's language, the items their own
+    assert kind.study_intro(study) == {"task": ZH_WORDING["task_intro"], "scale_ends": ["0表示该事件不可能发生。",
+                                                                                      "100表示该事件一定会发生。"]}

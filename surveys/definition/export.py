@@ -26,10 +26,16 @@ ITEMS_FILE = "items.jsonl"
 def definition_of(study: Study) -> dict[str, Any]:
     """``study``'s definition as it stands: the stored one (or a minimal one for a study created without a
     file) with the study's editable columns written into it."""
-    base = copy.deepcopy(study.definition) if study.definition else {
-        "study": {"slug": study.slug, "title": study.title, "kind": study.instrument}}
+    from surveys.instruments import get_instrument
+
+    # A study created without a file words itself by its kind's shipped definition (Instrument.wording).
+    base = copy.deepcopy(dict(study.definition or get_instrument(study.instrument).wording(None)))
+    base.setdefault("study", {}).update(slug=study.slug, title=study.title or study.slug, kind=study.instrument)
     dump = Definition.model_validate(base).model_dump(mode="json")
     dump["study"]["slug"] = study.slug
+    if study.pk is not None:
+        demos = study.items.filter(is_demonstration=True).order_by("demo_order", "id")
+        dump["demonstrations"] = [demonstration_entry(d) for d in demos]
     for (table, key), name in STUDY_FIELDS.items():
         dump[table][key] = getattr(study, name)
     for name in CODE_FIELDS:
@@ -77,8 +83,6 @@ def export(study: Study) -> tuple[str, str]:
     """(definition TOML text, items JSONL text) of ``study``."""
     dump = definition_of(study)
     items = list(study.items.filter(is_demonstration=False).order_by("id"))
-    demos = list(study.items.filter(is_demonstration=True).order_by("demo_order", "id"))
-    dump["demonstrations"] = [demonstration_entry(d) for d in demos]
     generated = dump["design"].get("generator")
     dump["design"] = {"items": ITEMS_FILE, "key": "key", "options": {},
                       "generated_by": generated or dump["design"].get("generated_by", "")}

@@ -27,10 +27,9 @@ from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
 from .schema import Definition
 from .templates import TemplateProblem, template_fields
 
-# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py; ``page``: the
-# item's rendered page, which kinds whose prompt quotes it give their prompt templates).
-ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer",
-                            "page"})
+# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py), and
+# ``page``, the rendered page a prompt quotes (Instrument.prompt_context).
+ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer", "page"})
 # Study columns a definition sets: (definition table, key) → Study field.
 STUDY_FIELDS: dict[tuple[str, str], str] = {
     ("study", "title"): "title", ("study", "language"): "language", ("study", "kind"): "instrument",
@@ -256,6 +255,8 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:
                 study = Study.objects.select_for_update().get(pk=study.pk)
+                if versions.has_answers(study):
+                    versions.ensure_first_version(study)  # its answers were given under the wording it has now
                 for name, value in values.items():
                     setattr(study, name, value)
             study.full_clean(exclude=["owner"])

@@ -1,8 +1,11 @@
 """A study definition's content hash and the study's versions.
 
-The hash covers what participants and models are given: the definition without where its items came from
-(``[design]`` source, ``study.slug``) and every item's fields. So a study exported and loaded again (items now
-in ``items.jsonl``) has the same hash, and a changed word anywhere gives a new one.
+The hash covers what participants and models are given: texts, page and prompt wording, answer shape,
+questionnaire, demonstrations, every item's fields and how items are drawn. It leaves out where the items came
+from (``[design]`` source), the slug, title and description, the Prolific codes, the report and the analysis
+settings (attention filter and threshold, idle timeout): changing those needs no new version. So a study
+exported and loaded again (items now in ``items.jsonl``) has the same hash, and a changed word anywhere gives a
+new one.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from django.db.models import Max
 from surveys.models import Response, Study, StudyVersion
 
 SOURCE_KEYS = ("items", "generator", "options", "generated_by", "key")
+# Settings of the analysis and of the study's running, not of what participants and models are given.
+ANALYSIS_SETTINGS = ("attention_filter", "attention_threshold", "idle_timeout_minutes")
 
 
 def _jsonable(value: Any) -> Any:
@@ -44,8 +49,12 @@ def content_hash(definition: Mapping[str, Any], items: Iterable[Mapping[str, Any
     """SHA-256 of the definition (its item source, slug and Prolific codes left out) and its items' fields
     (every column, sorted by key; ``source_row`` left out), as compact, key-sorted JSON."""
     wording = copy.deepcopy(dict(definition))
-    wording.get("study", {}).pop("slug", None)
+    for key in ("slug", "title", "description"):
+        wording.get("study", {}).pop(key, None)
+    for key in ANALYSIS_SETTINGS:
+        wording.get("participants", {}).pop(key, None)
     wording.pop("prolific", None)
+    wording.pop("report", None)
     wording.pop("demonstrations", None)  # they are among the items
     for key in SOURCE_KEYS:
         wording.get("design", {}).pop(key, None)
@@ -72,3 +81,50 @@ def add_version(study: Study, sha256: str, definition: Mapping[str, Any]) -> Stu
     """A new version of ``study`` (number one above its newest)."""
     top = study.versions.aggregate(top=Max("number"))["top"] or 0
     return StudyVersion.objects.create(study=study, number=top + 1, sha256=sha256, definition=dict(definition))
+
+
+def stored_items(study: Study) -> list[dict[str, Any]]:
+    """The study's items (demonstrations included) as field dicts, as content_hash takes them."""
+    from surveys.models import Item
+
+    names = [f.name for f in Item._meta.concrete_fields if f.name not in ("id", "study", "source_row")]
+    return [{name: getattr(item, name) for name in names} for item in study.items.all()]
+
+
+def pending_hash(study: Study) -> str:
+    """The content hash of ``study`` as it stands now (columns edited in the admin or the API included)."""
+    from .export import definition_of
+
+    return content_hash(definition_of(study), stored_items(study))
+
+
+def sync(study: Study) -> StudyVersion | None:
+    """After an edit outside a definition file (admin, API): store the study's definition as it now stands and,
+    when its content changed, add a version. The new version, or None when nothing changed."""
+    from .export import definition_of
+
+    definition = definition_of(study)
+    sha = content_hash(definition, stored_items(study))
+    current = current_version(study)
+    Study.objects.filter(pk=study.pk).update(definition=definition)
+    study.definition = definition
+    if current is not None and current.sha256 == sha:
+        return None
+    return add_version(study, sha, definition)
+
+
+def ensure_first_version(study: Study) -> StudyVersion | None:
+    """A study made before versions gets its version 1 from its state now (before an edit changes it), and its
+    earlier participants and runs are attached to it. None when the study already has versions."""
+    from elicitation.models import ElicitationRun
+    from surveys.models import Participant
+
+    if study.pk is None or study.versions.exists():
+        return None
+    from .export import definition_of
+
+    definition = definition_of(study)
+    first = add_version(study, content_hash(definition, stored_items(study)), definition)
+    Participant.objects.filter(study=study, study_version__isnull=True).update(study_version=first)
+    ElicitationRun.objects.filter(study=study, study_version__isnull=True).update(study_version=first)
+    return first

@@ -51,6 +51,7 @@ class Prompt:
     text: str  # completions style: the whole prompt, ending where the answer starts
     messages: list[dict[str, str]] = field(default_factory=list)  # chat style (elicitation.prompts.prompt_content picks one)
     shots: int = 0  # the demonstrations (worked examples) the prompt shows: what a run's labels say
+    record: dict[str, Any] = field(default_factory=dict)  # what the prompt drew (e.g. a hint), stored with the answer
 
 
 class Instrument:
@@ -100,7 +101,8 @@ class Instrument:
     scale_ends: ClassVar[tuple[str, ...]] = ()
 
     # The definition file under studies/ whose wording a study of this kind uses when it was not loaded from a
-    # file of its own (``Study.definition`` empty), e.g. "belem/study.toml".
+    # file of its own (``Study.definition`` empty), or where its own leaves something unworded, e.g.
+    # "belem/study.toml".
     default_definition: ClassVar[str] = ""
 
     # --- wording -----------------------------------------------------------------
@@ -108,16 +110,23 @@ class Instrument:
         """The instrument as ``study`` uses it (kinds configured by the study's definition return a new one)."""
         return self
 
-    def wording(self, study: Any) -> Mapping[str, Any]:
-        """The definition ``study``'s wording comes from: its own, else the kind's shipped one ({}: none)."""
-        if study is not None and study.definition:
-            return study.definition
+    def shipped_wording(self, language: str | None = None) -> Mapping[str, Any]:
+        """The kind's shipped definition (``default_definition``; {}: none). A kind with one per language picks
+        it by ``language`` (a study's or an item's language code)."""
         return shipped_definition(self.default_definition) if self.default_definition else {}
 
+    def wording(self, study: Any) -> Mapping[str, Any]:
+        """The definition ``study``'s wording comes from: its own, completed by the kind's shipped one where it
+        words nothing (surveys.definition.wording.completed); the shipped one for a study without its own."""
+        own = study.definition if study is not None and study.definition else {}
+        return definition_wording.completed(own, self.shipped_wording(getattr(study, "language", None)))
+
     def item_wording(self, item: "Item") -> Mapping[str, Any]:
-        """The definition ``item``'s page and prompt are worded by: its study's (:meth:`wording`); a kind whose
-        shipped wording depends on the item (e.g. its language) overrides this."""
-        return self.wording(getattr(item, "study", None))
+        """The definition ``item``'s page and prompt are worded by: as :meth:`wording`, the shipped part chosen
+        by the item's language."""
+        study = getattr(item, "study", None)
+        own = study.definition if study is not None and study.definition else {}
+        return definition_wording.completed(own, self.shipped_wording(getattr(item, "language", None)))
 
     def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """What the item's templates see: its fields (surveys.definition.wording.item_fields), the study's named
@@ -170,6 +179,16 @@ class Instrument:
         other languages returns it for ``language`` (the study's language)."""
         return {"task": self.task_intro, "scale_ends": list(self.scale_ends)}
 
+    def study_intro(self, study: Any) -> dict[str, Any]:
+        """The task description of ``study``'s instructions page: its definition's named texts
+        ``wording.task_intro`` and ``wording.scale_ends`` where it has them, else :meth:`intro` in the study's
+        language."""
+        named = self.wording(study).get("wording") or {}
+        if "task_intro" in named:
+            ends = named.get("scale_ends") or []
+            return {"task": named["task_intro"], "scale_ends": [ends] if isinstance(ends, str) else list(ends)}
+        return self.intro(study.language)
+
     def prompt_block(self, item: "Item", with_answer: bool) -> str:
         """One question of the prompt, ending where the answer starts (followed by a demonstration's
         answer when ``with_answer``)."""
@@ -183,9 +202,30 @@ class Instrument:
         wording = self.item_wording(item)
         if not definition_wording.has_prompt(wording):
             raise NotImplementedError(f"{self.name}: no [prompt] templates")
-        demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.template_context)
-        text, messages, shots = definition_wording.assemble_prompt(wording, style, self.template_context(item), demos)
+        demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.prompt_context)
+        text, messages, shots = definition_wording.assemble_prompt(wording, style, self.prompt_context(item), demos)
         return Prompt(text=text, messages=messages, shots=shots)
+
+    def prompt_context(self, item: "Item") -> dict[str, Any]:
+        """What the prompt templates see: the item's :meth:`template_context` and, where the definition words
+        the page, ``page`` (the item's rendered ``sentence``, ``question`` and ``hints``), so that a prompt
+        quotes the page without repeating its wording."""
+        context = self.template_context(item)
+        wording = self.item_wording(item)
+        if definition_wording.has_page(wording):
+            context["page"] = definition_wording.page_text(wording, context)
+        return context
+
+    def prompt_for_sample(self, item: "Item", demonstrations: list["Item"], few_shot: bool, style: str,
+                          sample_index: int = 0, seed: int | None = None) -> Prompt:
+        """The prompt of one sample (try) of ``item`` in a run with ``seed``: :meth:`build_prompt`'s, the same
+        for every sample; a kind whose prompt draws something per try (Bahaj et al.'s hints) overrides it."""
+        return self.build_prompt(item, demonstrations, few_shot, style)
+
+    def sends_temperature(self, style: str) -> bool:
+        """Whether runs in ``style`` send the run's temperature (False: the provider's default decoding, as a
+        paper's authors ran it; the stored request parameters then have no temperature)."""
+        return True
 
     def chat_messages(self, system: str, demonstrations: Sequence["Item"], question: str) -> list[dict[str, str]]:
         """The chat form of a few-shot prompt: ``system``, then each demonstration as a user turn (its

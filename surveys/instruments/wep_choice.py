@@ -63,11 +63,6 @@ class WepChoice(Instrument):
     def options(self, item: "Item") -> list[Option]:
         return [Option(str(key), str(text)) for key, text in (item.extra or {}).get("options", [])]
 
-    def intro(self, language: str = "en") -> dict[str, Any]:
-        """The task description of the instructions page: the shipped definition's ``task_intro``."""
-        named = self.wording(None).get("wording") or {}
-        return {"task": named.get("task_intro", ""), "scale_ends": list(named.get("scale_ends") or [])}
-
     def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """The page's sentence, question and choices, and ``instruction`` (the named text shown above them)."""
         named = self.item_wording(item).get("wording") or {}

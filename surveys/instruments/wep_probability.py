@@ -3,8 +3,8 @@ probability conveys, answered with a whole number from 0 (impossible) to 100 (ce
 
 This module is the family's logic; its wording is in the shipped definitions studies/tang-rq1/study.toml
 (English) and studies/tang-rq1-zh/study.toml (Chinese), or in a study's own definition. The logic: which
-definition words an item (a study's own; else the shipped one of the item's language, so a Chinese item is worded
-in Chinese whatever its study's language), the names templates see besides the item's fields
+shipped definition words an item (the one of the item's language, so a Chinese item is worded in Chinese whatever
+its study's language; a study's own definition comes first, Instrument.item_wording), the names templates see besides the item's fields
 (``context_sentence``: the item's ``statement`` with its WEP in the ``{}`` slot; ``written_expression``: the WEP as
 the wording writes it; ``proposition``; ``page`` in prompts), the answer's validation (any whole number 0–100; the
 page offers steps of 5, the 21 bins of the analysis), the 17 WEPs an item file may name and their order for the
@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from surveys.definition import wording as definition_wording
 from surveys.definition.files import shipped_definition
 
-from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -125,18 +124,10 @@ class WepProbability(Instrument):
     default_definition = DEFINITIONS["en"]
 
     # --- wording (studies/tang-rq1/study.toml, studies/tang-rq1-zh/study.toml) ------------------------------
-    def wording(self, study: Any) -> Mapping[str, Any]:
-        """The study's own definition, else the shipped one of the study's language (its instructions page)."""
-        if study is not None and study.definition:
-            return study.definition
-        return shipped_wording(getattr(study, "language", None))
-
-    def item_wording(self, item: "Item") -> Mapping[str, Any]:
-        """The study's own definition, else the shipped one of the item's language."""
-        study = getattr(item, "study", None)
-        if study is not None and study.definition:
-            return study.definition
-        return shipped_wording(item.language)
+    def shipped_wording(self, language: str | None = None) -> Mapping[str, Any]:
+        """The shipped definition of ``language`` (an item's: a Chinese item is worded in Chinese whatever its
+        study's language; a study's, for its instructions page)."""
+        return shipped_wording(language)
 
     def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """The item's fields and named texts, and what this kind computes: ``written_expression``,
@@ -148,30 +139,9 @@ class WepProbability(Instrument):
         context.setdefault("proposition", "")
         return context
 
-    def prompt_context(self, item: "Item") -> dict[str, Any]:
-        """What the prompt templates see: :meth:`template_context` and ``page``, the item's rendered page (the
-        prompt quotes its sentence)."""
-        context = self.template_context(item)
-        context["page"] = definition_wording.page_text(self.item_wording(item), context)
-        return context
-
     def context_sentence(self, item: "Item") -> str:
         """The item's context sentence with its WEP filled in, or "" for the expression alone."""
         return self.template_context(item)["context_sentence"]
-
-    def intro(self, language: str = "en") -> dict:
-        """The task description of the instructions page, from the shipped wording of ``language``."""
-        named = shipped_wording(language).get("wording") or {}
-        return {"task": named.get("task_intro", ""), "scale_ends": list(named.get("scale_ends") or [])}
-
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
-                     style: str = "standard") -> Prompt:
-        """The definition's ``[prompt]`` templates over :meth:`prompt_context` (each demonstration's block
-        quotes its own page)."""
-        wording = self.item_wording(item)
-        demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.prompt_context)
-        text, messages, shots = definition_wording.assemble_prompt(wording, style, self.prompt_context(item), demos)
-        return Prompt(text=text, messages=messages, shots=shots)
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:

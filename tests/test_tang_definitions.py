@@ -129,6 +129,25 @@ def test_what_a_file_leaves_unworded_comes_from_the_shipped_file(tmp_path):
 
 
 @pytest.mark.django_db
+def test_a_chinese_study_created_the_old_way_exports_its_chinese_wording(tmp_path):
+    """create_study --language zh + generate_items --language zh, exported and loaded again: the Chinese file's
+    wording, the same prompt hashes and pages."""
+    call_command("create_study", "zh-old", "--instrument", "wep_probability", "--language", "zh", stdout=StringIO())
+    call_command("generate_items", "zh-old", "--design", "tang-rq1", "--language", "zh", "--contexts", "CNC",
+                 stdout=StringIO())
+    call_command("export_study", "zh-old", "--out", str(tmp_path / "zh"), stdout=StringIO())
+    exported, _ = read_definition(tmp_path / "zh" / "study.toml")
+    assert exported.wording["answer_cue"] == "答案:" and exported.study.language == "zh-hans"
+    call_command("load_study", str(tmp_path / "zh" / "study.toml"), "--slug", "zh-copy", stdout=StringIO())
+
+    def strip(rows):
+        return sorted(({k: v for k, v in row.items() if k != "study"} for row in rows), key=repr)
+
+    assert strip(baseline.prompt_rows("zh-copy")) == strip(baseline.prompt_rows("zh-old"))
+    assert strip(baseline.page_rows("zh-copy")) == strip(baseline.page_rows("zh-old"))
+
+
+@pytest.mark.django_db
 def test_a_chinese_study_created_the_old_way_shows_the_chinese_instructions():
     study = Study.objects.create(slug="zh", title="zh", instrument="wep_probability", language="zh-hans")
     named = shipped_definition("tang-rq1-zh/study.toml")["wording"]

@@ -38,7 +38,8 @@ def item_fields(item: "Item") -> dict[str, Any]:
 
 def completed(own: Mapping[str, Any], shipped: Mapping[str, Any]) -> Mapping[str, Any]:
     """A study's definition ``own`` with what it leaves unworded taken from its kind's ``shipped`` one: the page
-    when ``own`` words none, the prompt likewise, and the named texts ``own`` does not name. ``own`` when there is
+    when ``own`` words none, the prompt likewise (plus the prompt styles ``own`` declares), and the named texts
+    ``own`` does not name. ``own`` when there is
     nothing shipped, ``shipped`` when ``own`` is empty."""
     if not shipped:
         return own
@@ -48,8 +49,10 @@ def completed(own: Mapping[str, Any], shipped: Mapping[str, Any]) -> Mapping[str
     merged["wording"] = {**(shipped.get("wording") or {}), **(own.get("wording") or {})}
     if not has_page(own):
         merged["page"] = shipped.get("page") or {}
-    if not has_prompt(own):
-        merged["prompt"] = shipped.get("prompt") or {}
+    if not has_prompt(own):  # the shipped prompt, with the styles ``own`` adds or rewords
+        prompt = dict(shipped.get("prompt") or {})
+        prompt["styles"] = {**(prompt.get("styles") or {}), **((own.get("prompt") or {}).get("styles") or {})}
+        merged["prompt"] = prompt
     return merged
 
 

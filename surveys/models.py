@@ -149,8 +149,12 @@ class Study(models.Model):
 
     @property
     def kind(self):
-        """The study's instrument object."""
-        return get_instrument(self.instrument)
+        """The study's instrument object (as configured by its definition, for kinds that are)."""
+        cached = self.__dict__.get("_kind")
+        if cached is None or cached[0] != self.instrument:
+            cached = (self.instrument, get_instrument(self.instrument).for_study(self))
+            self.__dict__["_kind"] = cached
+        return cached[1]
 
     def clean(self) -> None:
         from surveys.report_options import option_errors

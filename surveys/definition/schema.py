@@ -4,7 +4,7 @@ Every table refuses keys it does not know (``extra="forbid"``), so a misspelt ke
 never silently ignored. ``json_schema()`` is the JSON Schema editors complete keys from (published in the docs as
 ``docs/reference/study-definition.schema.json``). Templates are Jinja2 strings (surveys/definition/templates.py).
 
-Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
+Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
 ``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``.
 """
 from __future__ import annotations
@@ -219,6 +219,9 @@ class Definition(Table):
     study: StudyTable
     answer: AnswerTable | None = None
     texts: TextsTable = Field(default_factory=TextsTable)
+    wording: dict[str, str | list[str]] = Field(
+        default_factory=dict, description="Named texts every template sees as wording.NAME (e.g. a task "
+        "description shared by the instructions page and the prompt).")
     page: PageTable = Field(default_factory=PageTable)
     prompt: PromptTable = Field(default_factory=PromptTable)
     demonstrations: list[Demonstration] = Field(default_factory=list)

@@ -19,6 +19,16 @@ ENV = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True
                            trim_blocks=False, lstrip_blocks=False)
 
 
+def number(value: Any) -> str:
+    """``{{ x|number }}``: a number as Python's ``{:g}`` writes it (``100.0`` → ``100``, ``2.5`` → ``2.5``)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}"
+    return str(value)
+
+
+ENV.filters["number"] = number
+
+
 class TemplateProblem(ValueError):
     """A template that does not parse or does not render (names the problem in words)."""
 

@@ -89,8 +89,9 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
     report = build_report(study)
     assert list(report.sections) == ["bahaj", "generic"]
     tables = report.tables()
-    assert set(tables) == {"overprecision", "interval_scores", "aggregation_single", "aggregation_mixed",
-                           "self_refinement", "hit_by_scale"}
+    assert set(report.section("bahaj").tables()) == {"overprecision", "interval_scores", "aggregation_single",
+                                                     "aggregation_mixed", "self_refinement", "hit_by_scale"}
+    assert set(tables) == set(report.section("bahaj").tables()) | {"generic_summary"}
 
     table4 = tables["overprecision"].set_index(["agent", "source"])
     model = "gpt (sampled T=1)"

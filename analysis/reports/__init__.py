@@ -23,10 +23,11 @@ import importlib
 import io
 import json
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 SECTIONS: dict[str, str] = {
     "belem": "analysis.reports.belem",
@@ -45,6 +46,22 @@ AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need 
 
 class ReportError(ValueError):
     """The report cannot be built (yet); the message says why."""
+
+
+_SHARED: ContextVar[dict | None] = ContextVar("hedgelab_report_shared", default=None)
+
+
+def shared(key: tuple, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per :func:`build_report` under ``key``: sections that read the same data (a study's
+    answers, its attention filter, its runs) share one reading. A DataFrame is handed out as a copy; outside a
+    build, ``compute()`` is simply called."""
+    memo = _SHARED.get()
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    value = memo[key]
+    return value.copy() if type(value).__name__ == "DataFrame" else value
 
 
 @dataclass
@@ -246,6 +263,15 @@ def build_report(study: Any, pool_versions: bool = False) -> Report:
     versions = report_versions(study)
     check_versions(versions, pool_versions)
     sections, skipped = {}, {}
+    token = _SHARED.set({})
+    try:
+        _build_sections(study, sections, skipped)
+    finally:
+        _SHARED.reset(token)
+    return Report(study=study, sections=sections, skipped=skipped, versions=versions, pool_versions=pool_versions)
+
+
+def _build_sections(study: Any, sections: dict[str, Any], skipped: dict[str, str]) -> None:
     for name in section_names(study):
         try:
             module = importlib.import_module(SECTIONS[name])
@@ -256,7 +282,6 @@ def build_report(study: Any, pool_versions: bool = False) -> Report:
             sections[name] = module.build(study)
         except ReportError as exc:
             skipped[name] = str(exc)
-    return Report(study=study, sections=sections, skipped=skipped, versions=versions, pool_versions=pool_versions)
 
 
 def html_tables(report: Report) -> list[dict[str, str]]:

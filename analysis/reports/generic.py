@@ -29,11 +29,11 @@ import pandas as pd
 
 from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.dataset import study_answers
-from analysis.filtering import FilterError, compute_attention_filter
+from analysis.filtering import FilterError, compute_attention_filter, is_verifiable
 from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.generic import (Binning, choice_table, count_table, interval_table, option_shares,
                                       scale_binning, scale_histograms, scale_table)
-from analysis.reports import ReportError
+from analysis.reports import ReportError, shared
 from surveys.models import Item, Participant, Study
 
 ALL_ITEMS = "all items"
@@ -338,7 +338,7 @@ def attention_kept(study: Study, answers: pd.DataFrame) -> tuple[pd.DataFrame, s
     if not study.applies_attention_filter or not (answers["agent"] == HUMAN).any():
         return answers, "none: every completed participant is kept (the attention filter is off for this study)"
     try:
-        result = compute_attention_filter(study)
+        result = shared(("attention", study.pk), lambda: compute_attention_filter(study))
     except (FilterError, AnswersError) as exc:
         return answers, f"not applied ({exc}): every completed participant is kept"
     out = {f"p{e.participant_id}" for e in result.excluded}
@@ -353,8 +353,10 @@ def build(study: Study) -> GenericSection:
     questionnaire = questionnaire_frame(study)
     item_fields, named = split_group_by(study, group_by(study), questionnaire)
     breakdown = breakdown_fields(study, named, questionnaire)
-    runs = choose_runs(study, "all")
-    answers = study_answers(study, used_run_ids(runs))
+    set_name = "v" if is_verifiable(study) else "nv"  # as the Belem section names them: one reading for both
+    runs = shared(("runs", study.pk, set_name), lambda: choose_runs(study, set_name))
+    run_ids = used_run_ids(runs)
+    answers = shared(("answers", study.pk, tuple(run_ids)), lambda: study_answers(study, run_ids))
     if answers.empty:
         raise ReportError(f"study {study.slug!r} has no answers yet (no completed participant, no model answer)")
     answers, attention = attention_kept(study, answers)

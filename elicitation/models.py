@@ -192,7 +192,10 @@ class ElicitationRun(models.Model):
 
     def save(self, *args, **kwargs):
         """A new run left at the field's default prompt version gets the version of the prompt it sends
-        (``elicitation.prompts.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``)."""
+        (``elicitation.prompts.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``), and
+        records the study's current definition version (the wording its prompts come from)."""
+        if self._state.adding and self.study_version_id is None:
+            self.study_version = self.study.versions.order_by("-number").first()
         if self._state.adding and self.prompt_version == PROMPT_VERSION_DEFAULT and self.refines_id is None:
             from .prompts import default_prompt_version, prompt_shots
 

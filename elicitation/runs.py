@@ -42,9 +42,13 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     mode = run.mode
     if mode in (Mode.GREEDY, Mode.TOP_LOGPROBS, Mode.FULL_DISTRIBUTION) and run.samples_per_item != 1:
         errors["samples_per_item"] = f"{mode} gives one answer per item: set samples per item to 1 (or use sampled)."
-    if mode == Mode.GREEDY and run.temperature != 0:
+    default_decoding = bool(run.study_id) and not run.study.kind.sends_temperature(run.prompt_style)
+    if default_decoding and run.temperature != 0:
+        errors["temperature"] = (f"the prompt style {run.prompt_style!r} sends no temperature (the provider's "
+                                 "default, as the authors ran it): leave the temperature at 0.")
+    elif mode == Mode.GREEDY and run.temperature != 0:
         errors["temperature"] = "greedy means temperature 0; use the sampled mode for another temperature."
-    if mode == Mode.SAMPLED and run.temperature <= 0:
+    if mode == Mode.SAMPLED and run.temperature <= 0 and not default_decoding:
         errors["temperature"] = "sampled mode needs a temperature above 0 (temperature 0 gives n copies of one answer)."
     if mode == Mode.TOP_LOGPROBS and not 1 <= run.top_logprobs <= 20:
         errors["top_logprobs"] = "OpenAI-compatible endpoints return between 1 and 20 alternatives per position."

@@ -386,6 +386,12 @@ class Participant(models.Model):
         ]
         ordering = ["study", "started_at"]
 
+    def save(self, *args, **kwargs) -> None:
+        """A new participant records the study's current definition version (the wording they are shown)."""
+        if self._state.adding and self.study_version_id is None:
+            self.study_version = self.study.versions.order_by("-number").first()
+        super().save(*args, **kwargs)
+
     def __str__(self) -> str:
         return f"participant {self.pk} in {self.study.slug}"  # no PROLIFIC_PID: shown to staff without view_participant
 

@@ -138,6 +138,7 @@ class DesignTable(Table):
     generator: str | None = Field(None, description="A named design (surveys/designs/), e.g. tang-rq2.")
     options: dict[str, Any] = Field(default_factory=dict)
     key: str = Field("key", description="Generic studies: the item file column that names each item.")
+    generated_by: str = Field("", description="Provenance only: the generator an exported study's items came from.")
 
     @model_validator(mode="after")
     def _one_source(self) -> "DesignTable":

@@ -233,3 +233,60 @@ def test_pool_versions_through_the_command_the_api_and_the_admin_page(two_versio
     assert 'id="pool-versions"' in page and "v2 (bbbbbbbbbbbb)" in page
     page = admin_client.get(url + "?pool_versions=1").content.decode()
     assert 'id="versions"' in page and "(pooled, as asked)" in page and 'id="figure-generic-condition-a"' in page
+
+
+# --- a study loaded from a definition file -------------------------------------------------------------
+TANG_FILE = """
+[study]
+slug = "tang-groups"
+title = "Tang RQ1 by context"
+kind = "wep_probability"
+
+[design]
+generator = "tang-rq1"
+[design.options]
+settings = ["CNC", "ENC"]
+
+[[questionnaire]]
+name = "first_language"
+label = "Your first language"
+type = "choice"
+choices = ["en", "zh"]
+
+[report]
+group_by = ["context", "first_language"]
+"""
+
+
+def test_a_loaded_definition_groups_by_an_item_field_and_a_questionnaire_field(tmp_path):
+    from surveys.definition.loader import load_file
+
+    (tmp_path / "study.toml").write_text(TANG_FILE, encoding="utf-8")
+    load_file(tmp_path / "study.toml")
+    study = Study.objects.get(slug="tang-groups")
+    version = StudyVersion.objects.get(study=study)
+    for pid, language in (("P1", "en"), ("P2", "zh")):
+        person(study, pid, lambda item: {"value": 70}, {"first_language": language}, version=version)
+    model_run(study, lambda item: {"value": 80 if item.context == "CNC" else 70}, version=version)
+    report = build_report(study)
+    assert list(report.sections)[-1] == "generic"
+    summary = report.tables()["generic_summary"].set_index(["context", "agent"])
+    assert summary.loc[("CNC", "gpt (greedy)"), "wasserstein"] == 10  # the humans all 70, the model 80
+    assert summary.loc[("ENC", "gpt (greedy)"), "pa"] == 100
+    q = report.tables()["generic_questionnaire"]
+    assert set(q["group"]) == {"en", "zh"} and set(q["context"]) == {"CNC", "ENC"}
+    assert report.meta()["versions"][0]["version"] == f"v1 ({version.sha256[:12]})"
+    names = [name for name, _ in report.figures()]
+    assert {"generic-context-cnc", "generic-context-enc", "generic-by-first_language"} <= set(names)
+
+
+def test_the_report_table_of_a_definition_refuses_unknown_sections_and_repeated_fields():
+    from pydantic import ValidationError
+
+    from surveys.definition.schema import ReportTable
+
+    assert ReportTable.model_validate({"sections": ["generic", "belem", "generic"]}).sections == ["generic", "belem"]
+    with pytest.raises(ValidationError, match="unknown report section.*'genric'"):
+        ReportTable.model_validate({"sections": ["genric"]})
+    with pytest.raises(ValidationError, match="'condition' more than once"):
+        ReportTable.model_validate({"group_by": ["condition", "condition"]})

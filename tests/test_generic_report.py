@@ -290,3 +290,16 @@ def test_the_report_table_of_a_definition_refuses_unknown_sections_and_repeated_
         ReportTable.model_validate({"sections": ["genric"]})
     with pytest.raises(ValidationError, match="'condition' more than once"):
         ReportTable.model_validate({"group_by": ["condition", "condition"]})
+
+
+def test_the_attention_filter_keeps_out_whom_the_family_section_excludes(imported_nv, belem_dir):
+    from test_analysis_factories import nv_and_v
+
+    nv, _ = nv_and_v(imported_nv, belem_dir)
+    report = build_report(nv)
+    generic = report.section("generic")
+    kept = report.section("belem").attention[0].included
+    assert nv.applies_attention_filter and generic.humans == kept == 12  # the contrarian and the constant one out
+    assert "Spearman" in generic.meta()["attention"]
+    assert set(generic.answers.loc[generic.answers["agent"] != "human", "agent"]) == {
+        "modelx (greedy)", "logprobs (top_logprobs)"}

@@ -8,8 +8,8 @@ One figure per item group, each agent's answers beside the humans':
   mean width and coverage;
 - free text: none (counted only).
 
-Then one figure per broken-down questionnaire field: the humans of each answer to it, drawn the same way
-(over every item).
+Then one figure per broken-down questionnaire field: the humans of each answer to it, drawn the same way beside
+all humans (over every item).
 """
 from __future__ import annotations
 
@@ -109,6 +109,7 @@ def interval_figure(table: pd.DataFrame, title: str) -> Figure:
                     textcoords="offset points", va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [_name(a) for a in rows["agent"]], fontsize=8)
     ax.invert_yaxis()
+    ax.margins(x=0.3)  # room for the labels right of the bars
     ax.set_xlabel("mean lower bound to mean upper bound")
     ax.set_title(title, fontsize=10, loc="left")
     return fig
@@ -153,7 +154,7 @@ def section_figures(section: "GenericSection") -> Iterator[tuple[str, Figure]]:
         if fig is not None:
             yield f"generic-{slugify(name) or i}", fig
     for name, frame in section._breakdown_frames():
-        groups = frame[frame["agent"] != HUMAN]
-        fig = _figure(section, groups, f"{section.study.title}: the humans by questionnaire answer ({name})")
+        fig = _figure(section, frame, f"{section.study.title}: the humans by questionnaire answer ({name}), "
+                                      "beside all humans")
         if fig is not None:
             yield f"generic-by-{slugify(name) or 'field'}", fig

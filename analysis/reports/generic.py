@@ -209,6 +209,7 @@ class GenericSection:
     runs: list[RunUse] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     raw_ids: bool = False
+    computed: dict[str, pd.DataFrame] = field(default_factory=dict)  # the tables, computed once (:func:`build`)
 
     # --- tables -------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
@@ -219,7 +220,7 @@ class GenericSection:
 
     def questionnaire(self) -> pd.DataFrame:
         parts = []
-        for name, frame in self._breakdown_frames():
+        for name, frame in self.breakdown_frames():
             table = self._metric(frame, self.item_fields)
             table = table[table["agent"] != HUMAN]
             table.insert(0, "field", name)
@@ -230,7 +231,7 @@ class GenericSection:
             return pd.DataFrame(columns=["field", *self.item_fields, "group", "answers"])
         return _flat(pd.concat(parts, ignore_index=True))
 
-    def _breakdown_frames(self) -> list[tuple[str, pd.DataFrame]]:
+    def breakdown_frames(self) -> list[tuple[str, pd.DataFrame]]:
         """Per broken-down field: the group's humans (agent "FIELD = VALUE") and all humans (agent "human")."""
         humans = self.answers[self.answers["agent"] == HUMAN]
         out = []
@@ -260,6 +261,12 @@ class GenericSection:
         return None
 
     def tables(self) -> dict[str, pd.DataFrame]:
+        """The section's tables (computed once, when the section is built; copies)."""
+        if not self.computed:
+            self.computed = self.compute_tables()
+        return {name: table.copy() for name, table in self.computed.items()}
+
+    def compute_tables(self) -> dict[str, pd.DataFrame]:
         out = {"generic_summary": self.summary()}
         distribution = self.distribution()
         if distribution is not None:
@@ -309,7 +316,7 @@ class GenericSection:
     def summary_text(self) -> str:
         lines = [f"Generic section ({self.spec.describe()}; item groups: {' × '.join(self.item_fields) or ALL_ITEMS})"]
         lines += [f"Note: {n}" for n in self.notes]
-        lines.append(self.summary().round(3).to_string(index=False))
+        lines.append(self.tables()["generic_summary"].round(3).to_string(index=False))
         return "\n".join(lines)
 
 
@@ -382,5 +389,7 @@ def build(study: Study) -> GenericSection:
         notes.append(NO_MODEL_QUESTIONNAIRE)
     if spec.shape == "free_text":
         notes.append("free-text answers: counted only, no metric")
-    return GenericSection(study=study, spec=spec, item_fields=item_fields, breakdown=breakdown, answers=answers,
-                          humans=humans, attention=attention, runs=runs, notes=notes)
+    section = GenericSection(study=study, spec=spec, item_fields=item_fields, breakdown=breakdown, answers=answers,
+                             humans=humans, attention=attention, runs=runs, notes=notes)
+    section.tables()  # computed once here, so that a cached report holds them
+    return section

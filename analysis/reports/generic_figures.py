@@ -153,7 +153,7 @@ def section_figures(section: "GenericSection") -> Iterator[tuple[str, Figure]]:
         fig = _figure(section, answers, f"{section.study.title}: {name}{note}")
         if fig is not None:
             yield f"generic-{slugify(name) or i}", fig
-    for name, frame in section._breakdown_frames():
+    for name, frame in section.breakdown_frames():
         fig = _figure(section, frame, f"{section.study.title}: the humans by questionnaire answer ({name}), "
                                       "beside all humans")
         if fig is not None:

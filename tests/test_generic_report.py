@@ -24,8 +24,9 @@ pytestmark = pytest.mark.django_db
 
 SCALE_DEFINITION = {
     "answer": {"shape": "scale", "min": 1, "max": 7, "step": 1},
-    "questionnaire": [{"name": "gender", "type": "choice"}, {"name": "age", "type": "number"},
-                      {"name": "comment", "type": "text"}],
+    "questionnaire": [{"name": "gender", "label": "Gender", "type": "choice", "choices": ["f", "m"]},
+                      {"name": "age", "label": "Age", "type": "number", "integer": True},
+                      {"name": "comment", "label": "Comment", "type": "text", "required": False}],
     "report": {"sections": ["generic"], "group_by": ["condition", "gender"]},
 }
 # item → answers of P1, P2, P3 (the humans), T (a test participant), the model
@@ -162,7 +163,8 @@ def test_choice_option_shares_majority_and_js_distance():
 
 def test_interval_width_and_coverage_where_items_carry_a_truth():
     definition = {"answer": {"shape": "interval"}, "report": {"sections": ["generic"]}}
-    study = make_study("iv", definition, instrument="interval_confidence", items=("t1", "t2"), t2={"truth": "12"})
+    # the section reads the shape from the definition's [answer] (the kind, here, only words the prompt)
+    study = make_study("iv", definition, items=("t1", "t2"), t2={"truth": "12"})
     Item.objects.filter(key="t1").update(ground_truth=5)
     person(study, "P1", lambda item: {"lower": 0, "upper": 10})      # holds 5, not 12
     model_run(study, lambda item: {"lower": 4, "upper": 20})         # holds both

@@ -9,6 +9,7 @@ Built for every study, next to its family's sections (analysis.reports.build_rep
   item groups (every combination of their values; one group "all items" without any); questionnaire fields
   name the human breakdowns (without any named, every choice and number field of the questionnaire is broken
   down);
+- the participants' questionnaire answers (analysis.questionnaire_frame, typed by the declared fields);
 - the answers (analysis.dataset): completed, non-test participants (those the attention filter excludes left
   out when the study applies it) and one run per model agent (analysis.agents, as the family sections).
 
@@ -34,7 +35,8 @@ from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.generic import (Binning, choice_table, count_table, interval_table, option_shares,
                                       scale_binning, scale_histograms, scale_table)
 from analysis.reports import ReportError, shared
-from surveys.models import Item, Participant, Study
+from analysis.questionnaire_frame import questionnaire_frame
+from surveys.models import Item, Study
 
 ALL_ITEMS = "all items"
 NO_ANSWER = "(no answer)"
@@ -97,17 +99,6 @@ def declared_questionnaire(study: Study) -> dict[str, str]:
     """Questionnaire field name → type (choice | number | text), as the definition declares them."""
     return {str(f["name"]): str(f.get("type", "choice")) for f in (study.definition or {}).get("questionnaire") or []
             if isinstance(f, dict) and f.get("name")}
-
-
-def questionnaire_frame(study: Study) -> pd.DataFrame:
-    """One row per completed, non-test participant (index ``participant_id``), one column per questionnaire
-    field (None where not answered). Read from ``Participant.questionnaire`` here; the lead may swap in the
-    questionnaire helper's function of the same name."""
-    rows = dict(Participant.objects.filter(study=study, status=Participant.Status.COMPLETED, is_test=False)
-                .values_list("pk", "questionnaire"))
-    frame = pd.DataFrame.from_dict({pk: (q or {}) for pk, q in rows.items()}, orient="index")
-    frame.index.name = "participant_id"
-    return frame
 
 
 def item_frame(study: Study, names: list[str]) -> pd.DataFrame:
@@ -357,7 +348,7 @@ def build(study: Study) -> GenericSection:
     """The generic section of ``study``; ReportError when it has no answers at all yet, or when ``group_by``
     names an unknown field."""
     spec = answer_spec(study)
-    questionnaire = questionnaire_frame(study)
+    questionnaire = questionnaire_frame(study).drop(columns="respondent_id")  # index: the answers' respondent
     item_fields, named = split_group_by(study, group_by(study), questionnaire)
     breakdown = breakdown_fields(study, named, questionnaire)
     set_name = "v" if is_verifiable(study) else "nv"  # as the Belem section names them: one reading for both
@@ -376,11 +367,12 @@ def build(study: Study) -> GenericSection:
     for name in item_fields:
         answers[name] = answers[name].map(_group_value)
     is_human = (answers["agent"] == HUMAN).to_numpy()
-    pid = answers["participant_id"]
     for name in breakdown:
-        column = questionnaire[name] if name in questionnaire.columns else pd.Series(None, index=questionnaire.index, dtype=object)
+        column = (questionnaire[name].astype(object) if name in questionnaire.columns
+                  else pd.Series(None, index=questionnaire.index, dtype=object))
         groups = questionnaire_groups(column)
-        answers[f"q:{name}"] = np.where(is_human, pid.map(groups).fillna(NO_ANSWER).to_numpy(dtype=object), None)
+        answers[f"q:{name}"] = np.where(is_human, answers["respondent"].map(groups).fillna(NO_ANSWER)
+                                        .to_numpy(dtype=object), None)
     humans = int(answers.loc[is_human, "participant_id"].nunique())
     notes = []
     if not humans:

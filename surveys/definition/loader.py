@@ -27,8 +27,9 @@ from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
 from .schema import Definition
 from .templates import TemplateProblem, template_fields
 
-# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py).
-ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer"})
+# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py), and
+# ``page``, the rendered page a prompt quotes (Instrument.prompt_context).
+ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer", "page"})
 # Study columns a definition sets: (definition table, key) → Study field.
 STUDY_FIELDS: dict[tuple[str, str], str] = {
     ("study", "title"): "title", ("study", "language"): "language", ("study", "kind"): "instrument",

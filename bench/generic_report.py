@@ -8,14 +8,14 @@ afterwards): the demo studies (``load_demo``), ``--participants`` completed part
 30 items each near typical values, and ``--runs`` model runs answering every item. Then, ``--repeat`` times
 each, alternating: the report built (``build_report``, no cache) and every figure rendered as PNG and SVG,
 once with the family sections only (as before the generic section) and once with ``generic`` added. Prints
-the median seconds of each and the difference. Nothing is asserted; the figures depend on the machine.
+the best (least disturbed by other load on the machine) seconds of each, the difference, and each figure's
+render time. Nothing is asserted; the figures depend on the machine.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -86,6 +86,9 @@ def populate(study, participants: int, runs: int, rng: random.Random) -> None:
             for item in items])
 
 
+FIGURE_SECONDS: dict[str, list[float]] = {}
+
+
 def timed(study, generic: bool) -> tuple[float, float, int]:
     """(seconds to build, seconds to render every figure as PNG and SVG, figures) of one report."""
     import analysis.reports as reports
@@ -94,9 +97,15 @@ def timed(study, generic: bool) -> tuple[float, float, int]:
     start = time.perf_counter()
     report = reports.build_report(study)
     built = time.perf_counter() - start
-    start = time.perf_counter()
-    figures = [reports.figure_bytes(fig) for _, fig in report.figures()]
-    return built, time.perf_counter() - start, len(figures)
+    figures = report.figures()
+    total = 0.0
+    for name, fig in figures:
+        start = time.perf_counter()
+        reports.figure_bytes(fig)
+        seconds = time.perf_counter() - start
+        FIGURE_SECONDS.setdefault(name, []).append(seconds)
+        total += seconds
+    return built, total, len(figures)
 
 
 def run(args) -> None:
@@ -117,16 +126,18 @@ def run(args) -> None:
         for generic in (False, True):
             results[generic].append(timed(study, generic))
     print(f"study {study.slug!r}: {args.participants} participants, {args.runs} model runs, "
-          f"{study.main_items().count()} items; median of {args.repeat}")
+          f"{study.main_items().count()} items; best of {args.repeat}")
     for generic, label in ((False, "family sections only"), (True, "with the generic section")):
         rows = results[generic]
-        build = statistics.median(r[0] for r in rows)
-        render = statistics.median(r[1] for r in rows)
+        build = min(r[0] for r in rows)
+        render = min(r[1] for r in rows)
         print(f"{label:28s} build {build:6.2f} s   figures {render:6.2f} s ({rows[0][2]} figures)   "
               f"total {build + render:6.2f} s")
-    before = statistics.median(r[0] + r[1] for r in results[False])
-    after = statistics.median(r[0] + r[1] for r in results[True])
+    before = min(r[0] + r[1] for r in results[False])
+    after = min(r[0] + r[1] for r in results[True])
     print(f"difference: {after - before:+.2f} s ({(after / before - 1) * 100:+.0f}%)")
+    for name, seconds in FIGURE_SECONDS.items():
+        print(f"  figure {name:40s} {min(seconds):5.2f} s (best of {len(seconds)})")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ bahaj_aggregation.py and bahaj_draws.py):
 - ``self_refinement`` (Tables 7–8): every self-refinement run (elicitation/refinement.py, or imported with
   ``import_model_answers --refines RUN``), its chosen and its proposed intervals scored at the item's level,
   with its setting, number of candidates and source run;
+- ``reading_cases``: per model agent, how many answers each case of the authors' cleaner touched
+  (analysis/reports/bahaj_reading.py; under ``text`` the answers it would change);
 - Figure 2: ``hit_by_scale`` (text reading: the hit rate per band of sign(a)·log10(1 + |a|), and each question's
   hit average against the scale of its answer) or ``answer_histogram`` (authors' reading: per agent, the counts
   of hits and misses by true answer, 49 bins on [−20, 20]).
@@ -24,7 +26,11 @@ paper's prose: unparsed answers left out of the scores and counted; hit-avg the 
 without replacement) or ``authors`` (the notebooks: unparsed answers are misses in every denominator, hit-avg
 pooled, one try drawn per item among all answers, aggregation draws with replacement and the authors' edge
 cases, refinements scored only where both intervals were read, mixed refinements by hit-avg only), and
-``mixed_intervals`` (15 or 9). Every table title and the meta name them. Each agent draws from its own seeded
+``mixed_intervals`` (15 or 9). Every table title and the meta name them. Under ``authors`` model answers are
+read again from ``raw_output`` with the authors' cleaner (not the stored ``lower``/``upper``), and the authors'
+refinement runs are scored from ``detail["chosen"]``/``detail["proposed"]`` (bahaj_reading.py). Items with hint
+conditions (design ``bahaj-hints``) make every table per agent and hint condition (:func:`groups`): no draw or
+aggregate mixes conditions. Each agent draws from its own seeded
 generator: adding an agent never changes another's figures.
 """
 from __future__ import annotations

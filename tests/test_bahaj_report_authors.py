@@ -143,12 +143,12 @@ def test_hint_conditions_are_a_grouping_and_never_pooled(study):
     assert set(scores["hint"]) == {"hint0", "hint1"}
     assert set(tables["answer_histogram"]["hint"]) == {"hint0", "hint1"}  # the design's reading: authors
     assert "hint condition" in report.titles()["overprecision"] and report.meta()["hint_conditions"] == ["hint0", "hint1"]
-    assert [name for name, _ in report.figures()] == ["answer-histogram"]
+    assert [name for name, _ in report.section("bahaj").figures()] == ["answer-histogram"]
     study.report_options = {"reading": "text"}
     study.save()
     text = build_report(study)
     assert set(text.tables()["hit_by_scale"]["hint"]) == {"hint0", "hint1"}
-    assert [name for name, _ in text.figures()] == ["hit-by-scale"]
+    assert [name for name, _ in text.section("bahaj").figures()] == ["hit-by-scale"]
 
 
 def test_authors_refinement_runs_are_scored_from_chosen_and_proposed(study):
@@ -235,5 +235,5 @@ def test_the_whole_pipeline_against_the_stub(stub, study, tmp_path):
         refined = [r for r in data["tables"]["self_refinement"] if r["source"] == "all" and r["kind"] == "proposed"]
         assert len(refined) == 4 and all(r["hit_avg"] == 100 and r["n"] == 5 for r in refined)
         assert all(f"refining run {run.pk}" in r["agent"] for r in refined)
-    assert results["authors"]["meta"]["figures"] == ["answer-histogram"]
-    assert results["text"]["meta"]["figures"] == ["hit-by-scale"]
+    assert results["authors"]["meta"]["figures"] == ["answer-histogram", "generic-all-items"]
+    assert results["text"]["meta"]["figures"] == ["hit-by-scale", "generic-all-items"]

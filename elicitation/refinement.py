@@ -31,10 +31,9 @@ from surveys.instruments.interval_text import IntervalReading, plain, read_inter
 from surveys.models import Item
 
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
-from .modes import Completion, Outcome
+from .outcomes import Completion, Outcome
+from .run_settings import REFINE_STYLE
 
-SETTINGS = ("single", "mixed")
-STYLE = "refine"
 CONTEXT = ("Context: A group of people were given a question and asked for two numbers, a lower and an upper "
            "bound, such that they were sure, at a stated level of confidence, that the right answer lies between "
            "them. Their answers and the confidence level each was given at are listed below.")
@@ -48,10 +47,6 @@ INSTRUCTIONS = (
     '"chosen_reason": "...", "proposed_answer": [lower_bound, upper_bound], "proposed_reason": "..."}',
 )
 Shown = tuple[int, float, float, int]  # (model response id, lower, upper, confidence)
-
-
-def is_refinement(run: ElicitationRun) -> bool:
-    return run.refines_id is not None
 
 
 def pool(run: ElicitationRun, item: Item) -> list[Shown]:
@@ -119,32 +114,6 @@ def refinement_outcome(kind: Instrument, completion: Completion) -> Outcome:
     return Outcome(status=ModelResponse.Status.OK, lower=proposed.lower, upper=proposed.upper, **base)
 
 
-def refinement_errors(run: ElicitationRun) -> dict[str, str]:
-    """Problems with a run's refinement settings (none for an ordinary run)."""
-    if not is_refinement(run):
-        if run.prompt_style == STYLE:
-            return {"prompt_style": "the refine prompt style is for self-refinement runs, which need a source run "
-                                    "(manage.py refine)"}
-        return {}
-    errors: dict[str, str] = {}
-    source = run.refines
-    if run.prompt_style != STYLE:
-        errors["prompt_style"] = f"a self-refinement run uses the prompt style {STYLE!r}"
-    if run.study_id and source.study_id != run.study_id:
-        errors["refines"] = f"run {source.pk} belongs to another study"
-    if source.refines_id is not None:
-        errors["refines"] = f"run {source.pk} is itself a refinement; refine a run of answers"
-    if run.study_id and run.study.kind.shape.name != "interval":
-        errors["refines"] = f"self-refinement needs interval answers, not {run.study.instrument} items"
-    if run.refine_setting not in SETTINGS:
-        errors["refine_setting"] = "single or mixed"
-    if not run.refine_shown or run.refine_shown < 1:
-        errors["refine_shown"] = "show at least one answer"
-    if run.refine_seed is None:
-        errors["refine_seed"] = "a draw seed is needed to reproduce the draws"
-    return errors
-
-
 def refinable_items(source: ElicitationRun, setting: str) -> list[Item]:
     """The items a refinement of ``source`` asks: those with a parsed answer (single), or every item of the
     source's items whose question has one (mixed)."""
@@ -166,7 +135,7 @@ def create_refinement(source: ElicitationRun, endpoint: ModelEndpoint, *, shown:
 
     run = ElicitationRun(study=source.study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=False, max_tokens=max_tokens, name=name,
-                         prompt_style=STYLE, prompt_version="bahaj-refine-v1", refines=source, refine_shown=shown,
+                         prompt_style=REFINE_STYLE, prompt_version="bahaj-refine-v1", refines=source, refine_shown=shown,
                          refine_setting=setting, refine_seed=draw_seed, created_by=created_by)
     run.full_clean()
     items = refinable_items(source, setting)

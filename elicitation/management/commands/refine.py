@@ -10,7 +10,8 @@ from django.core.management.base import CommandError
 from access.cli import add_as_argument, acting_user, scoped
 from elicitation.management.commands.elicit import Command as ElicitCommand
 from elicitation.models import ElicitationRun, ModelEndpoint
-from elicitation.refinement import SETTINGS, create_refinement
+from elicitation.refinement import create_refinement
+from elicitation.run_settings import REFINE_SETTINGS
 from elicitation.runs import missing_key
 from surveys.cli import lookup
 
@@ -24,7 +25,7 @@ class Command(ElicitCommand):
         parser.add_argument("source", type=int, help="id of the run whose answers are shown")
         parser.add_argument("--endpoint", help="endpoint that refines (default: the source run's)")
         parser.add_argument("--shown", type=int, default=3, help="answers shown per prompt (e; default 3)")
-        parser.add_argument("--setting", default="single", choices=SETTINGS,
+        parser.add_argument("--setting", default="single", choices=REFINE_SETTINGS,
                             help="single: answers at the item's own level; mixed: answers at every level")
         parser.add_argument("--draw-seed", type=int, default=0, help="seed of the draws of shown answers")
         parser.add_argument("--mode", default="greedy", choices=[ElicitationRun.Mode.GREEDY, ElicitationRun.Mode.SAMPLED])

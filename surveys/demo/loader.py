@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,16 @@ from surveys.importers import ImportResult, import_items
 from surveys.instruments.speaker_belief import CONTROL, EXPRESSIONS, NAMES, PRONOUNS
 from surveys.models import Item, Study
 
+from .outcome import LoadOutcome
+from .overprecision import load_overprecision_demo
+from .verbalisation import load_verbalisation_demo
+
 DEMO_DIR = Path(__file__).resolve().parent
 STUDIES_FILE = DEMO_DIR / "studies.toml"
 BELEM_COLUMNS = ("statement_type", "name", "gender", "pronouns", "is_control", "uncertainty_expression",
                  "statement_id", "statement")
 STUDY_FIELDS = ("title", "description", "consent_text", "instructions", "pledge_text", "items_per_expression",
                 "controls_per_participant")
-
-
-@dataclass
-class LoadOutcome:
-    study: Study
-    created: bool
-    message: str
 
 
 def demo_specs() -> list[dict[str, Any]]:
@@ -113,10 +109,7 @@ def load_demo() -> list[LoadOutcome]:
                 f"{study.slug}: created, live, {result.created} items ({result.controls} controls), "
                 f"2 demonstrations; completion code {study.completion_code}",
             ))
-        from .overprecision import load_overprecision_demo
-
         outcomes.append(LoadOutcome(*load_overprecision_demo()))
-    from .verbalisation import load_verbalisation_demo  # late: it imports this module
 
     outcomes.append(load_verbalisation_demo())
     return outcomes

@@ -3,6 +3,8 @@ items of 1 hop and 8 of 2 hops (the ``wep-reasoning`` design, seed 1) and the 16
 ``wep-unli-triples.csv``, each participant answering 12 of them."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import transaction
 
 from surveys.designs import generate_items
@@ -10,10 +12,10 @@ from surveys.importers import import_items
 from surveys.instruments.verbalisation_choice import VerbalisationChoice
 from surveys.models import Study
 
-from .loader import DEMO_DIR, LoadOutcome
+from .outcome import LoadOutcome
 
 SLUG = "demo-sileo"
-TRIPLES = DEMO_DIR / "wep-unli-triples.csv"
+TRIPLES = Path(__file__).resolve().parent / "wep-unli-triples.csv"
 TEXTS = {
     "title": "Which word of probability fits? (Sileo & Moens demo)",
     "description": ("Demo study shipped with hedgelab: 8 one-step and 8 two-step WEP-Reasoning items (generated, "

@@ -27,8 +27,6 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 from __future__ import annotations
 
 import csv
-import hashlib
-import hmac
 import io
 import json
 from functools import lru_cache
@@ -38,8 +36,8 @@ from typing import IO, Any, Callable, Iterable, Iterator
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.conf import settings
 
+from surveys.respondent_ids import hashed_id
 from surveys.spreadsheet import safe_cell, unescape_cell
 
 CSV_CHUNK_ROWS = 2000
@@ -94,13 +92,6 @@ def _schema() -> pa.Schema:
 
 SCHEMA: pa.Schema = _schema()
 Row = tuple
-
-
-# --- respondent ids ---------------------------------------------------------------------------
-def hashed_id(pid: str, salt: str | None = None) -> str:
-    """HMAC-SHA256 of a PROLIFIC_PID keyed with the export salt, first 16 hex characters."""
-    key = (settings.EXPORT_ID_SALT if salt is None else salt).encode()
-    return hmac.new(key, pid.encode(), hashlib.sha256).hexdigest()[:16]
 
 
 # --- rows from the database -------------------------------------------------------------------

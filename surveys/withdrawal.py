@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from .flow_errors import FlowError
 from .models import Assignment, Participant, Response, Study, Withdrawal
+from .respondent_ids import hashed_id
 
 
 class WithdrawalError(ValueError):
@@ -26,8 +27,6 @@ class WithdrawalError(ValueError):
 
 def respondent_id(pid: str) -> str:
     """The hashed PROLIFIC_PID stored in the audit record (the export's ``respondent_id``)."""
-    from analysis.exports import hashed_id  # the one definition of the export's salted hash
-
     return hashed_id(pid)
 
 

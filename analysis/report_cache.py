@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
-#: a cached report and its figures stay at most this long (a new data version replaces them anyway)
-TIMEOUT = 24 * 3600
+from analysis.figure_cache import TIMEOUT
+from analysis.reports import ReportError, build_report
+
 _CODE = Path(__file__).resolve().parent
 
 
@@ -59,8 +60,6 @@ def data_version(study) -> str:
 def cached_report(study):
     """The report of ``study`` for its current data version: from the cache, or built and cached.
     ReportError (also remembered for the version) when it cannot be built yet."""
-    from analysis.reports import ReportError, build_report
-
     key = f"hedgelab.report.{study.pk}.{data_version(study)}"
     hit = cache.get(key)
     if hit is None:
@@ -73,16 +72,3 @@ def cached_report(study):
     if isinstance(hit, ReportError):
         raise hit
     return hit
-
-
-def rendered(report, kind: str, render: Callable[[], Any]) -> Any:
-    """``render()``'s result (figures rendered as ``kind``) once per cached report, from the cache after."""
-    key = getattr(report, "cache_key", None)
-    if key is None:
-        return render()
-    key = f"{key}.figures.{kind}"
-    value = cache.get(key)
-    if value is None:
-        value = render()
-        cache.set(key, value, TIMEOUT)
-    return value

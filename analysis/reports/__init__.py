@@ -23,6 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from analysis.figure_cache import rendered
+
 SECTIONS: dict[str, str] = {
     "belem": "analysis.reports.belem",
     "tang_rq1": "analysis.reports.tang_rq1",
@@ -106,15 +108,11 @@ class Report:
         return [fig for section in self.sections.values() for fig in section.figures()]
 
     def figure_files(self) -> list[tuple[str, bytes, bytes]]:
-        """Every figure as (name, PNG at 150 dpi, SVG): rendered once per cached report (analysis.report_cache)."""
-        from analysis.report_cache import rendered
-
+        """Every figure as (name, PNG at 150 dpi, SVG): rendered once per cached report (analysis.figure_cache)."""
         return rendered(self, "files", lambda: [(name, *figure_bytes(fig)) for name, fig in self.figures()])
 
     def figure_uris(self) -> list[dict[str, str]]:
         """Every figure as {"name", "src": a PNG data URI} for the admin page, rendered once per cached report."""
-        from analysis.report_cache import rendered
-
         return rendered(self, "uris", lambda: [{"name": name, "src": png_data_uri(fig)} for name, fig in self.figures()])
 
     def meta(self) -> dict[str, Any]:

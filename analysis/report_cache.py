@@ -17,7 +17,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
 from analysis.figure_cache import TIMEOUT
-from analysis.reports import ReportError, build_report
+from analysis import reports
 
 _CODE = Path(__file__).resolve().parent
 
@@ -64,11 +64,11 @@ def cached_report(study):
     hit = cache.get(key)
     if hit is None:
         try:
-            hit = build_report(study)
-        except ReportError as exc:
+            hit = reports.build_report(study)
+        except reports.ReportError as exc:
             hit = exc
         hit.cache_key = key
         cache.set(key, hit, TIMEOUT)
-    if isinstance(hit, ReportError):
+    if isinstance(hit, reports.ReportError):
         raise hit
     return hit

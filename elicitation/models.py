@@ -107,6 +107,9 @@ class ElicitationRun(models.Model):
 
     name = models.CharField(max_length=200, blank=True)
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="runs")
+    study_version = models.ForeignKey("surveys.StudyVersion", null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="runs",
+                                      help_text="The definition version whose prompts this run asked (empty: before versions).")
     items = models.ManyToManyField(Item, blank=True, related_name="+",
                                    help_text="A subset of the study's items; empty means all of them.")
     endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="runs")
@@ -180,7 +183,10 @@ class ElicitationRun(models.Model):
 
     def save(self, *args, **kwargs):
         """A new run left at the field's default prompt version gets the version of the prompt it sends
-        (``elicitation.prompt_versions.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``)."""
+        (``elicitation.prompt_versions.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``),
+        and records the study's current definition version (the wording its prompts come from)."""
+        if self._state.adding and self.study_version_id is None:
+            self.study_version = self.study.versions.order_by("-number").first()
         if self._state.adding and self.prompt_version == PROMPT_VERSION_DEFAULT and self.refines_id is None:
             self.prompt_version = default_prompt_version(self.study, prompt_shots(self))
         super().save(*args, **kwargs)

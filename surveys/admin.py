@@ -17,6 +17,8 @@ from config.admin_columns import short_time, shortened
 
 from . import flow
 from .admin_ids import RawIdsAdminMixin
+from .definition import versions as definition_versions
+from .admin_definitions import download_definition_view, load_definition_view
 from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_view, item_template_view,
                           raw_responses_view,
                           test_participant_view)
@@ -110,9 +112,37 @@ class ChannelInline(admin.TabularInline):
         return entry_link(obj) if obj.pk else "—"
 
 
+class StudyForm(forms.ModelForm):
+    """The study form, with the version question: a study with answers whose content an edit changes needs
+    "Make a new version" (surveys/definition/versions.py), as ``load_study --new-version`` does."""
+
+    new_version = forms.BooleanField(
+        required=False, label="Make a new version",
+        help_text="Needed when the study already has answers and this edit changes what participants or models "
+                  "are given; earlier answers keep the version they were given under.")
+
+    class Meta:
+        model = Study
+        fields = "__all__"
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        study = self.instance
+        if study.pk is None or self.cleaned_data.get("new_version") or self.errors:
+            return
+        current = definition_versions.current_version(study)
+        if not definition_versions.has_answers(study):
+            return
+        before = current.sha256 if current else definition_versions.pending_hash(Study.objects.get(pk=study.pk))
+        if definition_versions.pending_hash(study) != before:
+            self.add_error("new_version", "This study already has answers and this edit changes its content: "
+                                          "tick “Make a new version” to save it as a new version.")
+
+
 @admin.register(Study)
 class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = "To stop collecting, set the study's status to Closed."
+    form = StudyForm
     list_display = ("title", "slug", "status", "instrument", "item_count", "participants_progress", "links")
     list_filter = ("status", "instrument")
     search_fields = ("title", "slug", "description")
@@ -132,6 +162,8 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
                                      "enter the completion codes there."}),
         ("Access", {"fields": ("owner", "shared_with"),
                     "description": "Who may use this study and its data (access.ownership)."}),
+        ("Version", {"fields": ("new_version",),
+                     "description": "Studies keep every version of their definition; answers record theirs."}),
     )
     filter_horizontal = ("shared_with",)
 
@@ -178,6 +210,17 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
                                      help_text=db_field.help_text, label="Instrument")
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
+    def save_model(self, request, obj, form, change):
+        if change and obj.pk:
+            definition_versions.ensure_first_version(Study.objects.get(pk=obj.pk))  # the state answers were given under
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        if definition_versions.sync(form.instance) is not None and change:
+            self.message_user(request, f"Saved as version {definition_versions.current_version(form.instance).number} "
+                                       "of the study's definition.", messages.INFO)
+
     def save_formset(self, request, form, formset, change):
         if formset.model is not Item:
             return super().save_formset(request, form, formset, change)
@@ -199,6 +242,11 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     def get_urls(self):
         wrap = self.admin_site.admin_view
         return [
+            path("load-definition/", wrap(lambda r: load_definition_view(self, r)),
+                 name="surveys_study_load_definition"),
+            path("<path:object_id>/definition.zip",
+                 wrap(lambda r, object_id: download_definition_view(self, r, object_id)),
+                 name="surveys_study_definition"),
             path("<path:object_id>/import-items/", wrap(lambda r, object_id: import_items_view(self, r, object_id)),
                  name="surveys_study_import_items"),
             path("<path:object_id>/test-participant/",

@@ -25,6 +25,7 @@ from config.json_input import JSONParser
 from config.permissions import may_see_raw_ids
 
 from . import flow
+from .api_definitions import DefinitionActions
 from .admin_views import protected_counts, refusal_message
 from .designs import DESIGNS, DesignError, generate_items
 from .importers import ImportFailed, import_items
@@ -104,6 +105,10 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
                                                    allow_null=True)
     items = serializers.SerializerMethodField(help_text="Main items (demonstrations not counted).")
     participants = serializers.SerializerMethodField()
+    new_version = serializers.BooleanField(write_only=True, required=False, default=False,
+                                           help_text="Allow a change of content of a study with answers (a new "
+                                                     "version of its definition).")
+    version = serializers.SerializerMethodField(help_text="The current version of the study's definition.")
 
     class Meta:
         model = Study
@@ -111,7 +116,7 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
                   "pledge_text", "items_per_expression", "controls_per_participant", "draw_speaker_names",
                   "attention_threshold", "report_options", "reference_study", "completion_code",
                   "failed_attention_code", "screened_out_code", "participant_link", "items", "participants",
-                  "created_at", "owner", "shared_with"]
+                  "created_at", "owner", "shared_with", "new_version", "version"]
         read_only_fields = ["created_at"]
 
     def get_items(self, study: Study) -> int:
@@ -119,6 +124,10 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
 
     def get_participants(self, study: Study) -> int:
         return study.participants.count()
+
+    def get_version(self, study: Study) -> int | None:
+        top = study.versions.order_by("-number").values_list("number", flat=True).first()
+        return top
 
     def validate(self, attrs: dict) -> dict:
         study = self.instance
@@ -130,6 +139,7 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
                     {"slug": "the study has participants: its slug (the Prolific link) is fixed."})
             if attrs.get("reference_study") is not None and attrs["reference_study"].pk == study.pk:
                 raise serializers.ValidationError({"reference_study": "a study cannot be its own reference."})
+        new_version = attrs.pop("new_version", False)
         candidate = copy.copy(study) if study is not None else Study()
         for name, value in attrs.items():
             if name != "shared_with":  # a many-to-many list: saved by the serializer, not an attribute
@@ -138,10 +148,20 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
             candidate.full_clean(validate_unique=False)
         except DjangoValidationError as exc:
             raise drf_errors(exc) from None
+        if study is not None and study.pk and not new_version:
+            from .definition import versions
+
+            current = versions.current_version(study)
+            if versions.has_answers(study):
+                before = current.sha256 if current else versions.pending_hash(study)
+                if versions.pending_hash(candidate) != before:
+                    raise serializers.ValidationError({"new_version": (
+                        "the study already has answers and this change alters its content: send "
+                        "\"new_version\": true to save it as a new version (earlier answers keep theirs).")})
         return attrs
 
 
-class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
+class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
     """Studies: create, read, update (texts, codes, design, status) and delete (refused while data depend on
     the study: close it instead). Below a study: item and answer imports, generated items."""
 
@@ -153,7 +173,27 @@ class StudyViewSet(OwnedViewSetMixin, viewsets.ModelViewSet):
         "generate_items": ["surveys.add_item"],
         "import_responses": ["surveys.add_response", "surveys.add_participant"],
         "import_wide": ["surveys.add_response", "surveys.add_participant"],
+        "load_definition": ["surveys.add_study", "surveys.add_item"],
     }
+
+    def create(self, request, *args, **kwargs):
+        """A new study from fields, or, when the request carries a ``definition``, from its definition file."""
+        if "definition" in request.data:
+            return self._load_request(request)
+        return super().create(request, *args, **kwargs)
+
+    def perform_update(self, serializer):
+        from .definition import versions
+
+        versions.ensure_first_version(Study.objects.get(pk=serializer.instance.pk))
+        super().perform_update(serializer)
+        versions.sync(serializer.instance)
+
+    def perform_create(self, serializer):
+        from .definition import versions
+
+        super().perform_create(serializer)
+        versions.sync(serializer.instance)
 
     @extend_schema(responses={204: None, 409: Detail})
     def destroy(self, request, *args, **kwargs):

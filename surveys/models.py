@@ -135,6 +135,10 @@ class Study(models.Model):
                               help_text="Empty: superusers only. The owner decides who it is shared with.")
     shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies",
                                          help_text="Researchers who may use this study as its owner does.")
+    # surveys.definition: the validated definition file this study was loaded from ({}: created the old way,
+    # its wording is its kind's shipped definition); the current version is the newest StudyVersion.
+    definition = models.JSONField(default=dict, blank=True, editable=False,
+                                  help_text="The study's definition (load_study / export_study).")
 
     class Meta:
         verbose_name_plural = "studies"
@@ -145,8 +149,12 @@ class Study(models.Model):
 
     @property
     def kind(self):
-        """The study's instrument object."""
-        return get_instrument(self.instrument)
+        """The study's instrument object (as configured by its definition, for kinds that are)."""
+        cached = self.__dict__.get("_kind")
+        if cached is None or cached[0] != self.instrument:
+            cached = (self.instrument, get_instrument(self.instrument).for_study(self))
+            self.__dict__["_kind"] = cached
+        return cached[1]
 
     def clean(self) -> None:
         from surveys.report_options import option_errors
@@ -190,6 +198,27 @@ class Study(models.Model):
     def main_items(self):
         """Items that can be assigned to participants and posed to models."""
         return self.items.filter(is_demonstration=False)
+
+
+class StudyVersion(models.Model):
+    """One version of a study's definition: its content hash and the definition itself, kept for good so the
+    wording earlier answers were given stays known (surveys/definition/versions.py)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64, help_text="SHA-256 of the definition's canonical JSON and its item files.")
+    definition = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="study_version_number_unique"),
+            models.UniqueConstraint(fields=["study", "sha256"], name="study_version_sha_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} v{self.number} ({self.sha256[:12]})"
 
 
 class Item(models.Model):
@@ -337,6 +366,11 @@ class Participant(models.Model):
     attention_rho = models.FloatField(null=True, blank=True, help_text="Spearman ρ of the study's attention filter.")
     attention_included = models.BooleanField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True, help_text="The code this participant was sent back with.")
+    study_version = models.ForeignKey(StudyVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="participants",
+                                      help_text="The definition version this participant saw (empty: before versions).")
+    questionnaire = models.JSONField(default=dict, blank=True,
+                                     help_text="Answers to the study's questionnaire: field name → typed value.")
 
     class Meta:
         constraints = [
@@ -351,6 +385,12 @@ class Participant(models.Model):
             ),
         ]
         ordering = ["study", "started_at"]
+
+    def save(self, *args, **kwargs) -> None:
+        """A new participant records the study's current definition version (the wording they are shown)."""
+        if self._state.adding and self.study_version_id is None:
+            self.study_version = self.study.versions.order_by("-number").first()
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"participant {self.pk} in {self.study.slug}"  # no PROLIFIC_PID: shown to staff without view_participant

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from analysis.metrics.bins import bin_centre
 
+from surveys.definition import wording as definition_wording
+from surveys.definition.files import shipped_definition
 from surveys.report_options import ReportOption
 
 from .shapes import (Answer, AnswerError, AnswerShape, Option, ParsedAnswer, ScaleShape, first_number,
@@ -97,16 +99,47 @@ class Instrument:
     task_intro: ClassVar[str] = ""
     scale_ends: ClassVar[tuple[str, ...]] = ()
 
+    # The definition file under studies/ whose wording a study of this kind uses when it was not loaded from a
+    # file of its own (``Study.definition`` empty), e.g. "belem/study.toml".
+    default_definition: ClassVar[str] = ""
+
     # --- wording -----------------------------------------------------------------
+    def for_study(self, study: Any) -> "Instrument":
+        """The instrument as ``study`` uses it (kinds configured by the study's definition return a new one)."""
+        return self
+
+    def wording(self, study: Any) -> Mapping[str, Any]:
+        """The definition ``study``'s wording comes from: its own, else the kind's shipped one ({}: none)."""
+        if study is not None and study.definition:
+            return study.definition
+        return shipped_definition(self.default_definition) if self.default_definition else {}
+
+    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """What the item's templates see: its fields (surveys.definition.wording.item_fields), the study's named
+        texts as ``wording``, and what the kind computes (kinds extend this)."""
+        context = definition_wording.item_fields(item)
+        context["wording"] = self.wording(item.study).get("wording") or {}
+        return context
+
+    def _page(self, item: "Item", speaker: Speaker | None) -> dict[str, Any]:
+        wording = self.wording(item.study)
+        if not definition_wording.has_page(wording):
+            raise NotImplementedError(f"{self.name}: no [page] templates")
+        return definition_wording.page_text(wording, self.template_context(item, speaker))
+
     def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
-        raise NotImplementedError
+        """The sentence shown above the question (``[page] sentence``)."""
+        return self._page(item, speaker)["sentence"]
 
     def question(self, item: "Item", speaker: Speaker | None = None) -> str:
-        """The question asked about the sentence (the legend of the answer scale)."""
-        raise NotImplementedError
+        """The question asked about the sentence (the legend of the answer scale; ``[page] question``)."""
+        return self._page(item, speaker)["question"]
 
     def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
-        """Lines shown under the question; by default what the ends of the scale mean."""
+        """Lines shown under the question (``[page] hints``); without templates, what the ends of the scale
+        mean."""
+        if definition_wording.has_page(self.wording(item.study)):
+            return self._page(item, speaker)["hints"]
         return list(self.scale_ends)
 
     def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
@@ -140,8 +173,14 @@ class Instrument:
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:
         """The model prompt for ``item`` in both API styles, from the same wording as the page; ``style`` is
-        one of ``prompt_styles``."""
-        raise NotImplementedError
+        one of ``prompt_styles``. By default the study definition's ``[prompt]`` templates
+        (surveys.definition.wording.assemble_prompt)."""
+        wording = self.wording(item.study)
+        if not definition_wording.has_prompt(wording):
+            raise NotImplementedError(f"{self.name}: no [prompt] templates")
+        demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.template_context)
+        text, messages, shots = definition_wording.assemble_prompt(wording, style, self.template_context(item), demos)
+        return Prompt(text=text, messages=messages, shots=shots)
 
     def chat_messages(self, system: str, demonstrations: Sequence["Item"], question: str) -> list[dict[str, str]]:
         """The chat form of a few-shot prompt: ``system``, then each demonstration as a user turn (its

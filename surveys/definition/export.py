@@ -1,0 +1,106 @@
+"""A study back to its definition file (``manage.py export_study``, the API, the admin's download).
+
+The file is the study's stored definition with the columns the admin edits written back into it, its items in
+``items.jsonl`` beside it (every item's fields, so any kind round-trips; demonstrations stay in
+``[[demonstrations]]``). Loading the pair into an empty database gives the same study: same items, pages and
+prompt hashes, and the same content hash (surveys/definition/versions.py leaves the item source out).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from surveys.models import Item, Study
+
+from .items_file import ITEM_COLUMNS
+from .loader import CODE_FIELDS, STUDY_FIELDS
+from .schema import Definition
+
+ITEMS_FILE = "items.jsonl"
+
+
+def definition_of(study: Study) -> dict[str, Any]:
+    """``study``'s definition as it stands: the stored one (or a minimal one for a study created without a
+    file) with the study's editable columns written into it."""
+    from surveys.instruments import get_instrument
+
+    # A study created without a file words itself by its kind's shipped definition (Instrument.wording).
+    base = copy.deepcopy(dict(study.definition or get_instrument(study.instrument).wording(None)))
+    base.setdefault("study", {}).update(slug=study.slug, title=study.title or study.slug, kind=study.instrument)
+    dump = Definition.model_validate(base).model_dump(mode="json")
+    dump["study"]["slug"] = study.slug
+    if study.pk is not None:
+        demos = study.items.filter(is_demonstration=True).order_by("demo_order", "id")
+        dump["demonstrations"] = [demonstration_entry(d) for d in demos]
+    for (table, key), name in STUDY_FIELDS.items():
+        dump[table][key] = getattr(study, name)
+    for name in CODE_FIELDS:
+        dump["prolific"][name] = getattr(study, name)
+    return dump
+
+
+def item_row(item: Item) -> dict[str, Any]:
+    """One item's fields as a JSONL object: its non-empty columns and ``extra``."""
+    row: dict[str, Any] = {"key": item.key}
+    for name in ITEM_COLUMNS:
+        if name in ("key", "is_demonstration", "demo_order", "demo_answer"):
+            continue
+        value = getattr(item, name)
+        default = Item._meta.get_field(name).get_default()
+        if value != default and not (name == "extra" and not value):
+            row[name] = value
+    return row
+
+
+def demonstration_entry(item: Item) -> dict[str, Any]:
+    """A demonstration as a ``[[demonstrations]]`` table."""
+    row = item_row(item)
+    extra = dict(row.pop("extra", {}) or {})
+    answer = extra.pop("demo_choice", None) if item.demo_answer is None else item.demo_answer
+    if extra:
+        row["extra"] = extra
+    row["demo_order"] = item.demo_order
+    row["answer"] = answer if answer is not None else ""
+    return row
+
+
+def _without_none(value: Any, top: bool = True) -> Any:
+    """TOML has no null: unset keys are left out (they take their defaults when loaded again), and so are
+    empty texts, lists and tables, for a file a person reads."""
+    if isinstance(value, dict):
+        out = {k: _without_none(v, False) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None and (top or v not in ("", [], {}))}
+    if isinstance(value, list):
+        return [_without_none(v, False) for v in value]
+    return value
+
+
+def export(study: Study) -> tuple[str, str]:
+    """(definition TOML text, items JSONL text) of ``study``."""
+    dump = definition_of(study)
+    items = list(study.items.filter(is_demonstration=False).order_by("id"))
+    generated = dump["design"].get("generator")
+    dump["design"] = {"items": ITEMS_FILE, "key": "key", "options": {},
+                      "generated_by": generated or dump["design"].get("generated_by", "")}
+    if not items:
+        dump["design"]["items"] = None
+    text = tomli_w.dumps(_without_none(dump), multiline_strings=True)
+    lines = "".join(json.dumps(item_row(i), ensure_ascii=False, sort_keys=True) + "\n" for i in items)
+    return text, lines
+
+
+def export_to(study: Study, folder: str | Path) -> list[Path]:
+    """Write ``study.toml`` (and ``items.jsonl``) into ``folder``; the paths written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    text, lines = export(study)
+    written = [folder / "study.toml"]
+    written[0].write_text(text, encoding="utf-8")
+    if lines:
+        (folder / ITEMS_FILE).write_text(lines, encoding="utf-8")
+        written.append(folder / ITEMS_FILE)
+    return written

@@ -1,0 +1,352 @@
+"""A definition file to a study, all or nothing (``manage.py load_study``, ``POST /api/studies/``, the admin).
+
+:func:`load` validates the file, reads its items, checks every template against the items' fields, and then
+creates or updates the study in one transaction. Any problem (every one found, each naming the file and the key
+path or the item file's line and column) raises DefinitionError and writes nothing.
+
+Versions: a study whose content (wording and items, surveys/definition/versions.py) changes gets a new
+``StudyVersion``; once answers exist, that needs ``new_version=True`` (``--new-version``), so earlier answers
+are never silently re-attached to other wording.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Mapping
+
+from django.db import transaction
+
+from surveys.designs import DesignError, get_design
+from surveys.instruments import get_instrument
+from surveys.models import Item, Study, StudyVersion
+
+from . import versions
+from .errors import DefinitionError, Problem
+from .files import parse_toml, validate
+from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
+from .schema import Definition
+from .templates import TemplateProblem, template_fields
+
+# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py).
+ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer"})
+# Study columns a definition sets: (definition table, key) → Study field.
+STUDY_FIELDS: dict[tuple[str, str], str] = {
+    ("study", "title"): "title", ("study", "language"): "language", ("study", "kind"): "instrument",
+    ("study", "description"): "description",
+    ("texts", "consent"): "consent_text", ("texts", "instructions"): "instructions",
+    ("texts", "pledge"): "pledge_text",
+    ("participants", "items_per_participant"): "items_per_participant",
+    ("participants", "items_per_expression"): "items_per_expression",
+    ("participants", "controls_per_participant"): "controls_per_participant",
+    ("participants", "draw_speaker_names"): "draw_speaker_names",
+    ("participants", "attention_filter"): "attention_filter",
+    ("participants", "attention_threshold"): "attention_threshold",
+    ("participants", "idle_timeout_minutes"): "idle_timeout_minutes",
+    ("report", "options"): "report_options",
+}
+CODE_FIELDS = ("completion_code", "failed_attention_code", "screened_out_code")
+
+FileReader = Callable[[str], bytes]
+
+
+@dataclass
+class Loaded:
+    """What a load did."""
+
+    study: Study
+    version: StudyVersion
+    created: bool
+    new_version: bool
+    items: int
+    demonstrations: int
+    removed: int = 0
+    kept: list[str] = field(default_factory=list)  # keys of items gone from the file but kept (they have answers)
+    notes: list[str] = field(default_factory=list)
+    inspected: Any = None
+
+    def summary(self) -> str:
+        what = "created" if self.created else ("updated" if self.new_version else "unchanged")
+        lines = [f"study {self.study.slug!r} {what}: version {self.version.number} ({self.version.sha256[:12]}), "
+                 f"{self.items} items, {self.demonstrations} demonstrations"]
+        if self.removed:
+            lines.append(f"{self.removed} items no longer in the file were removed")
+        if self.kept:
+            lines.append(f"{len(self.kept)} items no longer in the file were kept: they have answers")
+        return "\n".join(lines + self.notes)
+
+
+def files_beside(path: Path) -> FileReader:
+    """A reader of the files a definition at ``path`` names: relative paths inside its folder only."""
+    folder = path.resolve().parent
+
+    def read(name: str) -> bytes:
+        target = (folder / name).resolve()
+        if folder not in target.parents:
+            raise FileNotFoundError(name)
+        return target.read_bytes()
+
+    return read
+
+
+def load_file(path: str | Path, **options: Any) -> Loaded:
+    """Load the definition file at ``path`` (its item files read from beside it); see :func:`load`."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DefinitionError([Problem(str(path), "", "no such file")]) from None
+    return load(raw, str(path), files_beside(path), **options)
+
+
+def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, slug: str | None = None,
+         new_version: bool = False, owner: Any = None, commit: bool = True,
+         inspect: Callable[[Study], Any] | None = None) -> Loaded:
+    """Create or update the study ``raw`` (a definition's TOML) defines, all or nothing.
+
+    ``read_file`` gives the bytes of an item file the definition names (None: it may name none);
+    ``slug`` overrides ``[study] slug``; ``owner`` owns a created study; ``commit=False`` checks everything
+    and rolls back (``check_study``); ``inspect(study)`` runs inside the transaction, its value in
+    ``Loaded.inspected``."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DefinitionError([Problem(file, f"byte {exc.start}", "not UTF-8 text")]) from None
+    definition = validate(parse_toml(raw, file), file)
+    dump = definition.model_dump(mode="json")
+    if slug:
+        dump["study"]["slug"] = slug
+    study = Study.objects.filter(slug=dump["study"]["slug"]).first()
+    probe = Study(slug=dump["study"]["slug"], instrument=dump["study"]["kind"], definition=dump,
+                  language=dump["study"]["language"])
+    kind = get_instrument(probe.instrument).for_study(probe)
+    item_rows, demo_rows = _items(definition, dump, kind, probe, file, read_file)
+    _check_templates(dump, kind, probe, item_rows + demo_rows, file)
+    sha = versions.content_hash(dump, item_rows + demo_rows)
+    return _write(study, dump, item_rows, demo_rows, sha, file, new_version, owner, commit, inspect)
+
+
+def _items(definition: Definition, dump: dict[str, Any], kind: Any, probe: Study, file: str,
+           read_file: FileReader | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(main items' fields, demonstrations' fields) the definition gives; DefinitionError lists the problems."""
+    problems: list[Problem] = []
+    rows: list[dict[str, Any]] = []
+    design = definition.design
+    if design.items:
+        name = design.items
+        if PurePosixPath(name).is_absolute() or ".." in PurePosixPath(name).parts or read_file is None:
+            problems.append(Problem(file, "design.items", f"{name!r}: an item file is named relative to the "
+                                    "definition, inside its folder"))
+        else:
+            try:
+                data = read_file(name)
+            except (FileNotFoundError, IsADirectoryError):
+                problems.append(Problem(file, "design.items", f"no item file {name!r} beside the definition"))
+            else:
+                rows, found = read_items(kind, data, name, design.key)
+                problems.extend(found)
+    elif design.generator:
+        try:
+            chosen = get_design(design.generator)
+            if chosen.instrument != probe.instrument:
+                raise DesignError(f"design {chosen.name!r} makes {chosen.instrument} items, not {probe.instrument}")
+            unknown = sorted(set(design.options) - set(chosen.options()))
+            if unknown:
+                raise DesignError(f"design {chosen.name!r} takes no option {', '.join(unknown)} "
+                                  f"(its options: {', '.join(chosen.options()) or 'none'})")
+            rows = chosen.function()(probe, **design.options)
+            defaults = chosen.report_defaults(design.options)
+            for key, value in defaults.items():
+                dump["report"]["options"].setdefault(key, value)
+        except (DesignError, ValueError, TypeError) as exc:
+            problems.append(Problem(file, "design.generator", str(exc)))
+    demos, found = demonstration_fields(dump["demonstrations"], file)
+    problems.extend(found)
+    keys = {row["key"] for row in rows}
+    for number, demo in enumerate(demos):
+        if demo["key"] in keys:
+            problems.append(Problem(file, f"demonstrations[{number}].key", f"{demo['key']!r} is also an item's key"))
+    if problems:
+        raise DefinitionError(problems)
+    return rows, demos
+
+
+def _template_paths(dump: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key path, template) of every template in the definition."""
+    out = []
+    page = dump.get("page") or {}
+    for key in ("sentence", "question"):
+        if page.get(key):
+            out.append((f"page.{key}", page[key]))
+    out += [(f"page.hints[{i}]", hint) for i, hint in enumerate(page.get("hints") or [])]
+    prompt = dump.get("prompt") or {}
+    for key in ("system", "block", "text", "user", "answer"):
+        if prompt.get(key):
+            out.append((f"prompt.{key}", prompt[key]))
+    for style, templates in (prompt.get("styles") or {}).items():
+        for key, template in templates.items():
+            if template:
+                out.append((f"prompt.styles.{style}.{key}", template))
+    return out
+
+
+def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[dict[str, Any]], file: str) -> None:
+    """Every template parses and names only fields the items (or the kind, or the prompt assembly) give."""
+    known = set(ITEM_COLUMNS) | ASSEMBLY_NAMES
+    for row in rows:
+        known |= set(row.get("extra") or {})
+    if rows:
+        sample = Item(study=probe, **{k: v for k, v in rows[0].items() if k != "source_row"})
+        try:
+            known |= set(kind.template_context(sample))
+        except Exception:  # a kind whose context needs more than one unsaved item: its names are checked on render
+            pass
+    problems = []
+    for path, template in _template_paths(dump):
+        try:
+            missing = sorted(template_fields(template) - known)
+        except TemplateProblem as exc:
+            problems.append(Problem(file, path, f"the template does not parse: {exc}"))
+            continue
+        if missing:
+            problems.append(Problem(file, path, f"names field{'s' if len(missing) > 1 else ''} "
+                                    f"{', '.join(repr(m) for m in missing)} that the items do not have"))
+    group_by = dump.get("report", {}).get("group_by") or []
+    questionnaire = {f["name"] for f in dump.get("questionnaire") or []}
+    for i, name in enumerate(group_by):
+        if name not in known and name not in questionnaire:
+            problems.append(Problem(file, f"report.group_by[{i}]", f"{name!r} is neither an item field nor a "
+                                    "questionnaire field"))
+    if problems:
+        raise DefinitionError(problems)
+
+
+def _study_values(dump: Mapping[str, Any]) -> dict[str, Any]:
+    values = {target: dump[table][key] for (table, key), target in STUDY_FIELDS.items()}
+    values.update({name: dump["prolific"][name] for name in CODE_FIELDS if dump["prolific"][name]})
+    return values
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]], demos: list[dict[str, Any]],
+           sha: str, file: str, new_version: bool, owner: Any, commit: bool,
+           inspect: Callable[[Study], Any] | None = None) -> Loaded:
+    current = versions.current_version(study) if study else None
+    if study is not None and study.instrument != dump["study"]["kind"]:
+        raise DefinitionError([Problem(file, "study.kind", f"study {study.slug!r} exists with kind "
+                                       f"{study.instrument!r}; a study's kind cannot change (load it under "
+                                       "another slug)")])
+    unchanged = current is not None and current.sha256 == sha
+    if study is not None and not unchanged and versions.has_answers(study) and not new_version:
+        raise DefinitionError([Problem(file, "", f"study {study.slug!r} already has answers given under version "
+                                       f"{current.number if current else '0 (before versions)'}; this file changes "
+                                       "its wording or items, which makes a new version: load it with "
+                                       "--new-version (earlier answers keep their version)")])
+    result: Loaded | None = None
+    try:
+        with transaction.atomic():
+            created = study is None
+            values = _study_values(dump)
+            if created:
+                study = Study(slug=dump["study"]["slug"], owner=owner, **values)
+            else:
+                study = Study.objects.select_for_update().get(pk=study.pk)
+                if versions.has_answers(study):
+                    versions.ensure_first_version(study)  # its answers were given under the wording it has now
+                for name, value in values.items():
+                    setattr(study, name, value)
+            study.full_clean(exclude=["owner"])
+            for name in CODE_FIELDS:  # generated codes are part of the stored definition
+                dump["prolific"][name] = getattr(study, name)
+            study.definition = dump
+            study.save()
+            removed, kept = _store_items(study, rows, demos)
+            if unchanged:
+                version = current
+            else:
+                version = versions.add_version(study, sha, dump)
+            _render_first(study, file)
+            result = Loaded(study=study, version=version, created=created, new_version=not unchanged and not created,
+                            items=len(rows), demonstrations=len(demos), removed=removed, kept=kept)
+            if inspect is not None:
+                result.inspected = inspect(study)
+            if not commit:
+                raise _Rollback
+    except _Rollback:
+        pass
+    except Exception as exc:
+        from django.core.exceptions import ValidationError
+
+        if isinstance(exc, ValidationError):
+            raise DefinitionError([Problem(file, _study_key(name), "; ".join(messages))
+                                   for name, messages in exc.message_dict.items()]) from None
+        raise
+    assert result is not None
+    return result
+
+
+def _study_key(field_name: str) -> str:
+    for (table, key), target in STUDY_FIELDS.items():
+        if target == field_name:
+            return f"{table}.{key}"
+    return "study." + field_name
+
+
+def _store_items(study: Study, rows: list[dict[str, Any]], demos: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """Create, update or remove the study's items to match ``rows`` + ``demos`` (by key); items that have
+    answers and are gone from the file are kept. (removed count, kept keys)."""
+    wanted = {row["key"]: row for row in rows + demos}
+    existing = {item.key: item for item in study.items.all()}
+    new, changed = [], []
+    for key, row in wanted.items():
+        fields = {k: v for k, v in row.items() if k != "key"}
+        item = existing.get(key)
+        if item is None:
+            new.append(Item(study=study, key=key, **fields))
+            continue
+        defaults = {f: Item._meta.get_field(f).get_default() for f in ITEM_COLUMNS if f != "key"}
+        values = {**defaults, **fields}
+        if any(getattr(item, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(item, name, value)
+            changed.append(item)
+    Item.objects.bulk_create(new, batch_size=500)
+    for item in changed:
+        item.save()
+    gone = [item for key, item in existing.items() if key not in wanted]
+    used = set(Item.objects.filter(pk__in=[i.pk for i in gone], assignments__isnull=False).values_list("pk", flat=True))
+    from elicitation.models import ModelResponse
+
+    used |= set(ModelResponse.objects.filter(item__in=[i.pk for i in gone]).values_list("item_id", flat=True))
+    removable = [item.pk for item in gone if item.pk not in used]
+    Item.objects.filter(pk__in=removable).delete()
+    return len(removable), sorted(item.key for item in gone if item.pk in used)
+
+
+def _render_first(study: Study, file: str, count: int = 20) -> None:
+    """Render the page and the prompt of the first items: a template that fails on real items is refused."""
+    kind = study.kind
+    problems = []
+    demos = study.demonstrations()
+    for item in study.main_items().order_by("id")[:count]:
+        try:
+            kind.page_context(item)
+        except TemplateProblem as exc:
+            problems.append(Problem(file, "page", f"item {item.key!r}: {exc}"))
+            break
+        except NotImplementedError:
+            break
+        try:
+            for style in kind.prompt_styles:
+                if style != "refine":
+                    kind.build_prompt(item, demos, True, style)
+        except TemplateProblem as exc:
+            problems.append(Problem(file, "prompt", f"item {item.key!r}: {exc}"))
+            break
+        except NotImplementedError:
+            pass
+    if problems:
+        raise DefinitionError(problems)

@@ -1,0 +1,44 @@
+"""What a definition's first items look like to a participant and to a model, without writing (``check_study``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from surveys.models import Study
+
+from .loader import load, files_beside
+from .errors import DefinitionError, Problem
+
+
+def describe(study: Study, count: int = 2, style: str = "standard") -> str:
+    """The page and the prompt (completions text and chat messages) of ``study``'s first ``count`` items."""
+    kind = study.kind
+    demos = study.demonstrations()
+    lines = [f"study {study.slug!r}: kind {study.instrument}, {study.main_items().count()} items, "
+             f"{len(demos)} demonstrations, prompt styles: {', '.join(kind.prompt_styles)}"]
+    for field in (study.definition.get("questionnaire") or []):
+        lines.append(f"questionnaire ({field['when']}): {field['name']} [{field['type']}] {field['label']}")
+    for item in study.main_items().order_by("id")[:count]:
+        page = kind.page_context(item)
+        lines += ["", f"── item {item.key} ── participant page", page["sentence"], page["question"]]
+        lines += [f"  · {hint}" for hint in page["hints"]]
+        options = page.get("options") or []
+        if options:
+            lines.append("  options: " + " | ".join(str(getattr(o, "text", o)) for o in options))
+        prompt = kind.build_prompt(item, demos, few_shot=True, style=style)
+        lines += ["", f"── item {item.key} ── prompt ({style}, {prompt.shots} demonstrations), completions text:",
+                  prompt.text, "", "chat messages:"]
+        lines += [f"[{m['role']}] {m['content']}" for m in prompt.messages]
+    return "\n".join(lines)
+
+
+def preview_file(path: str | Path, count: int = 2, style: str = "standard") -> str:
+    """Check the definition at ``path`` (everything load_study checks) and describe its first items; nothing is
+    written."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DefinitionError([Problem(str(path), "", "no such file")]) from None
+    loaded = load(raw, str(path), files_beside(path), commit=False,
+                  inspect=lambda study: describe(study, count, style), new_version=True)
+    return loaded.inspected

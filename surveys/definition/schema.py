@@ -1,0 +1,248 @@
+"""The schema of a study definition file (TOML), as pydantic v2 models.
+
+Every table refuses keys it does not know (``extra="forbid"``), so a misspelt key is an error naming its path,
+never silently ignored. ``json_schema()`` is the JSON Schema editors complete keys from (published in the docs as
+``docs/reference/study-definition.schema.json``). Templates are Jinja2 strings (surveys/definition/templates.py).
+
+Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
+``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+FORMAT = 1
+KINDS = ("speaker_belief", "wep_probability", "wep_choice", "interval_confidence", "verbalisation_choice",
+         "generic")
+
+
+class Table(BaseModel):
+    """A definition table: unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class StudyTable(Table):
+    """``[study]``: what the study is called and which family logic it uses."""
+
+    slug: str = Field(pattern=r"^[-a-zA-Z0-9_]+$", max_length=50, description="In the participant link /s/SLUG/.")
+    title: str = Field(min_length=1, max_length=200)
+    language: Literal["en", "zh-hans"] = "en"
+    kind: Literal[KINDS] = Field("generic", description="The family logic (parsers, generators, metrics) the "
+                                 "study uses; `generic` for a researcher's own study, worded only by this file.")
+    description: str = ""
+
+
+class Option(Table):
+    """One answer option: the key stored and the label shown."""
+
+    key: str = Field(min_length=1, max_length=40)
+    label: str = Field(min_length=1)
+
+
+class AnswerTable(Table):
+    """``[answer]``: the answer's shape and its settings."""
+
+    shape: Literal["scale", "choice", "pick", "interval", "free_text"] = "scale"
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    labels: dict[str, str] = Field(default_factory=dict,
+                                   description="Scale labels by value, e.g. {\"1\" = \"Not at all\", \"7\" = \"Completely\"}.")
+    widget: Literal["buttons", "slider"] = "buttons"
+    options: list[Option] = Field(default_factory=list)
+    randomise: bool = Field(False, description="Choice: show the options in a random order per participant "
+                            "(the order shown is stored).")
+    max_length: int = Field(2000, ge=1, le=100_000, description="Free text: the longest answer accepted.")
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "AnswerTable":
+        if self.shape == "scale":
+            if self.min is None or self.max is None:
+                raise ValueError("a scale needs min and max")
+            if self.min >= self.max:
+                raise ValueError(f"scale min ({self.min:g}) must be below max ({self.max:g})")
+            step = 1 if self.step is None else self.step
+            if step <= 0:
+                raise ValueError("scale step must be positive")
+            count = (self.max - self.min) / step
+            if abs(count - round(count)) > 1e-9:
+                raise ValueError(f"scale step {step:g} does not divide {self.min:g}–{self.max:g}")
+            if round(count) > 1000:
+                raise ValueError("a scale has at most 1001 points")
+            for key in self.labels:
+                try:
+                    value = float(key)
+                except ValueError:
+                    raise ValueError(f"scale label key {key!r} is not a number") from None
+                if not self.min <= value <= self.max:
+                    raise ValueError(f"scale label at {key} lies outside {self.min:g}–{self.max:g}")
+        if self.shape == "choice" and not self.options:
+            raise ValueError("a choice needs at least one option (answer.options is empty)")
+        keys = [o.key for o in self.options]
+        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        if duplicates:
+            raise ValueError(f"option keys repeat: {', '.join(duplicates)}")
+        return self
+
+    def scale_values(self) -> list[float]:
+        """The values of a scale answer, from min to max."""
+        step = 1 if self.step is None else self.step
+        count = int(round((self.max - self.min) / step))
+        return [self.min + i * step for i in range(count + 1)]
+
+
+class TextsTable(Table):
+    """``[texts]``: the fixed texts of the participant pages."""
+
+    consent: str = ""
+    instructions: str = ""
+    pledge: str = ""
+    completion: str = ""
+
+
+class PageTable(Table):
+    """``[page]``: what a participant reads for one item (templates over the item's fields)."""
+
+    sentence: str = ""
+    question: str = ""
+    hints: list[str] = Field(default_factory=list)
+
+
+class PromptTemplates(Table):
+    """The prompt's templates. ``block``: one question (``with_answer`` and ``answer`` set for a
+    demonstration); ``text``: the completions prompt (over ``system``, ``demos``, ``question``); ``system`` and
+    ``user``: the chat prompt's first and last message; ``answer``: a demonstration's answer as written."""
+
+    system: str | None = None
+    block: str | None = None
+    text: str | None = None
+    user: str | None = None
+    answer: str | None = None
+
+
+class PromptTable(PromptTemplates):
+    """``[prompt]``: the standard style's templates, and ``[prompt.styles.NAME]`` for other styles (each key
+    unset there falls back to the standard one)."""
+
+    styles: dict[str, PromptTemplates] = Field(default_factory=dict)
+    version: str = Field("", description="Prompt version label runs get by default (empty: the kind's).")
+
+
+class DesignTable(Table):
+    """``[design]``: where the items come from: an item file beside the definition, or a named generator."""
+
+    items: str | None = Field(None, description="Item file (CSV or JSONL) relative to the definition file.")
+    generator: str | None = Field(None, description="A named design (surveys/designs/), e.g. tang-rq2.")
+    options: dict[str, Any] = Field(default_factory=dict)
+    key: str = Field("key", description="Generic studies: the item file column that names each item.")
+    generated_by: str = Field("", description="Provenance only: the generator an exported study's items came from.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "DesignTable":
+        if self.items and self.generator:
+            raise ValueError("give either items (a file) or generator, not both")
+        return self
+
+
+class ParticipantsTable(Table):
+    """``[participants]``: how many items each participant answers and how they are drawn."""
+
+    items_per_participant: int | None = Field(None, ge=1)
+    items_per_expression: int = Field(2, ge=0)
+    controls_per_participant: int = Field(2, ge=0)
+    draw_speaker_names: bool = True
+    attention_filter: bool | None = None
+    attention_threshold: float = 0.2
+    idle_timeout_minutes: int | None = Field(None, ge=1)
+
+
+class QuestionnaireField(Table):
+    """``[[questionnaire]]``: one question about the participant (age, gender, first language, …), typed so a
+    model persona can carry the same field."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)
+    label: str = Field(min_length=1)
+    type: Literal["choice", "number", "text"] = "choice"
+    choices: list[Option] = Field(default_factory=list)
+    min: float | None = None
+    max: float | None = None
+    required: bool = True
+    when: Literal["before", "after"] = "before"
+
+    @field_validator("choices", mode="before")
+    @classmethod
+    def _plain_choices(cls, value: Any) -> Any:
+        """Choices may be written as plain strings (key and label the same)."""
+        if isinstance(value, list):
+            return [{"key": v, "label": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "QuestionnaireField":
+        if self.type == "choice" and not self.choices:
+            raise ValueError(f"choice field {self.name!r} needs choices")
+        if self.min is not None and self.max is not None and self.min >= self.max:
+            raise ValueError(f"min ({self.min:g}) must be below max ({self.max:g})")
+        return self
+
+
+class ProlificTable(Table):
+    """``[prolific]``: the completion codes participants are sent back with (empty: generated)."""
+
+    completion_code: str = ""
+    failed_attention_code: str = ""
+    screened_out_code: str = ""
+
+
+class ReportTable(Table):
+    """``[report]``: the report sections, their named options and the fields answers are grouped by."""
+
+    sections: list[str] = Field(default_factory=list)
+    options: dict[str, str] = Field(default_factory=dict)
+    group_by: list[str] = Field(default_factory=list)
+
+
+class Demonstration(Table):
+    """``[[demonstrations]]``: a worked example shown on the instructions page and in few-shot prompts; its
+    fields are an item's, plus ``answer``."""
+
+    model_config = ConfigDict(extra="allow")
+    answer: float | str
+
+
+class Definition(Table):
+    """A whole study definition file."""
+
+    format: Literal[1] = FORMAT
+    study: StudyTable
+    answer: AnswerTable | None = None
+    texts: TextsTable = Field(default_factory=TextsTable)
+    wording: dict[str, str | list[str]] = Field(
+        default_factory=dict, description="Named texts every template sees as wording.NAME (e.g. a task "
+        "description shared by the instructions page and the prompt).")
+    page: PageTable = Field(default_factory=PageTable)
+    prompt: PromptTable = Field(default_factory=PromptTable)
+    demonstrations: list[Demonstration] = Field(default_factory=list)
+    design: DesignTable = Field(default_factory=DesignTable)
+    participants: ParticipantsTable = Field(default_factory=ParticipantsTable)
+    questionnaire: list[QuestionnaireField] = Field(default_factory=list)
+    prolific: ProlificTable = Field(default_factory=ProlificTable)
+    report: ReportTable = Field(default_factory=ReportTable)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "Definition":
+        if self.study.kind == "generic" and self.answer is None:
+            raise ValueError("a generic study needs an [answer] table")
+        names = [f.name for f in self.questionnaire]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"questionnaire field names repeat: {', '.join(duplicates)}")
+        return self
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a definition file (for editors; docs/reference/study-definition.schema.json)."""
+    return Definition.model_json_schema()

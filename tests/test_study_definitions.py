@@ -1,0 +1,184 @@
+"""Study definition files: load_study, export_study, check_study, versions, and refused files (issue 20)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from elicitation.prompts import build_prompt, prompt_content, prompt_hash
+from surveys.definition.errors import DefinitionError
+from surveys.definition.export import export_to
+from surveys.definition.loader import load_file
+from surveys.definition.schema import json_schema
+from surveys.models import Item, Participant, Study, StudyVersion
+from tests.test_analysis_factories import add_participant, add_run
+
+TANG = """
+[study]
+slug = "tang-file"
+title = "Tang RQ1 from a file"
+kind = "wep_probability"
+
+[design]
+generator = "tang-rq1"
+[design.options]
+settings = ["CNC"]
+
+[participants]
+items_per_participant = 10
+"""
+
+
+def write(folder: Path, text: str, **files: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "study.toml"
+    path.write_text(text, encoding="utf-8")
+    for name, content in files.items():
+        (folder / name.replace("_", ".")).write_text(content, encoding="utf-8")
+    return path
+
+
+def fingerprint(study: Study) -> dict[str, tuple]:
+    """Every main item's page text and prompt hashes (both API styles, zero- and few-shot)."""
+    out = {}
+    for item in study.main_items().order_by("key"):
+        page = study.kind.page_context(item)
+        hashes = []
+        for few_shot in (False, True):
+            prompt = build_prompt(study, item, few_shot)
+            hashes += [prompt_hash(prompt_content(prompt, "chat")), prompt_hash(prompt_content(prompt, "completions"))]
+        out[item.key] = (page["sentence"], page["question"], tuple(page["hints"]), tuple(hashes))
+    return out
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(DefinitionError) as caught:
+        load_file(path)
+    return [str(p) for p in caught.value.problems]
+
+
+@pytest.mark.django_db
+def test_load_creates_the_study_with_its_version(tmp_path):
+    loaded = load_file(write(tmp_path, TANG))
+    study = Study.objects.get(slug="tang-file")
+    assert loaded.created and study.instrument == "wep_probability"
+    assert study.items_per_participant == 10
+    assert study.main_items().count() == loaded.items > 0
+    assert set(study.main_items().values_list("context", flat=True)) == {"CNC"}
+    version = StudyVersion.objects.get(study=study)
+    assert version.number == 1 and len(version.sha256) == 64
+    assert study.definition["study"]["title"] == "Tang RQ1 from a file"
+    again = load_file(write(tmp_path, TANG))
+    assert not again.created and not again.new_version and again.version == version
+
+
+@pytest.mark.django_db
+def test_export_then_load_into_an_empty_database_gives_the_same_study(tmp_path):
+    load_file(write(tmp_path / "a", TANG))
+    study = Study.objects.get(slug="tang-file")
+    before = fingerprint(study)
+    sha = study.versions.get().sha256
+    codes = (study.completion_code, study.screened_out_code)
+    export_to(study, tmp_path / "out")
+    Item.objects.filter(study=study).delete()
+    StudyVersion.objects.filter(study=study).delete()
+    study.delete()
+    assert not Study.objects.exists()
+    loaded = load_file(tmp_path / "out" / "study.toml")
+    copy = loaded.study
+    assert fingerprint(copy) == before
+    assert loaded.version.sha256 == sha
+    assert (copy.completion_code, copy.screened_out_code) == codes
+    assert (tmp_path / "out" / "items.jsonl").read_text().count("\n") == len(before)
+
+
+@pytest.mark.django_db
+def test_changing_wording_after_answers_needs_a_new_version(tmp_path):
+    path = write(tmp_path, TANG)
+    load_file(path)
+    study = Study.objects.get(slug="tang-file")
+    item = study.main_items().first()
+    participant = add_participant(study, "P1", [(item, 70)])
+    run = add_run(study, "stub", [(item, 60)])
+    v1 = study.versions.get()
+    assert participant.study_version == v1 and run.study_version == v1
+    changed = write(tmp_path, TANG.replace("Tang RQ1 from a file", "Tang RQ1, new title").replace(
+        "items_per_participant = 10", "items_per_participant = 12"))
+    messages = problems_of(changed)
+    assert "already has answers" in messages[0] and "--new-version" in messages[0]
+    assert Study.objects.get(slug="tang-file").items_per_participant == 10  # nothing written
+    loaded = load_file(changed, new_version=True)
+    assert loaded.new_version and loaded.version.number == 2
+    participant.refresh_from_db()
+    assert participant.study_version == v1  # earlier answers keep their version
+    newcomer = Participant.objects.create(study=study, prolific_pid="P2")
+    assert newcomer.study_version == loaded.version
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("change, where, words", [
+    (("[participants]", "[participants]\nitems_per_particpant = 3"), "participants.items_per_particpant",
+     "unknown key"),
+    (("items_per_participant = 10", 'items_per_participant = "ten"'), "participants.items_per_participant",
+     "integer"),
+    (("[participants]", '[page]\nquestion = "How likely is {{ colour }}?"\n\n[participants]'), "page.question",
+     "'colour'"),
+    (("[participants]", '[answer]\nshape = "choice"\noptions = []\n\n[participants]'), "answer",
+     "at least one option"),
+    (("[participants]", '[answer]\nshape = "scale"\nmin = 7\nmax = 1\n\n[participants]'), "answer",
+     "must be below max"),
+    (("[participants]", '[page]\nquestion = "{% if %}"\n\n[participants]'), "page.question", "does not parse"),
+    (('generator = "tang-rq1"', 'generator = "no-such-design"'), "design.generator", "unknown design"),
+])
+def test_bad_definitions_are_refused_with_the_key_path_and_nothing_written(tmp_path, change, where, words):
+    path = write(tmp_path, TANG.replace(*change))
+    messages = problems_of(path)
+    assert any(f"study.toml at {where}:" in m and words in m for m in messages), messages
+    assert not Study.objects.exists() and not Item.objects.exists()
+
+
+@pytest.mark.django_db
+def test_item_file_problems_name_the_line_and_column(tmp_path):
+    text = TANG.replace('generator = "tang-rq1"\n[design.options]\nsettings = ["CNC"]', 'items = "items.jsonl"')
+    rows = [{"key": "a", "expression": "likely", "statement": "It is {} that it rains."},
+            {"key": "b", "expression": "unlikely", "demo_order": -1},
+            {"key": "a", "expression": "possible"}]
+    body = "\n".join(json.dumps(r) for r in rows) + "\n{not json\n"
+    messages = problems_of(write(tmp_path, text, items_jsonl=body))
+    assert any("items.jsonl at line 2, field 'demo_order'" in m for m in messages), messages
+    assert any("items.jsonl at line 3, field 'key'" in m and "duplicate item key 'a'" in m for m in messages)
+    assert any("items.jsonl at line 4, column" in m and "not JSON" in m for m in messages)
+    assert not Study.objects.exists()
+    outside = problems_of(write(tmp_path, text.replace("items.jsonl", "../../etc/passwd")))
+    assert "inside its folder" in outside[0]
+
+
+@pytest.mark.django_db
+def test_check_study_prints_pages_and_prompts_and_writes_nothing(tmp_path, capsys):
+    call_command("check_study", str(write(tmp_path, TANG)), "--items", "1")
+    out = capsys.readouterr().out
+    assert "participant page" in out and "prompt (standard" in out and "OK: nothing was written" in out
+    assert "how probable is it?" in out
+    assert not Study.objects.exists() and not StudyVersion.objects.exists()
+    with pytest.raises(CommandError, match="study.toml at participants.items_per_participant"):
+        call_command("check_study", str(write(tmp_path, TANG.replace("= 10", "= 0"))))
+
+
+@pytest.mark.django_db
+def test_load_and_export_commands(tmp_path, capsys):
+    call_command("load_study", str(write(tmp_path, TANG)), "--slug", "tang-two")
+    assert "study 'tang-two' created: version 1" in capsys.readouterr().out
+    call_command("export_study", "tang-two", "--out", str(tmp_path / "exported"))
+    assert (tmp_path / "exported" / "study.toml").exists()
+    with pytest.raises(CommandError, match="nothing loaded: 1 problem"):
+        call_command("load_study", str(tmp_path / "missing.toml"))
+
+
+def test_json_schema_names_every_table():
+    schema = json_schema()
+    assert {"study", "answer", "texts", "page", "prompt", "design", "participants", "questionnaire",
+            "report"} <= set(schema["properties"])
+    published = Path(__file__).resolve().parent.parent / "docs" / "reference" / "study-definition.schema.json"
+    assert json.loads(published.read_text()) == schema, "regenerate: python manage.py definition_schema"

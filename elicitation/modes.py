@@ -30,12 +30,15 @@ NUMBER_TOKEN = re.compile(r"^\d{1,3}(?:\.\d+)?$")
 
 
 def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: int) -> dict[str, Any]:
-    """Every sampling parameter sent for one answer (stored with it as provenance)."""
+    """Every sampling parameter sent for one answer (stored with it as provenance). No temperature is sent
+    (nor stored) for a prompt style its kind runs at the provider's default (``Instrument.sends_temperature``)."""
     if run.mode == Mode.LIKELIHOOD:
         return likelihood_params(run, endpoint)
     greedy = run.mode in (Mode.GREEDY, Mode.FULL_DISTRIBUTION)
     params: dict[str, Any] = {"temperature": 0.0 if greedy else float(run.temperature),
                               "max_tokens": int(run.max_tokens)}
+    if run.study_id and not run.study.kind.sends_temperature(run.prompt_style):
+        del params["temperature"]  # the provider's default, as the paper's authors ran it
     if run.seed is not None and endpoint.supports_seed:
         params["seed"] = int(run.seed) + (sample_index if run.mode == Mode.SAMPLED else 0)
     if run.mode == Mode.TOP_LOGPROBS:

@@ -32,7 +32,8 @@ def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: 
         from .refinement import refinement_prompt
 
         return refinement_prompt(run, item, sample_index)
-    return build_prompt(run.study, item, run.few_shot, demonstrations, run.prompt_style)
+    demos = run.study.demonstrations() if demonstrations is None else demonstrations
+    return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index, run.seed)
 
 
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
+
 from .choices import ApiStyle, Mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import ElicitationRun
 
 REFINE_STYLE = "refine"  # the prompt style of a self-refinement run (elicitation/refinement.py)
+REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)  # ... and of the authors' refinement (Bahaj et al.'s code)
 REFINE_SETTINGS = ("single", "mixed")  # which of the source run's answers a refinement draws from
 
 
@@ -25,9 +28,13 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     mode = run.mode
     if mode in (Mode.GREEDY, Mode.TOP_LOGPROBS, Mode.FULL_DISTRIBUTION) and run.samples_per_item != 1:
         errors["samples_per_item"] = f"{mode} gives one answer per item: set samples per item to 1 (or use sampled)."
-    if mode == Mode.GREEDY and run.temperature != 0:
+    default_decoding = bool(run.study_id) and not run.study.kind.sends_temperature(run.prompt_style)
+    if default_decoding and run.temperature != 0:
+        errors["temperature"] = (f"the prompt style {run.prompt_style!r} sends no temperature (the provider's "
+                                 "default, as the authors ran it): leave the temperature at 0.")
+    elif mode == Mode.GREEDY and run.temperature != 0:
         errors["temperature"] = "greedy means temperature 0; use the sampled mode for another temperature."
-    if mode == Mode.SAMPLED and run.temperature <= 0:
+    if mode == Mode.SAMPLED and run.temperature <= 0 and not default_decoding:
         errors["temperature"] = "sampled mode needs a temperature above 0 (temperature 0 gives n copies of one answer)."
     if mode == Mode.TOP_LOGPROBS and not 1 <= run.top_logprobs <= 20:
         errors["top_logprobs"] = "OpenAI-compatible endpoints return between 1 and 20 alternatives per position."
@@ -70,14 +77,15 @@ def likelihood_errors(run: ElicitationRun) -> dict[str, str]:
 def refinement_errors(run: ElicitationRun) -> dict[str, str]:
     """Problems with a run's refinement settings (none for an ordinary run)."""
     if not is_refinement(run):
-        if run.prompt_style == REFINE_STYLE:
+        if run.prompt_style in REFINE_STYLES:
             return {"prompt_style": "the refine prompt style is for self-refinement runs, which need a source run "
                                     "(manage.py refine)"}
         return {}
     errors: dict[str, str] = {}
     source = run.refines
-    if run.prompt_style != REFINE_STYLE:
-        errors["prompt_style"] = f"a self-refinement run uses the prompt style {REFINE_STYLE!r}"
+    if run.prompt_style != refine_style(source):
+        errors["prompt_style"] = (f"a self-refinement of run {source.pk} uses the prompt style "
+                                  f"{refine_style(source)!r}")
     if run.study_id and source.study_id != run.study_id:
         errors["refines"] = f"run {source.pk} belongs to another study"
     if source.refines_id is not None:
@@ -91,3 +99,8 @@ def refinement_errors(run: ElicitationRun) -> dict[str, str]:
     if run.refine_seed is None:
         errors["refine_seed"] = "a draw seed is needed to reproduce the draws"
     return errors
+
+
+def refine_style(source: ElicitationRun) -> str:
+    """The refinement's prompt style: the authors' when the source was asked with the authors' prompts."""
+    return AUTHORS_REFINE if source.prompt_style in AUTHORS_STYLES else REFINE_STYLE

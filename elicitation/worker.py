@@ -89,13 +89,16 @@ class RunContext:
     sleep: Sleep = time.sleep
     prompts: dict[str, StoredPrompt] = field(default_factory=dict)  # stored prompts by hash (samples share one)
     prepared: dict[int, tuple[PromptContent, str]] = field(default_factory=dict)  # by row: content, hash
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)  # by row: what its prompt drew (Prompt.record)
 
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
         if self.run.mode == Mode.LIKELIHOOD:
             return likelihood.scored_text(self.kind, item)
-        return prompt_content(prompt_for_run(self.run, item, row.sample_index, self.demonstrations),
-                              self.endpoint.api_style)
+        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations)
+        if prompt.record:
+            self.records[row.pk] = prompt.record
+        return prompt_content(prompt, self.endpoint.api_style)
 
     def prepare(self, rows: Sequence[ModelResponse]) -> None:
         """Build the prompts of a task's rows and look up (or store) them all at once: one SELECT, and one
@@ -217,6 +220,15 @@ def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | N
     return bool(written)
 
 
+def prompt_detail(run: ElicitationRun, params: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """What is stored in an answer's ``detail`` about its request: what its prompt drew (e.g. Bahaj et al.'s
+    hint) and, when no temperature was sent, that the provider's default decoding applied."""
+    detail = dict(record)
+    if "temperature" not in params and run.mode in (Mode.GREEDY, Mode.SAMPLED):
+        detail["temperature"] = "provider default (not sent)"
+    return detail
+
+
 def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     """Ask for one (item, sample). Returns seconds until another worker's lease on the row runs out
     (the row is busy), else None. Raises Stopped when the run is no longer running."""
@@ -232,6 +244,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         return None
     provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
                       model_id=endpoint.model)
+    drawn = prompt_detail(run, params, ctx.records.pop(row.pk, {}))
     if not claim(row, ctx.owner, lease, **provenance):
         current = ModelResponse.objects.filter(pk=row.pk).values("status", "lease_until").first()
         if current is None or current["status"] != ModelResponse.Status.PENDING or current["lease_until"] is None:
@@ -291,6 +304,10 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
                         return call_full_distribution(ctx.client.openai, endpoint, content, params)
                     if run.mode == Mode.LIKELIHOOD:
                         return likelihood.score_item(ctx.client.openai, endpoint, ctx.kind, item, params)
+                    if run.refines_id is not None:  # self-refinement: the authors' asks again (refinement.py)
+                        from .refinement import ask
+
+                        return ask(run, ctx.client.openai, endpoint, content, params)
                     return complete(ctx.client.openai, endpoint, content, params)
                 finally:
                     slot["index"] = None
@@ -304,7 +321,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests
         completion_tokens = (outcome.completion_tokens if outcome.completion_tokens is not None
                              else completion_tokens_per_request(run) * outcome.requests)
-        detail = dict(outcome.detail or {})
+        detail = {**drawn, **(outcome.detail or {})}
         if history:
             detail["attempt_errors"] = history
         if outcome.prompt_tokens is None or outcome.completion_tokens is None:
@@ -320,7 +337,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         }, settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
     except RequestFailed as failed:
         write(row, {"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
-                    "raw_output": failed.failure.raw, "detail": {"attempt_errors": failed.history}},
+                    "raw_output": failed.failure.raw, "detail": {**drawn, "attempt_errors": failed.history}},
               settlement(attempts=failed.attempts))
     except Stopped:
         release(row, ctx.owner, settlement(attempts=made["attempts"]), history)

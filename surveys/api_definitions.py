@@ -80,6 +80,9 @@ class DefinitionActions:
             files: dict[str, bytes] = {}
             if hasattr(data, "getlist"):
                 for upload in data.getlist("items"):
+                    if not hasattr(upload, "read"):
+                        raise DefinitionError([Problem("items", "", "item files are uploaded as files "
+                                                       "(multipart), each under the name items")])
                     files[upload.name] = _text(upload, upload.name)
             given = data.get("files") if isinstance(data, dict) else None
             if isinstance(given, dict):

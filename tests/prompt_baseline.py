@@ -31,7 +31,7 @@ BUILT_STUDIES: dict[str, tuple[list[str], list[str]]] = {
                 ["generate_items", "sileo-r", "--design", "wep-reasoning", "--hops", "2", "--n", "40", "--seed", "0"]),
 }
 STUDIES: tuple[str, ...] = DEMO_STUDIES + tuple(BUILT_STUDIES)
-SKIPPED_STYLES = frozenset({"refine"})  # built from a source run's answers, not from the item alone
+SKIPPED_STYLES = frozenset({"refine", "authors-refine"})  # built from a source run's answers, not from the item alone
 
 PROMPT_KEY = ("study", "item", "style", "few_shot")
 PAGE_KEY = ("study", "item")

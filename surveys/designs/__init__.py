@@ -50,6 +50,8 @@ DESIGNS: dict[str, Design] = {d.name: d for d in (
            "Tang et al. RQ1: the 17 WEPs in context settings CNC/ENC/FCNC/MCNC, English or Chinese"),
     Design("tang-rq2", "surveys.designs.tang_rq2", "wep_choice",
            "Tang et al. RQ2: 360 WEP-choice items (scenario × choices × numbers × confidence × interval)"),
+    Design("bahaj-hints", "surveys.designs.bahaj_hints", "interval_confidence",
+           "Bahaj et al.: every question × level of the study also under the hint conditions hint1, hint3, hint8"),
     Design("wep-reasoning", "surveys.designs.wep_reasoning", "verbalisation_choice",
            "Sileo & Moens: WEP-Reasoning items, 1 or 2 hops, exact probabilities with ProbLog"),
 )}

@@ -51,6 +51,7 @@ class Prompt:
     text: str  # completions style: the whole prompt, ending where the answer starts
     messages: list[dict[str, str]] = field(default_factory=list)  # chat style (elicitation.prompts.prompt_content picks one)
     shots: int = 0  # the demonstrations (worked examples) the prompt shows: what a run's labels say
+    record: dict[str, Any] = field(default_factory=dict)  # what the prompt drew (e.g. a hint), stored with the answer
 
 
 class Instrument:
@@ -181,6 +182,17 @@ class Instrument:
         demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.template_context)
         text, messages, shots = definition_wording.assemble_prompt(wording, style, self.template_context(item), demos)
         return Prompt(text=text, messages=messages, shots=shots)
+
+    def prompt_for_sample(self, item: "Item", demonstrations: list["Item"], few_shot: bool, style: str,
+                          sample_index: int = 0, seed: int | None = None) -> Prompt:
+        """The prompt of one sample (try) of ``item`` in a run with ``seed``: :meth:`build_prompt`'s, the same
+        for every sample; a kind whose prompt draws something per try (Bahaj et al.'s hints) overrides it."""
+        return self.build_prompt(item, demonstrations, few_shot, style)
+
+    def sends_temperature(self, style: str) -> bool:
+        """Whether runs in ``style`` send the run's temperature (False: the provider's default decoding, as a
+        paper's authors ran it; the stored request parameters then have no temperature)."""
+        return True
 
     def chat_messages(self, system: str, demonstrations: Sequence["Item"], question: str) -> list[dict[str, str]]:
         """The chat form of a few-shot prompt: ``system``, then each demonstration as a user turn (its

@@ -13,7 +13,13 @@ Prompts (Table 1 / Appendix A of the paper, zero-shot, one user message), as run
   answer is: [x, y]. Note that the hint is for reference only and may not be true."). The hinted interval is
   drawn around the true answer (as in the paper, App. B), seeded by the item's key so a prompt never changes;
 - ``refine`` — reserved for self-refinement runs (elicitation/refinement.py, Table 2's prompt), which need a
-  source run.
+  source run;
+- ``authors-vanilla`` and ``authors-cot`` — the authors' prompts word for word (their notebooks, not the paper's
+  prose; surveys/families/bahaj.py and studies/bahaj/templates.toml): the hint condition is the item's
+  (``extra["hint"]``: hint0 — the default —, hint1, hint3 or hint8; the ``bahaj-hints`` design adds the hinted
+  items), the hint bounds are drawn the authors' way for every try from a generator seeded by the run's seed,
+  the item and the sample, and stored with the answer (``detail["hint"]``); no temperature is sent (the
+  provider's default, as the authors ran it). ``authors-refine`` is the authors' self-refinement.
 CONF_c says "only a (100 − c)/2 % probability" below the lower and above the upper bound: Appendix A prints
 (100 − c/2) %, which cannot be meant (55 % for c = 90); the two tails of a c % interval are (100 − c)/2 % each.
 
@@ -29,6 +35,9 @@ import random
 import zlib
 from typing import TYPE_CHECKING, Any, Mapping
 
+from surveys.families import bahaj
+from surveys.report_options import ReportOption
+
 from .base import ImportRowError, Instrument, Prompt, Speaker
 from .interval_text import plain, read_interval, to_number
 from .shapes import IntervalShape, ParsedAnswer, Answer
@@ -37,7 +46,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
 
 LEVELS: tuple[int, ...] = (60, 70, 80, 90, 95)
-STYLES: tuple[str, ...] = ("standard", "cot", "hint", "cot_hint", "refine")
+AUTHORS_STYLES: dict[str, str] = {"authors-vanilla": "vanilla", "authors-cot": "cot"}  # style → the authors' strategy
+AUTHORS_REFINE = "authors-refine"
+STYLES: tuple[str, ...] = ("standard", "cot", "hint", "cot_hint", "refine", *AUTHORS_STYLES, AUTHORS_REFINE)
+READING = ReportOption(
+    "reading",
+    {"text": "the platform's reading: numbers read as written (\"1.5 million\", \"2.5e6\", \"$1,200\", \"-3 to 5\"), "
+             "the lower_bound/upper_bound lines win over other numbers, else the last interval written; a reversed "
+             "interval or a single number is unparseable",
+     "authors": "the authors' rule-based cleaner (Bahaj et al.'s notebooks): the lower_bound/upper_bound lines "
+                "with its lossy rules (\"1.5 million\" → 1.5, \"$1,200\" → missing, \"-3 to 5\" → −35); unparsed "
+                "answers and reversed bounds count as misses, point intervals are allowed; refinement replies are "
+                "Python literals"},
+    help="How model answers are read (Bahaj et al.; docs/reference/bahaj-protocol.md).")
 
 GEN = "Please follow these instructions to answer the question below."
 CONF = ("Please give us two numbers: a 'lower bound' and an 'upper bound'. The 'lower bound' is a number so low "
@@ -79,6 +100,7 @@ class IntervalConfidence(Instrument):
     shape = IntervalShape()
     prompt_styles = STYLES
     report_sections = ("bahaj",)
+    report_options = {"reading": READING}
     prompt_version_prefix = "bahaj"
     attention_filter_default = False
     import_columns = ("question", "answer")
@@ -128,13 +150,35 @@ class IntervalConfidence(Instrument):
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:
         """One user message, no demonstrations (the paper's prompts are zero-shot)."""
+        return self.prompt_for_sample(item, demonstrations, few_shot, style)
+
+    def prompt_for_sample(self, item: "Item", demonstrations: list["Item"], few_shot: bool, style: str,
+                          sample_index: int = 0, seed: int | None = None) -> Prompt:
+        """The prompt of one try; the authors' styles draw the item's hint for each (module docstring)."""
         if style not in self.prompt_styles:
             raise ValueError(f"unknown prompt style {style!r} for {self.name} (known: {', '.join(self.prompt_styles)})")
-        if style == "refine":
-            raise ValueError("the refine prompt style needs a source run (a self-refinement run)")
+        if style in ("refine", AUTHORS_REFINE):
+            raise ValueError(f"the {style} prompt style needs a source run (a self-refinement run)")
+        if style in AUTHORS_STYLES:
+            return self.authors_prompt(item, AUTHORS_STYLES[style], sample_index, seed)
         text = self.prompt_block(item, with_answer=False, style=style)
         cue = "Reasoning:" if style in ("cot", "cot_hint") else "Answer:"
         return Prompt(text=f"{text}\n{cue}", messages=[{"role": "user", "content": text}])
+
+    def hint_condition(self, item: "Item") -> str:
+        """The item's hint condition (Bahaj et al.'s hint0, hint1, hint3, hint8; hint0 when it has none)."""
+        return str((item.extra or {}).get("hint") or bahaj.NO_HINT)
+
+    def authors_prompt(self, item: "Item", strategy: str, sample_index: int = 0, seed: int | None = None) -> Prompt:
+        """The authors' prompt (one user message, no system message) with the hint drawn for this try."""
+        rng = bahaj.hint_rng(seed, item.key, sample_index)
+        hint = bahaj.draw_hint(self.hint_condition(item), float(item.ground_truth or 0), rng)
+        text = bahaj.generation_prompt(item.statement, self.confidence(item), strategy, hint)
+        return Prompt(text=text, messages=[{"role": "user", "content": text}], record={"hint": hint.record()})
+
+    def sends_temperature(self, style: str) -> bool:
+        """The authors' styles send none (their notebooks left the provider's default)."""
+        return style not in AUTHORS_STYLES and style != AUTHORS_REFINE
 
     # --- answers -------------------------------------------------------------------
     def parse_interval(self, raw: str) -> ParsedAnswer:

@@ -32,7 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--endpoint", help="name of a registered endpoint (see add_endpoint)")
         parser.add_argument("--mode", default="greedy", choices=[m for m, _ in ElicitationRun.Mode.choices])
         parser.add_argument("--samples", type=int, default=1, help="answers per item (sampled mode)")
-        parser.add_argument("--temperature", type=float, help="sampling temperature (sampled mode; default 1.0)")
+        parser.add_argument("--temperature", type=float, help="sampling temperature (sampled mode; default 1.0, none "
+                                                                 "sent for prompt styles run at the provider's "
+                                                                 "default such as authors-vanilla)")
         parser.add_argument("--seed", type=int, help="seed sent where the endpoint takes one (+ sample index)")
         parser.add_argument("--items", help="comma-separated item keys (default: all main items)")
         parser.add_argument("--zero-shot", action="store_true",
@@ -142,8 +144,9 @@ class Command(BaseCommand):
             except InvalidOperation:
                 raise CommandError(f"--budget {o['budget']!r} is not an amount in USD") from None
         temperature = o["temperature"]
-        if temperature is None:
-            temperature = 1.0 if o["mode"] == ElicitationRun.Mode.SAMPLED else 0.0
+        if temperature is None:  # 0 (none sent) for a style run at the provider's default, e.g. authors-vanilla
+            sampled = o["mode"] == ElicitationRun.Mode.SAMPLED and study.kind.sends_temperature(o["prompt_style"])
+            temperature = 1.0 if sampled else 0.0
         settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
                         budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],

@@ -25,6 +25,8 @@ class Command(BaseCommand):
         # are --contexts.
         parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "
                                                "default all four)")
+        parser.add_argument("--hints", help="bahaj-hints: hint conditions, comma-separated (hint1,hint3,hint8; "
+                                            "default all three)")
         parser.add_argument("--language", choices=["en", "zh"], help="tang-rq1: language of the contexts")
         parser.add_argument("--hops", type=int, choices=[1, 2], help="wep-reasoning: reasoning steps")
         parser.add_argument("--n", type=int, help="wep-reasoning: how many items")
@@ -42,6 +44,8 @@ class Command(BaseCommand):
                 chosen["numbers"] = read_numbers(given) if given else None
         except (DesignError, OSError, UnicodeDecodeError) as exc:
             raise CommandError(str(exc)) from None
+        if options["hints"]:
+            chosen["hints"] = [h.strip().lower() for h in options["hints"].split(",") if h.strip()]
         if options["contexts"]:
             chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
         try:

@@ -60,6 +60,21 @@ READING = ReportOption(
                 "Python literals"},
     help="How model answers are read (Bahaj et al.; docs/reference/bahaj-protocol.md).")
 
+
+def read_answer(raw: str, reading: str) -> bahaj.AuthorsReading:
+    """A generation answer under ``reading`` (the report option above): ``authors`` — the authors' cleaner
+    (:func:`surveys.families.bahaj.authors_bounds`: missing bounds, reversed bounds and point intervals kept as
+    they are); ``text`` — the platform's ``read_interval`` (both bounds or neither: a reversed interval or a single
+    number is unread, its reason in ``cases``)."""
+    if reading == "authors":
+        return bahaj.authors_bounds(raw)
+    if reading != "text":
+        raise ValueError(f"unknown reading {reading!r} (known: {', '.join(bahaj.READINGS)})")
+    found = read_interval(raw)
+    if not found.ok:
+        return bahaj.AuthorsReading(None, None, {}, (found.error,))
+    return bahaj.AuthorsReading(found.lower, found.upper)
+
 GEN = "Please follow these instructions to answer the question below."
 CONF = ("Please give us two numbers: a 'lower bound' and an 'upper bound'. The 'lower bound' is a number so low "
         "that there is only a {tail}% probability that the right answer is less than that. Similarly, an "

@@ -23,6 +23,9 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   answers are exported with ``participant_status``; ``included`` is the attention filter's decision.
 - Test participants (surveys.test_mode) are left out unless ``include_test``; then their rows have
   ``respondent_type`` ``test`` instead of ``human``.
+- A study with a questionnaire (surveys/questionnaire.py) has one more column per field after these, named by
+  the field (``age``, ``gender``, …) and typed by it (analysis/questionnaire.py): every row of a participant
+  carries their answers; model rows leave them empty. :func:`study_layout` gives a study's columns.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import io
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -39,6 +42,9 @@ import pyarrow.parquet as pq
 
 from surveys.respondent_ids import hashed_id
 from surveys.spreadsheet import safe_cell, unescape_cell
+
+if TYPE_CHECKING:
+    from surveys.definition.schema import QuestionnaireField
 
 CSV_CHUNK_ROWS = 2000
 PARQUET_ROW_GROUP = 50_000
@@ -81,17 +87,39 @@ COLUMNS: list[str] = list(_COLUMN_TYPES)
 PANDAS_DTYPES: dict[str, str] = {name: dtype for name, (_, dtype) in _COLUMN_TYPES.items()}
 
 
-def _schema() -> pa.Schema:
+def _schema(types: dict[str, tuple[pa.DataType, str]]) -> pa.Schema:
     """The explicit schema, with pandas metadata so ``pd.read_parquet`` restores nullable dtypes
     (Int64, boolean) instead of float and object columns."""
-    template = pd.DataFrame({name: pd.Series([], dtype=dtype) for name, dtype in PANDAS_DTYPES.items()})
+    template = pd.DataFrame({name: pd.Series([], dtype=dtype) for name, (_, dtype) in types.items()})
     metadata = pa.Schema.from_pandas(template, preserve_index=False).metadata
-    return pa.schema([pa.field(name, typ, nullable=True) for name, (typ, _) in _COLUMN_TYPES.items()],
+    return pa.schema([pa.field(name, typ, nullable=True) for name, (typ, _) in types.items()],
                      metadata=metadata)
 
 
-SCHEMA: pa.Schema = _schema()
+class Layout:
+    """The columns of one export, in order, with their types: :data:`COLUMNS`, then a study's questionnaire
+    fields (``extra``: name → (pyarrow type, pandas dtype))."""
+
+    def __init__(self, extra: dict[str, tuple[pa.DataType, str]] | None = None):
+        self.types = _COLUMN_TYPES | (extra or {})
+        self.columns: list[str] = list(self.types)
+        self.schema = _schema(self.types)
+        self.timestamp = self.columns.index("timestamp")
+        self.booleans = [i for i, c in enumerate(self.columns) if self.types[c][0] == pa.bool_()]
+        self.texts = [i for i, c in enumerate(self.columns) if self.types[c][0] == pa.string()]
+
+
+LAYOUT = Layout()
+SCHEMA: pa.Schema = LAYOUT.schema
 Row = tuple
+
+
+def study_layout(study) -> Layout:
+    """The export's columns for ``study``: :data:`COLUMNS` and one per questionnaire field."""
+    from analysis.questionnaire import column_types, study_fields
+
+    fields = study_fields(study)
+    return Layout(column_types(fields)) if fields else LAYOUT
 
 
 # --- rows from the database -------------------------------------------------------------------
@@ -110,10 +138,13 @@ def distribution_json(dist: dict | None) -> str | None:
 
 
 def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-               chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None) -> Iterator[Row]:
+               chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None,
+               questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
     """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
     only with ``include_test``, as ``respondent_type`` ``test``). ``included`` comes from ``decisions`` for the
-    participants it names, else from what was stored."""
+    participants it names, else from what was stored. ``questionnaire``: the fields whose answers end each row
+    (:func:`study_layout`'s extra columns)."""
+    from analysis.questionnaire import participant_values
     from surveys.models import PROLIFIC_CHANNEL, Response
 
     kind = study.kind
@@ -130,6 +161,8 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                          "upper", "raw", "time_taken_ms", "created_at", "participant__is_test",
                          "participant__channel__name", "participant_id"))
     decisions = decisions or {}
+    answers = participant_values(study, questionnaire)
+    unanswered = (None,) * len(questionnaire)
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
          channel, participant_id) in rows.iterator(chunk_size=chunk_size):
@@ -138,11 +171,13 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
-               None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL)
+               None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
+               *answers.get(participant_id, unanswered))
 
 
-def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
-    """One row per model answer (parsed or unparseable) of ``study``'s runs."""
+def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
+    """One row per model answer (parsed or unparseable) of ``study``'s runs (``questionnaire``: that many empty
+    cells end each row)."""
     from analysis.agents import ANSWER_STATUSES, agent_names
     from analysis.dataset import run_respondent
     from elicitation.models import ElicitationRun, ModelResponse
@@ -150,6 +185,7 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
     kind = study.kind
     score = lru_cache(maxsize=4096)(kind.score)
     names = agent_names(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
+    no_answers = (None,) * len(questionnaire)
     rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
             .order_by("run_id", "item_id", "sample_index")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
@@ -166,41 +202,42 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK) -> Iterator[Row]:
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created, None)
+               answered or created, None, *no_answers)
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                 chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None) -> Iterator[Row]:
-    """Humans, then models, of ``study`` as rows in :data:`COLUMNS` order (``decisions``: see human_rows)."""
+    """Humans, then models, of ``study`` as rows in :func:`study_layout` order: :data:`COLUMNS`, then the
+    study's questionnaire fields (``decisions``: see human_rows)."""
+    from analysis.questionnaire import study_fields
+
+    fields = study_fields(study)
     yield from human_rows(study, raw_ids=raw_ids, include_test=include_test, chunk_size=chunk_size,
-                          decisions=decisions)
-    yield from model_rows(study, chunk_size=chunk_size)
+                          decisions=decisions, questionnaire=fields)
+    yield from model_rows(study, chunk_size=chunk_size, questionnaire=fields)
 
 
 # --- CSV --------------------------------------------------------------------------------------
-_TIMESTAMP = COLUMNS.index("timestamp")
-_BOOLEANS = [COLUMNS.index(c) for c in COLUMNS if _COLUMN_TYPES[c][0] == pa.bool_()]
-_TEXTS = [COLUMNS.index(c) for c in COLUMNS if _COLUMN_TYPES[c][0] == pa.string()]
-
-
-def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS) -> Iterator[str]:
+def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS, layout: Layout = LAYOUT) -> Iterator[str]:
     """The CSV text (header first) in pieces of ``chunk_rows`` rows. Nulls are empty cells, booleans
     ``true``/``false``, timestamps ISO 8601 with their offset; text a spreadsheet would run as a formula
-    (``=…``, ``+…``, ``-…``, ``@…``) gets a leading ``'`` (surveys.spreadsheet; :func:`read_csv` removes it)."""
+    (``=…``, ``+…``, ``-…``, ``@…``) gets a leading ``'`` (surveys.spreadsheet; :func:`read_csv` removes it).
+    ``layout``: the columns (a study's: :func:`study_layout`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(layout.columns)
     pending: list[list[Any]] = []
+    timestamp, booleans, texts = layout.timestamp, layout.booleans, layout.texts
     for row in rows:
         cells = list(row)
-        stamp = cells[_TIMESTAMP]
+        stamp = cells[timestamp]
         if stamp is not None:
-            cells[_TIMESTAMP] = stamp.isoformat()
-        for i in _BOOLEANS:
+            cells[timestamp] = stamp.isoformat()
+        for i in booleans:
             flag = cells[i]
             if flag is not None:
                 cells[i] = "true" if flag else "false"
-        for i in _TEXTS:
+        for i in texts:
             cells[i] = safe_cell(cells[i])
         pending.append(cells)
         if len(pending) >= chunk_rows:
@@ -213,26 +250,30 @@ def csv_chunks(rows: Iterable[Row], chunk_rows: int = CSV_CHUNK_ROWS) -> Iterato
     yield buffer.getvalue()
 
 
-def write_csv(rows: Iterable[Row], target: str | Path | IO[str], chunk_rows: int = CSV_CHUNK_ROWS) -> int:
+def write_csv(rows: Iterable[Row], target: str | Path | IO[str], chunk_rows: int = CSV_CHUNK_ROWS,
+              layout: Layout = LAYOUT) -> int:
     """Write rows as CSV to a path or text file; returns the number of rows."""
     counted = _Counted(rows)
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf-8", newline="") as fh:
-            for chunk in csv_chunks(counted, chunk_rows):
+            for chunk in csv_chunks(counted, chunk_rows, layout):
                 fh.write(chunk)
     else:
-        for chunk in csv_chunks(counted, chunk_rows):
+        for chunk in csv_chunks(counted, chunk_rows, layout):
             target.write(chunk)
     return counted.n
 
 
-def read_csv(source: str | Path | IO[str]) -> pd.DataFrame:
-    """Read an export CSV back with the same column types as the Parquet file."""
-    dtypes = {name: dtype for name, dtype in PANDAS_DTYPES.items() if name != "timestamp"}
+def read_csv(source: str | Path | IO[str], layout: Layout = LAYOUT) -> pd.DataFrame:
+    """Read an export CSV back with the same column types as the Parquet file (``layout``: a study's columns,
+    :func:`study_layout`; without it questionnaire columns are typed as pandas guesses, text unescaped)."""
+    dtypes = {name: dtype for name, (_, dtype) in layout.types.items() if name != "timestamp"}
     df = pd.read_csv(source, dtype=dtypes, keep_default_na=False, na_values=[""],
                      true_values=["true"], false_values=["false"])
     df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
-    for name in (COLUMNS[i] for i in _TEXTS):
+    texts = [layout.columns[i] for i in layout.texts]
+    texts += [c for c in df.columns if c not in layout.types and not pd.api.types.is_numeric_dtype(df[c])]
+    for name in texts:
         df[name] = df[name].map(unescape_cell, na_action="ignore").astype(df[name].dtype)
     return df
 
@@ -250,38 +291,39 @@ class _Counted:
             yield row
 
 
-def _batches(rows: Iterable[Row], size: int) -> Iterator[pa.Table]:
-    """Row tuples as tables of at most ``size`` rows with :data:`SCHEMA`."""
-    width = len(COLUMNS)
+def _batches(rows: Iterable[Row], size: int, schema: pa.Schema = SCHEMA) -> Iterator[pa.Table]:
+    """Row tuples as tables of at most ``size`` rows with ``schema``."""
+    width = len(schema)
     chunk: list[Row] = []
     for row in rows:
         if len(row) != width:
             raise ValueError(f"a row has {len(row)} values, expected {width}")
         chunk.append(row)
         if len(chunk) >= size:
-            yield _table(chunk)
+            yield _table(chunk, schema)
             chunk = []
     if chunk:
-        yield _table(chunk)
+        yield _table(chunk, schema)
 
 
-def _table(chunk: list[Row]) -> pa.Table:
+def _table(chunk: list[Row], schema: pa.Schema = SCHEMA) -> pa.Table:
     columns = list(zip(*chunk))
-    arrays = [pa.array(col, type=field.type) for col, field in zip(columns, SCHEMA)]
-    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+    arrays = [pa.array(col, type=field.type) for col, field in zip(columns, schema)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def write_parquet(rows: Iterable[Row], target: str | Path | IO[bytes],
-                  row_group_size: int = PARQUET_ROW_GROUP) -> int:
+                  row_group_size: int = PARQUET_ROW_GROUP, layout: Layout = LAYOUT) -> int:
     """Write rows as Parquet (one row group per ``row_group_size`` rows); returns the number of rows."""
     n = 0
     sink = str(target) if isinstance(target, Path) else target
-    with pq.ParquetWriter(sink, SCHEMA, compression="zstd") as writer:
-        for table in _batches(rows, row_group_size):
+    schema = layout.schema
+    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+        for table in _batches(rows, row_group_size, schema):
             writer.write_table(table, row_group_size=row_group_size)
             n += table.num_rows
         if n == 0:
-            writer.write_table(SCHEMA.empty_table())
+            writer.write_table(schema.empty_table())
     return n
 
 
@@ -310,20 +352,22 @@ class _Drain(io.RawIOBase):
         return out
 
 
-def parquet_chunks(rows: Iterable[Row], row_group_size: int = PARQUET_ROW_GROUP) -> Iterator[bytes]:
+def parquet_chunks(rows: Iterable[Row], row_group_size: int = PARQUET_ROW_GROUP,
+                   layout: Layout = LAYOUT) -> Iterator[bytes]:
     """The Parquet file in pieces, one per row group (then the footer), for a streamed HTTP response."""
     drain = _Drain()
-    writer = pq.ParquetWriter(drain, SCHEMA, compression="zstd")
+    schema = layout.schema
+    writer = pq.ParquetWriter(drain, schema, compression="zstd")
     try:
         wrote = False
-        for table in _batches(rows, row_group_size):
+        for table in _batches(rows, row_group_size, schema):
             writer.write_table(table, row_group_size=row_group_size)
             wrote = True
             piece = drain.take()
             if piece:
                 yield piece
         if not wrote:
-            writer.write_table(SCHEMA.empty_table())
+            writer.write_table(schema.empty_table())
     finally:
         writer.close()
     yield drain.take()
@@ -360,7 +404,8 @@ def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = Fa
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study))
-    return write_csv(rows, target) if fmt == "csv" else write_parquet(rows, target)
+    layout = study_layout(study)
+    return write_csv(rows, target, layout=layout) if fmt == "csv" else write_parquet(rows, target, layout=layout)
 
 
 def stream_study(study, fmt: str, *, raw_ids: bool = False, include_test: bool = False) -> Iterator[bytes]:
@@ -368,6 +413,7 @@ def stream_study(study, fmt: str, *, raw_ids: bool = False, include_test: bool =
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study))
+    layout = study_layout(study)
     if fmt == "csv":
-        return (chunk.encode("utf-8") for chunk in csv_chunks(rows))
-    return parquet_chunks(rows)
+        return (chunk.encode("utf-8") for chunk in csv_chunks(rows, layout=layout))
+    return parquet_chunks(rows, layout=layout)

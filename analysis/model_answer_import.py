@@ -23,6 +23,9 @@ Two shapes of file:
   ``aliases`` map an expression as the file writes it to the study's (Tang's ENC files write "almost
   certainly" and "chances about even" for the survey's "almost certain" and "about even").
 
+- **refinements** (``refines``, long files): self-refinement answers of a run of the study, made elsewhere; the
+  run is a refinement run and the report scores it in its self-refinement table (analysis/refinement_import.py).
+
 - **tang-rq2**: Tang et al.'s ``rq2_result.txt`` / ``rq2_cot_result.txt`` as published, one Python dict literal
   per line, matched to the study's tang-rq2 items (analysis/tang_rq2_import.py).
 
@@ -44,7 +47,7 @@ import io
 import json
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 from typing import IO, Any, Iterable, Mapping, Sequence
@@ -55,6 +58,8 @@ from django.utils.text import slugify
 
 from analysis.agents import IMPORTED_BASE_URL, agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
+from analysis.refinement_import import (REFINE_STYLE, REPLY_KEYS, composed_reply, has_reply_keys, refinement_answer,
+                                        source_problems)
 from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
@@ -109,6 +114,9 @@ class ModelAnswerFile:
     few_shot: bool = True
     prompt_version: str = ""
     name: str = ""
+    refines: int | None = None       # self-refinement answers of this run (analysis/refinement_import.py)
+    refine_setting: str = "single"   # refinements: single | mixed
+    candidates: int = 3              # refinements: candidates shown per prompt (e; the paper's 3)
 
     def problems(self) -> list[str]:
         """What is wrong with these settings (empty when they can be used)."""
@@ -141,6 +149,8 @@ class ModelAnswerFile:
             out.append("sampled answers need the temperature they were sampled at (above 0)")
         if self.mode == ElicitationRun.Mode.GREEDY and self.temperature:
             out.append("greedy means temperature 0; use mode sampled for answers at another temperature")
+        if self.refines is not None and self.shape != "long":
+            out.append("refinement answers come in a long file (one row per answer)")
         return out
 
 
@@ -389,7 +399,9 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                   and f not in (settings.answer, settings.sample)}
         if "key" in fields:
             fields = {"key": "key"}
-    required = [settings.answer, *fields.values(), *([settings.sample] if settings.sample else [])]
+    composed = settings.refines is not None and settings.answer not in first and has_reply_keys(first)
+    answer_columns = list(REPLY_KEYS) if composed else [settings.answer]
+    required = [*answer_columns, *fields.values(), *([settings.sample] if settings.sample else [])]
     if fmt == "csv":
         records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), required)]
     else:
@@ -399,7 +411,10 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                       and f not in (settings.answer, settings.sample)}
             if "key" in fields:
                 fields = {"key": "key"}
-        required = [settings.answer, *fields.values(), *([settings.sample] if settings.sample else [])]
+        composed = (settings.refines is not None and bool(records) and settings.answer not in records[0][1]
+                    and has_reply_keys(records[0][1]))
+        answer_columns = list(REPLY_KEYS) if composed else [settings.answer]
+        required = [*answer_columns, *fields.values(), *([settings.sample] if settings.sample else [])]
         errors += [RowError(line, key, "is missing from this line") for line, row in records
                    for key in required if key not in row]
         if errors:
@@ -433,11 +448,12 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
-        raw = row.get(settings.answer, "")
-        if is_missing(raw) and not settings.keep_missing:
+        raw = composed_reply(row) if composed else row.get(settings.answer, "")
+        if (is_missing(raw) or composed and all(is_missing(row.get(k, "")) for k in REPLY_KEYS)) \
+                and not settings.keep_missing:
             missing += 1
             continue
-        cells.append(_Cell(line, settings.answer, item, sample, raw))
+        cells.append(_Cell(line, "+".join(answer_columns), item, sample, raw))
     return cells, missing, errors
 
 
@@ -564,8 +580,10 @@ def choose_scale(kind: Instrument, settings: ModelAnswerFile, cells: Sequence[_C
     return False, ""
 
 
-def outcome_of(kind: Instrument, cell: _Cell, percent: bool) -> tuple[Outcome, str]:
+def outcome_of(kind: Instrument, cell: _Cell, percent: bool, refinement: bool = False) -> tuple[Outcome, str]:
     """The parsed answer of one cell (as a live answer is parsed) and the text the instrument read."""
+    if refinement:
+        return refinement_answer(kind, cell.raw), cell.raw
     text = _as_percent(cell.raw) if percent else cell.raw
     parsed = kind.parse_model_answer(text, cell.item)
     if parsed.ok:
@@ -631,6 +649,15 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     """Import a file of model answers into ``study`` as one imported run. All or nothing."""
     problems = settings.problems()
     kind = study.kind
+    if settings.refines is not None:
+        if settings.prompt_style == "standard":  # the default: refinements have their own style
+            settings = replace(settings, prompt_style=REFINE_STYLE)
+        if settings.prompt_style != REFINE_STYLE:
+            problems.append(f"refinement answers have the prompt style {REFINE_STYLE!r}, not {settings.prompt_style!r}")
+        problems += source_problems(study, settings.refines, settings.refine_setting, settings.candidates)
+    elif settings.prompt_style == REFINE_STYLE:
+        problems.append(f"prompt style {REFINE_STYLE!r} is for refinement answers: give the run they refine "
+                        "(--refines RUN)")
     if settings.prompt_style not in kind.prompt_styles:
         problems.append(f"prompt style {settings.prompt_style!r} is not one of {kind.name}'s "
                         f"({', '.join(kind.prompt_styles)})")
@@ -665,8 +692,9 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
         raise ImportFailed(sorted(errors, key=lambda e: e.line))
     if not cells:
         raise ImportFailed([RowError(2, "-", f"the file has no answers ({missing} missing cells)")])
-    percent, scale_note = choose_scale(kind, settings, cells)
-    parsed = [(cell, *outcome_of(kind, cell, percent)) for cell in cells]
+    refinement = settings.refines is not None
+    percent, scale_note = (False, "") if refinement else choose_scale(kind, settings, cells)
+    parsed = [(cell, *outcome_of(kind, cell, percent, refinement)) for cell in cells]
     answered_labels = {c.item.label for c in cells}
     unanswered = []
     if settings.shape == "wide":
@@ -676,7 +704,8 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
             raise ImportFailed([RowError(1, "-", f"the file has no answer for {len(unanswered)} WEP(s) of the study: "
                                                  f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
                                                  "to import it without them)")])
-    refuse_second_run_of_agent(study, settings)
+    if not refinement:  # refinement runs are not agents of Table 4: the report names each by its run
+        refuse_second_run_of_agent(study, settings)
     run = _save(study, settings, name, sha, parsed)
     unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
     return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
@@ -688,6 +717,9 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
 def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:
     out = {"mode": settings.mode, "temperature": settings.temperature or 0.0, "few_shot": settings.few_shot,
            "prompt_style": settings.prompt_style}
+    if settings.refines is not None:
+        out.update(refines_id=settings.refines, refine_setting=settings.refine_setting,
+                   refine_shown=settings.candidates, refine_seed=0)
     if settings.prompt_version:
         out["prompt_version"] = settings.prompt_version
     return out
@@ -730,7 +762,8 @@ def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
                 ModelResponse(run=run, item=cell.item, sample_index=cell.sample, status=outcome.status,
                               raw_output=outcome.raw_output, parse_error=outcome.parse_error,
                               base_url=endpoint.base_url, model_id=endpoint.model, answered_at=now,
-                              detail={"imported": {"file": name, "line": cell.line, "column": cell.column},
+                              detail={**((outcome.detail or {}) if settings.refines is not None else {}),
+                                      "imported": {"file": name, "line": cell.line, "column": cell.column},
                                       **({"read_as": text} if text != cell.raw else {})},
                               **outcome.answer_columns())
                 for cell, outcome, text in parsed

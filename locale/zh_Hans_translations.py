@@ -150,6 +150,22 @@ ZH_HANS: dict[str, str] = {
     "from other people or tools.":
         "研究依赖于认真的回答。请仔细阅读每个问题，在不借助他人或工具的情况下尽您所能地作答。",
     "Start the questions": "开始答题",
+    # the participant questionnaire (surveys/questionnaire.py, templates/surveys/questionnaire.html)
+    "Please answer this question.": "请回答这个问题。",
+    "Please enter a number (for example 42).": "请输入一个数字（例如42）。",
+    "Please enter a whole number (for example 42).": "请输入一个整数（例如42）。",
+    "Please enter a number from %(min)s to %(max)s.": "请输入一个%(min)s到%(max)s之间的数字。",
+    "Please enter a number of at least %(min)s.": "请输入一个不小于%(min)s的数字。",
+    "Please enter a number of at most %(max)s.": "请输入一个不大于%(max)s的数字。",
+    "Please keep your answer to at most %(limit_value)d characters (it has %(show_value)d).":
+        "请将您的回答控制在%(limit_value)d个字符以内（目前为%(show_value)d个）。",
+    "About you": "关于您",
+    "Before the questions, please tell us a little about yourself.": "在开始答题之前，请简单介绍一下您自己。",
+    "Last, please tell us a little about yourself.": "最后，请简单介绍一下您自己。",
+    "Please check the answers marked below.": "请检查下面标出的回答。",
+    "optional": "选填",
+    "Continue": "继续",
+    "Finish": "完成",
 }
 
 _MSGID = re.compile(r'^msgid ((?:".*"\n?)+)', re.M)

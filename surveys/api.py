@@ -408,11 +408,14 @@ class ResponseSerializer(serializers.ModelSerializer):
     item_key = serializers.CharField(source="item.key", read_only=True)
     position = serializers.IntegerField(source="assignment.position", read_only=True)
     speaker_name = serializers.CharField(source="assignment.speaker_name", read_only=True)
+    questionnaire = serializers.JSONField(source="participant.questionnaire", read_only=True,
+                                          help_text="The participant's questionnaire answers: field name → value.")
 
     class Meta:
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
-                  "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "created_at"]
+                  "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "created_at",
+                  "questionnaire"]
 
     def get_fields(self):
         fields = super().get_fields()

@@ -1,8 +1,13 @@
 """The Prolific participant flow (SPEC §4) as plain functions; the views only call these.
 
 A participant's place in the study is derived from their own row, never stored separately:
-no consent time → consent; no instructions time → instructions; no pledge time → pledge;
-an unanswered slot → that item; all slots answered → completed (with the code they were sent back with).
+no consent time → consent; the study's "before" questionnaire not answered → that page (surveys.questionnaire);
+no instructions time → instructions; no pledge time → pledge; an unanswered slot → that item; all slots answered
+and the "after" questionnaire not answered → that page; then completed (with the code they were sent back with).
+The "before" page comes right after consent, where participants of a survey expect questions about themselves:
+the instructions, their demonstrations and the pledge then lead straight into the first item, and the items are
+drawn at the pledge as before, so someone who stops at the questionnaire holds no slots. Studies without a
+questionnaire have neither page.
 Participants who returned the study, timed out or were screened out see an "ended" page.
 
 The consent, instructions and pledge steps lock the participant row (``select_for_update``) so that double
@@ -38,7 +43,7 @@ from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
-from . import channels
+from . import channels, questionnaire
 from .channels import prolific_completion_url as completion_url  # noqa: F401 (the preview's)
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
@@ -76,7 +81,9 @@ class Step(str, enum.Enum):
     CONSENT = "consent"
     INSTRUCTIONS = "instructions"
     PLEDGE = "pledge"
+    QUESTIONNAIRE_BEFORE = "questionnaire_before"  # only for studies that ask questionnaire fields then
     ITEM = "item"
+    QUESTIONNAIRE_AFTER = "questionnaire_after"
     DONE = "done"  # completed: show the code and the link back to Prolific
     ENDED = "ended"  # returned, timed out or screened out
 
@@ -235,6 +242,8 @@ def current_step(participant: Participant) -> Progress:
     if participant.consented_at is None:  # also after declining: they may change their mind
         return Progress(Step.CONSENT)
     if participant.instructions_read_at is None:
+        if questionnaire.pending(participant, "before"):
+            return Progress(Step.QUESTIONNAIRE_BEFORE)
         return Progress(Step.INSTRUCTIONS)
     if participant.pledged_at is None:
         return Progress(Step.PLEDGE)
@@ -242,8 +251,10 @@ def current_step(participant: Participant) -> Progress:
     if found is not None:
         slot, total, answered = found
         return Progress(Step.ITEM, slot=slot, number=answered + 1, total=total)
+    if questionnaire.pending(participant, "after"):
+        return Progress(Step.QUESTIONNAIRE_AFTER)
     # Pledged and every slot answered, but not yet marked completed (cannot normally happen, since
-    # the last answer completes in the same transaction): the view calls complete().
+    # the last answer, or the "after" questionnaire, completes in the same transaction): the view calls complete().
     n = participant.assignments.count()
     return Progress(Step.DONE, number=n, total=n)
 
@@ -313,6 +324,37 @@ def record_pledge(participant: Participant, rng: random.Random | None = None) ->
     return slots
 
 
+QUESTIONNAIRE_STEPS: dict[questionnaire.When, Step] = {"before": Step.QUESTIONNAIRE_BEFORE,
+                                                       "after": Step.QUESTIONNAIRE_AFTER}
+
+
+def record_questionnaire(participant: Participant, when: questionnaire.When,
+                         data: Mapping[str, Any]) -> questionnaire.QuestionnaireForm:
+    """Validate the posted ``when`` questionnaire page and store its answers (surveys.questionnaire.store);
+    after the items this also completes the participant, in the same transaction.
+
+    Returns the bound form: when it is not valid nothing is stored and the page asks again with its messages
+    and the values entered. OutOfStep when the participant is not at that page (a second POST: the answers
+    stored first stand, unchanged).
+    """
+    form = questionnaire.questionnaire_form(participant.study, when, data)
+    if not form.is_valid():
+        return form
+    with transaction.atomic():
+        locked = _locked(participant)
+        _expect(locked, QUESTIONNAIRE_STEPS[when])
+        try:
+            questionnaire.store(locked, form.answers())
+        except questionnaire.AlreadyAnswered:
+            raise OutOfStep(_("This page was already submitted"),
+                            _("That page was already submitted (perhaps in another tab); here is where you are "
+                              "now.")) from None
+        if when == "after":
+            _complete(locked)
+    participant.refresh_from_db()
+    return form
+
+
 def mark_shown(slot: Assignment, now: datetime | None = None) -> None:
     """Record when a slot was first shown (only the first time: reloads keep the original time).
     No query when the slot already has its time."""
@@ -365,7 +407,8 @@ def submit_answer(participant: Participant, position: int, item_id: int, answer:
     ``position`` and ``item_id`` come from the form and must name the participant's current slot.
     ``answer``: the posted form (the instrument's answer shape reads its own fields) or, for a one-field
     shape, the value itself. The last answer also completes the participant (see ``complete``) in the same
-    transaction.
+    transaction, unless the study asks questionnaire fields after the items: then the submission's step is
+    ``QUESTIONNAIRE_AFTER`` and storing those answers completes them (``record_questionnaire``).
 
     ``progress``: the participant's current step as the caller has just read it with the participant (and its
     study): the participant view's path (surveys.views), which then reads nothing again. Without it the
@@ -407,12 +450,13 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     response = Response(assignment=slot, participant=participant, item_id=slot.item_id, **typed.columns(),
                         raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
     last = progress.number >= progress.total
+    completes = last and not questionnaire.pending(participant, "after")
     following: Progress | None = None
     try:
         with transaction.atomic():  # SQLite: BEGIN IMMEDIATE, so the write lock is held only for this
             if not insert_once(response):  # answered meanwhile (double click, another tab)
                 return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
-            if last:
+            if completes:
                 _complete(participant)
             elif show_next:  # one commit for the answer and the next question's first-shown time
                 following = current_step(participant)
@@ -423,7 +467,8 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     except IntegrityError:  # the trigger: their status changed meanwhile (e.g. marked returned)
         participant.refresh_from_db()
         return _not_answering(current_step(participant).step)
-    return Submission(Outcome.SAVED, response=response, step=Step.DONE if last else Step.ITEM, next=following)
+    step = Step.ITEM if not last else Step.DONE if completes else Step.QUESTIONNAIRE_AFTER
+    return Submission(Outcome.SAVED, response=response, step=step, next=following)
 
 
 def _not_answering(step: Step) -> Submission:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .assignment import draw_items, draw_speakers
+from . import questionnaire
 from .flow import Progress, Step, attention_rho, passes_attention
 from .instruments import Answer, AnswerError
 from .models import Assignment, Item, Study
@@ -18,21 +19,24 @@ from .models import Assignment, Item, Study
 
 @dataclass
 class PreviewState:
-    """Where a preview is: the step, the drawn slots (item id, speaker name, gender) and the answers given."""
+    """Where a preview is: the step, the drawn slots (item id, speaker name, gender), the answers given and the
+    questionnaire's answers (``about``: field name → typed value)."""
 
     step: Step = Step.CONSENT
     slots: list[tuple[int, str, str]] = field(default_factory=list)
     answers: list[dict[str, Any]] = field(default_factory=list)  # each answer's typed columns
+    about: dict[str, Any] = field(default_factory=dict)
 
     def to_session(self) -> dict[str, Any]:
-        return {"step": self.step.value, "slots": [list(s) for s in self.slots], "answers": list(self.answers)}
+        return {"step": self.step.value, "slots": [list(s) for s in self.slots], "answers": list(self.answers),
+                "about": dict(self.about)}
 
     @classmethod
     def from_session(cls, data: Any) -> "PreviewState":
         """The state saved by ``to_session``; a fresh preview if it is missing or unreadable."""
         try:
             return cls(step=Step(data["step"]), slots=[(int(i), str(n), str(g)) for i, n, g in data["slots"]],
-                       answers=[dict(a) for a in data["answers"]])
+                       answers=[dict(a) for a in data["answers"]], about=dict(data.get("about") or {}))
         except (KeyError, TypeError, ValueError):
             return cls()
 
@@ -56,9 +60,25 @@ def preview_progress(study: Study, state: PreviewState) -> Progress:
     return Progress(Step.ITEM, slot=slot, number=index + 1, total=len(state.slots))
 
 
-def preview_consent(state: PreviewState, agreed: bool) -> None:
+def preview_consent(state: PreviewState, agreed: bool, study: Study | None = None) -> None:
+    """Agreeing goes on to the questionnaire asked before the items (when ``study`` has one), else the
+    instructions."""
     if state.step == Step.CONSENT and agreed:
-        state.step = Step.INSTRUCTIONS
+        before = study is not None and bool(questionnaire.study_fields(study, "before"))
+        state.step = Step.QUESTIONNAIRE_BEFORE if before else Step.INSTRUCTIONS
+
+
+def preview_questionnaire(study: Study, state: PreviewState, data: Any) -> questionnaire.QuestionnaireForm | None:
+    """Validate a questionnaire page of the preview and keep its answers in the state; returns the bound form
+    (not valid: shown again), or None when the preview is not at a questionnaire page (a stale form)."""
+    when = {Step.QUESTIONNAIRE_BEFORE: "before", Step.QUESTIONNAIRE_AFTER: "after"}.get(state.step)
+    if when is None:
+        return None
+    form = questionnaire.questionnaire_form(study, when, data)
+    if form.is_valid():
+        state.about.update(form.answers())
+        state.step = Step.INSTRUCTIONS if when == "before" else Step.DONE
+    return form
 
 
 def preview_instructions(state: PreviewState) -> None:
@@ -88,7 +108,7 @@ def preview_answer(study: Study, state: PreviewState, position: int, answer: Any
         return str(exc)
     state.answers.append(typed.columns())
     if len(state.answers) == len(state.slots):
-        state.step = Step.DONE
+        state.step = Step.QUESTIONNAIRE_AFTER if questionnaire.study_fields(study, "after") else Step.DONE
     return ""
 
 
@@ -119,5 +139,6 @@ def preview_summary(study: Study, state: PreviewState) -> dict[str, Any]:
                         [i.expression for a, i in pairs if not i.is_control], order) if order else None
     passed = passes_attention(rho, study.attention_threshold) if order else None
     code = study.failed_attention_code if passed is False else study.completion_code
+    about = [(f.label, state.about.get(f.name)) for f in questionnaire.study_fields(study) if f.name in state.about]
     return {"rho": rho, "passed": passed, "code": code, "checked": bool(order),
-            "answers": [(i, a.text()) for a, i in typed]}
+            "answers": [(i, a.text()) for a, i in typed], "about": about}

@@ -23,19 +23,21 @@ from access.ownership import require
 from config.client_address import client_address
 from config.permissions import check
 
-from . import channels, flow
+from . import channels, flow, questionnaire
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
-                      preview_pledge, preview_progress, preview_summary)
+                      preview_pledge, preview_progress, preview_questionnaire, preview_summary)
 
 STEP_URLS = {
     Step.CONSENT: "surveys:consent",
     Step.INSTRUCTIONS: "surveys:instructions",
     Step.PLEDGE: "surveys:pledge",
+    Step.QUESTIONNAIRE_BEFORE: "surveys:questionnaire_before",
     Step.ITEM: "surveys:item",
+    Step.QUESTIONNAIRE_AFTER: "surveys:questionnaire_after",
     Step.DONE: "surveys:done",
     Step.ENDED: "surveys:done",
 }
@@ -141,7 +143,7 @@ def _instructions_context(study: Study) -> dict[str, Any]:
     kind = study.kind
     demos = [{"q": kind.page_context(demo), "answer": _demo_answer(demo.demo_answer), "prefix": f"demo{n}"}
              for n, demo in enumerate(study.demonstrations(), start=1)]
-    return {"intro": kind.intro(study.language), "demos": demos,
+    return {"intro": kind.study_intro(study), "demos": demos,
             "item_template": kind.template_name}
 
 
@@ -197,7 +199,7 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
             return render(request, "surveys/declined.html",
                           {"study": study, "via_channel": participant.channel_id is not None,
                            "prolific_url": channels.prolific_home_url()})
-        return _step_redirect(study, Step.INSTRUCTIONS)
+        return _step_redirect(study, flow.current_step(participant).step)  # the questionnaire or instructions
     return render(request, "surveys/consent.html",
                   _step_context(study, Step.CONSENT, request.path, False, form=form,
                                 via_channel=participant.channel_id is not None))
@@ -225,6 +227,38 @@ def pledge(request: HttpRequest, study: Study, participant: Participant, progres
             messages.info(request, _(STALE_PAGE))
         return _step_redirect(study, flow.current_step(participant).step)
     return render(request, "surveys/pledge.html", _step_context(study, Step.PLEDGE, request.path, False, form=form))
+
+
+def _questionnaire_page(request: HttpRequest, study: Study, participant: Participant,
+                        when: questionnaire.When) -> HttpResponse:
+    """A questionnaire page (surveys.questionnaire): asked again with its messages and the values entered while
+    not valid; stored once (a second POST changes nothing). After the items, storing completes the participant."""
+    form = questionnaire.questionnaire_form(study, when)
+    if request.method == "POST":
+        try:
+            form = flow.record_questionnaire(participant, when, request.POST)
+        except flow.OutOfStep:
+            messages.info(request, _(STALE_PAGE))
+            return _step_redirect(study, flow.current_step(participant).step)
+        if form.is_valid():
+            step = flow.current_step(participant).step
+            if when == "after" and step == Step.DONE:
+                request.session[_redirect_key(study)] = True
+            return _step_redirect(study, step)
+    return render(request, "surveys/questionnaire.html",
+                  _step_context(study, flow.QUESTIONNAIRE_STEPS[when], request.path, False, form=form, when=when))
+
+
+@participant_page(Step.QUESTIONNAIRE_BEFORE)
+def questionnaire_before(request: HttpRequest, study: Study, participant: Participant,
+                         progress: Progress) -> HttpResponse:
+    return _questionnaire_page(request, study, participant, "before")
+
+
+@participant_page(Step.QUESTIONNAIRE_AFTER)
+def questionnaire_after(request: HttpRequest, study: Study, participant: Participant,
+                        progress: Progress) -> HttpResponse:
+    return _questionnaire_page(request, study, participant, "after")
 
 
 @participant_page(Step.ITEM)
@@ -319,7 +353,7 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
                 return render(request, "surveys/declined.html", {"study": study, "preview": True,
                                                                  "prolific_url": channels.prolific_home_url()})
             if form.is_valid():
-                preview_consent(state, True)
+                preview_consent(state, True, study)
             else:
                 context["form"] = form
         elif state.step == Step.INSTRUCTIONS:
@@ -330,6 +364,10 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
                 preview_pledge(study, state)
             else:
                 context["form"] = form
+        elif state.step in flow.QUESTIONNAIRE_STEPS.values():
+            about = preview_questionnaire(study, state, request.POST)
+            if about is not None and not about.is_valid():
+                context["form"] = about
         elif state.step == Step.ITEM:
             form = AnswerForm(request.POST)
             if form.is_valid():
@@ -351,6 +389,10 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
         return render(request, "surveys/instructions.html", base | _instructions_context(study))
     if state.step == Step.PLEDGE:
         return render(request, "surveys/pledge.html", base | {"form": context.get("form") or PledgeForm()})
+    if state.step in flow.QUESTIONNAIRE_STEPS.values():
+        when = "before" if state.step == Step.QUESTIONNAIRE_BEFORE else "after"
+        return render(request, "surveys/questionnaire.html",
+                      base | {"form": context.get("form") or questionnaire.questionnaire_form(study, when), "when": when})
     if state.step == Step.ITEM:
         return render(request, "surveys/item.html", base | _item_context(study, progress, context.get("error", ""),
                                                                           request.POST or None))

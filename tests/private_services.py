@@ -165,9 +165,10 @@ POSITION = re.compile(r'name="position" value="(\d+)"')
 def answer_confirmed(status: int, page: str, position: int | str, location: str = "") -> bool:
     """Whether the reply to an answer's POST for ``position`` confirms it: the next question's page (200 with
     another position: a refused answer comes back on its own question), or, after the last answer, the redirect
-    to the completion page (any other redirect is a refusal: already answered, not the current question)."""
+    to the completion page or to the questionnaire asked after the items (any other redirect is a refusal:
+    already answered, not the current question)."""
     if status == 302:
-        return location.rstrip("/").endswith("/done")
+        return location.rstrip("/").endswith(("/done", "/about-you/last"))
     shown = POSITION.search(page) if status == 200 else None
     return shown is not None and shown.group(1) != str(position)
 

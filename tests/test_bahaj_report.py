@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+import pandas as pd
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
@@ -147,3 +148,99 @@ def test_a_run_with_no_readable_interval_is_reported_by_its_counts(study):
     table = report.tables()["overprecision"].set_index(["agent", "source"])
     assert table.loc[("gpt (greedy)", "all"), "unparsed"] == 20 and table.loc[("gpt (greedy)", "history"), "unparsed"] == 10
     assert report.figures() == [] and "hit_by_scale" not in report.tables()
+
+
+def tries(item, sample):
+    """Sample 0 hits, sample 1 misses (too high), sample 2 is unreadable: the draws decide the scores."""
+    a, c = item.ground_truth, item.extra["confidence"]
+    return [f"[{a - c}, {a + c}]", f"[{a + 1}, {a + c + 1}]", "no idea"][sample]
+
+
+AGENT_TABLES = ("overprecision", "aggregation_single", "aggregation_mixed")
+
+
+def agent_rows(report, agent):
+    return {name: (lambda t: t[t["agent"] == agent].reset_index(drop=True))(report.tables()[name]) for name in AGENT_TABLES}
+
+
+@pytest.mark.parametrize("reading", ["text", "authors"])
+def test_adding_an_agent_leaves_another_agent_s_figures_as_they_were(study, reading):
+    study.report_options = {"reading": reading}
+    study.save()
+    model_run(study, tries, samples=3, mode="sampled", temperature=1.0)
+    before = agent_rows(build_report(study), "gpt (sampled T=1)")
+    assert before["overprecision"].loc[0, "hit_avg_sd"] > 0  # the draws matter
+    model_run(study, lambda item, sample: tries(item, 2 - sample), samples=3)  # another agent: gpt (greedy)
+    report = build_report(study)
+    assert {"gpt (greedy)", "gpt (sampled T=1)"} <= set(report.tables()["overprecision"]["agent"])
+    after = agent_rows(report, "gpt (sampled T=1)")
+    for name in AGENT_TABLES:
+        pd.testing.assert_frame_equal(before[name], after[name])
+
+
+def test_the_authors_reading_as_a_report_option(study, tmp_path):
+    source = model_run(study, tries, samples=3, mode="sampled", temperature=1.0)
+    refinement_run(source, '{"chosen_answer": [1900, 2000], "proposed_answer": "none"}')
+    refinement_run(source, '{"chosen_answer": [1900, 2000], "proposed_answer": [1960, 1970]}')
+    text = build_report(study)
+    assert text.meta()["reading"] == "text" and "reading = \"text\"" in text.titles()["overprecision"]
+    out = tmp_path / "report"
+    call_command("report", "op", "--option", "reading=authors", "--out", str(out), stdout=io.StringIO())
+    study.refresh_from_db()
+    assert study.report_options == {"reading": "authors"}
+    data = json.loads((out / "report.json").read_text())
+    assert data["meta"]["reading"] == "authors" and data["meta"]["mixed_intervals"] == 15
+    assert data["meta"]["figures"] == ["answer-histogram"] and (out / "answer-histogram.svg").exists()
+    report = build_report(study)
+    assert "the authors' code" in report.titles()["overprecision"] and "15 per question" in report.titles()["aggregation_mixed"]
+    tables = report.tables()
+    histogram = tables["answer_histogram"]  # 1969 and −273.15 lie outside [−20, 20]: not drawn
+    assert "hit_by_scale" not in tables and len(histogram) == 49 and histogram[["hits", "misses"]].sum().sum() == 0
+    table4 = tables["overprecision"].set_index(["agent", "source"]).loc[("gpt (sampled T=1)", "all")]
+    text4 = text.tables()["overprecision"].set_index(["agent", "source"]).loc[("gpt (sampled T=1)", "all")]
+    # each draw keeps one of the 3 tries per item, the unreadable one a miss: about 1/3 of the draws' answers hit
+    # (text reading: 1/2 of the parsed ones); in every draw, hit-avg is the pooled share of hits
+    assert table4["unparsed"] == text4["unparsed"] == 10
+    assert 0 < table4["hit_avg"] < text4["hit_avg"] < 100
+    # refinements: only answers with both intervals read count (the first run's are all dropped)
+    refined = tables["self_refinement"].set_index(["agent", "kind", "source"])
+    assert refined["candidates"].eq(2).all()
+    dropped = refined[refined["dropped"] == 10]
+    assert len(dropped) == 2 and dropped["n"].isna().all()  # chosen and proposed of the first run, nothing scored
+    kept = refined[refined.index.get_level_values("agent").str.startswith(f"run {source.pk + 2}")]
+    assert kept.loc[(slice(None), "proposed", "history"), "hit_avg"].iloc[0] == 100
+    assert kept.loc[(slice(None), "chosen", "all"), "n"].iloc[0] == 10
+
+
+def test_the_paper_s_nine_intervals_as_a_named_option(study, tmp_path):
+    model_run(study, tries, samples=3, mode="sampled", temperature=1.0)
+    call_command("report", "op", "--option", "mixed_intervals=9", "--no-figures", "--out", str(tmp_path),
+                 stdout=io.StringIO())
+    report = build_report(Study.objects.get(slug="op"))
+    assert report.meta()["mixed_intervals"] == 9 and "9 answers per question" in report.titles()["aggregation_mixed"]
+    from django.core.management.base import CommandError
+    with pytest.raises(CommandError, match="mixed_intervals"):
+        call_command("report", "op", "--option", "mixed_intervals=12", stdout=io.StringIO())
+
+
+def test_refinements_under_the_authors_reading_keep_only_answers_with_both_intervals_read():
+    """Two runs × two items (a 90% question with answer 5, a 60% one with answer 1); run r1's proposed intervals
+    were not read, run r2's were: [4, 6] (a hit on 5, a miss on 1); every chosen interval is [0, 10]."""
+    from analysis.reports.bahaj import refinement_table
+
+    rows = []
+    for run, both in (("r1", False), ("r2", True)):
+        for item, (source, c, truth) in enumerate([("h", 90, 5), ("s", 60, 1)]):
+            for kind, lower, upper in (("chosen", 0, 10), ("proposed", 4 if both else None, 6 if both else None)):
+                rows.append(dict(agent=run, setting="single", candidates=3, item_id=item, both_read=both, kind=kind,
+                                 lower=lower, upper=upper, question=f"q{item}", truth=truth, confidence=c,
+                                 source=source))
+    df = pd.DataFrame(rows).astype({"lower": float, "upper": float})
+    authors = refinement_table(df, "authors").set_index(["agent", "kind", "source"])
+    assert authors.loc[("r1", "chosen", "all"), "dropped"] == 2 and pd.isna(authors.loc[("r1", "chosen", "all"), "hit_avg"])
+    assert authors.loc[("r2", "proposed", "all"), ["hit@90", "hit@60", "hit_avg", "n"]].tolist() == [100, 0, 50, 2]
+    text = refinement_table(df, "text").set_index(["agent", "kind", "source"])
+    assert text.loc[("r1", "chosen", "all"), "hit_avg"] == 100  # the text reading scores r1's chosen intervals
+    assert text.loc[("r1", "proposed", "all"), "unparsed"] == 2
+    mixed = refinement_table(df.assign(setting="mixed"), "authors").set_index(["agent", "kind", "source"])
+    assert mixed.loc[("r2", "proposed", "all"), "hit_avg"] == 50 and pd.isna(mixed.loc[("r2", "proposed", "all"), "hit@90"])

@@ -1,4 +1,5 @@
-"""The demo studies (`manage.py load_demo`): own statements, imported through the importer, idempotent."""
+"""The demo studies (`manage.py load_demo`): own statements, from the shipped Belem definitions (studies/belem*/),
+imported through the importer, idempotent."""
 from __future__ import annotations
 
 import csv
@@ -11,8 +12,9 @@ from django.core.management import call_command
 
 from surveys.assignment import assign
 from surveys.demo import loader
-from surveys.importers import ImportFailed
-from surveys.instruments.speaker_belief import EXPRESSIONS, NAMES, PAPER_DEMONSTRATIONS, PRONOUNS
+from surveys.definition.errors import DefinitionError
+from surveys.definition.files import read_definition
+from surveys.instruments.speaker_belief import EXPRESSIONS, NAMES, PRONOUNS, paper_demonstrations
 from surveys.models import Item, Participant, Study
 
 pytestmark = pytest.mark.django_db
@@ -24,8 +26,18 @@ def demo(db):
     return Study.objects.get(slug="demo"), Study.objects.get(slug="demo-verifiable")
 
 
+DEFINITION_DIRS = {"non-verifiable": "belem", "verifiable": "belem-verifiable"}
+
+
 def statements(name: str) -> list[dict[str, str]]:
-    return loader.read_statements(loader.DEMO_DIR / f"statements-{name}.csv")
+    """The distinct statements of a demo's item file (studies/belem*/items.csv), in file order."""
+    path = loader.STUDIES_DIR / DEFINITION_DIRS[name] / "items.csv"
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    seen: dict[str, dict[str, str]] = {}
+    for row in rows:
+        seen.setdefault(row["statement_id"], {k: row[k] for k in ("statement_id", "statement_type", "statement")})
+    return list(seen.values())
 
 
 def test_statement_files():
@@ -43,9 +55,11 @@ def test_statements_are_our_own(belem_dir):
     for name in ("non-verifiable", "verifiable"):
         with open(belem_dir / f"{name}.csv", newline="", encoding="utf-8") as f:
             paper |= {row["statement"].strip().lower() for row in csv.DictReader(f)}
-    paper |= {d["statement"].lower() for pair in PAPER_DEMONSTRATIONS.values() for d in pair}
+    paper |= {d["statement"].lower() for which in ("non-verifiable", "verifiable") for d in paper_demonstrations(which)}
     ours = [s["statement"].lower() for s in statements("non-verifiable") + statements("verifiable")]
-    ours += [d["statement"].lower() for spec in loader.demo_specs() for d in spec["demonstration"]]
+    for name in DEFINITION_DIRS.values():
+        definition, _ = read_definition(loader.STUDIES_DIR / name / "study.toml")
+        ours += [d.statement.lower() for d in definition.demonstrations]
     assert not set(ours) & paper
 
 
@@ -63,8 +77,9 @@ def test_load_demo_creates_two_live_studies(demo):
         # speakers from the instrument's name list, genders balanced
         assert Counter(i.speaker_gender for i in items) == {"female": 150, "male": 150}
         assert all(i.speaker_name in NAMES[i.speaker_gender] for i in items)
-        # imported through the importer: it records the row of the generated file
+        # loaded from the shipped definition: the row of its item file, the definition and its first version
         assert sorted(i.source_row for i in items) == list(range(2, 302))
+        assert study.definition["study"]["slug"] == study.slug and study.versions.count() == 1
         assert study.consent_text and study.instructions and study.pledge_text
         assert "8 minutes" in study.consent_text and "Prolific ID" in study.consent_text
         codes = {study.completion_code, study.failed_attention_code, study.screened_out_code}
@@ -128,17 +143,17 @@ def test_command_output_on_first_load(db, capsys):
     assert "nothing changed" not in out
 
 
-def test_a_bad_statement_file_creates_nothing(db, tmp_path, monkeypatch):
-    for path in loader.DEMO_DIR.iterdir():
-        if path.suffix in (".csv", ".toml"):
-            shutil.copy(path, tmp_path / path.name)
-    bad = tmp_path / "statements-verifiable.csv"
+def test_a_bad_item_file_creates_nothing(db, tmp_path, monkeypatch):
+    for name in DEFINITION_DIRS.values():
+        shutil.copytree(loader.STUDIES_DIR / name, tmp_path / name)
+    bad = tmp_path / "belem-verifiable" / "items.csv"
     bad.write_text(bad.read_text().replace("whales are mammals.", ""))
-    monkeypatch.setattr(loader, "DEMO_DIR", tmp_path)
-    with pytest.raises(ImportFailed) as info:
+    monkeypatch.setattr(loader, "STUDIES_DIR", tmp_path)
+    with pytest.raises(DefinitionError) as info:
         loader.load_demo()
-    assert {e.column for e in info.value.errors} == {"statement"}
-    assert len(info.value.errors) == 15
+    problems = info.value.problems
+    assert len(problems) == 15 and {p.file for p in problems} == {"items.csv"}
+    assert all(p.where.endswith("column 'statement'") and p.message == "is empty" for p in problems)
     assert not Study.objects.exists() and not Item.objects.exists()
 
 

@@ -11,7 +11,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from surveys.importers import ImportFailed, import_items
-from surveys.instruments.speaker_belief import PAPER_DEMONSTRATIONS
 from surveys.models import Item, Study
 
 pytestmark = pytest.mark.django_db
@@ -97,14 +96,22 @@ def test_real_file_imports_exactly(belem_dir, study, name):
         assert item.speaker_name == row["name"] and item.statement_id == row["statement_id"]
 
 
-@pytest.mark.parametrize("name,which", [("non-verifiable", "non-verifiable"), ("verifiable", "verifiable")])
-def test_paper_demonstrations_added_when_study_has_none(belem_dir, study, name, which):
+# Belem et al., App. C.3 (studies/belem/paper-demonstrations.toml)
+PAPER_PAIRS = {
+    "non-verifiable": [("Kathleen", "female", "impossible", "the cafe made a profit in the last 6 months.", 0),
+                       ("Cedric", "male", "certain", "the new treatment will improve the patient's condition.", 100)],
+    "verifiable": [("Kathleen", "female", "impossible", "the Sun orbits around the planet Earth.", 0),
+                   ("Cedric", "male", "certain", "all metals can conduct electricity.", 100)],
+}
+
+
+@pytest.mark.parametrize("name", ["non-verifiable", "verifiable"])
+def test_paper_demonstrations_added_when_study_has_none(belem_dir, study, name):
     result = import_items(study, belem_dir / f"{name}.csv")
     demos = study.demonstrations()
     assert result.demonstrations_added == 2
-    assert [(d.speaker_name, d.expression, d.statement, d.demo_answer) for d in demos] == [
-        (d["speaker_name"], d["expression"], d["statement"], d["demo_answer"]) for d in PAPER_DEMONSTRATIONS[which]
-    ]
+    assert [(d.speaker_name, d.speaker_gender, d.expression, d.statement, d.demo_answer) for d in demos] == \
+        PAPER_PAIRS[name]
     assert study.items.count() == 902
 
 

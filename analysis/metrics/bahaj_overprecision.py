@@ -3,30 +3,50 @@ contain the true answer, and whether their length follows the confidence.
 
 Input: a tidy table with one row per interval answer and the columns ``lower`` (x), ``upper`` (y), ``truth``
 (the true answer a), ``confidence`` (the imposed level c in %), plus the grouping columns (e.g. ``agent``,
-``source``). An unparseable answer has NaN bounds; it is left out of every score below and counted in ``unparsed``.
+``source``). An unparsed answer (no interval) has NaN bounds; it is counted in ``unparsed``.
 
-- hit@c% = (1/|Â^c|) Σ_i I(a_i ∈ [x_i^c, y_i^c]), ×100, over the intervals given at level c;
-  **hit-avg** = the mean of hit@c over the levels answered.
-- **corr** = Pearson's r between c and the length d = y − x over all intervals of the group (NaN when either
-  is constant).
+Two readings (the report option ``reading``), which differ in what an unparsed answer counts as and in the
+hit average:
+
+- **text** (a reading of the paper's prose): the scores are over the parsed intervals Â^c only;
+  hit@c% = (1/|Â^c|) Σ_i I(a_i ∈ [x_i^c, y_i^c]) ×100; **hit-avg** = the mean of hit@c over the levels answered.
+- **authors** (the authors' notebooks, T2:27 ``get_general_stats``): an unparsed answer is a **miss and stays
+  in the denominator**; hit@c% = (hits at c) / (answers at c) ×100 and **hit-avg** = (hits) / (answers) ×100
+  pooled over every level — a pooled proportion, equal to the mean of the hit@c only when every level has as
+  many answers.
+
+In both, a hit is x ≤ a ≤ y (both bounds included; a reversed interval, x > y, can never hit; a point interval
+hits only on equality), and **corr** = Pearson's r between c and the raw length d = y − x (answer units, not
+normalised, negative when reversed) over the answers with a length (NaN when either is constant or n < 2).
+
 - **DS**^c = (1/|Â^c|) Σ_i (max(m_i, 0) / (|m_i| + 1))², m_i = max(x_i − a_i, a_i − y_i): 0 when a lies in the
   interval, growing towards 1 the further it lies outside.
 - **ILS**^c = (1/|Â^c|) Σ_i (y_i − x_i) / max(|y_i|, |x_i|): the length relative to the scale of the bounds
   (a point interval at 0, where the ratio is 0/0, scores 0).
-- **hit by scale** (Figure 2): the hit rate of the intervals whose true answer lies in a band of
+  DS and ILS are the paper's Eq. 10–11 (Appendix D) over the parsed intervals: the authors' code for them is not
+  published (its notebook is missing), so they are the same under both readings.
+- **hit by scale** (Figure 2, text reading): the hit rate of the intervals whose true answer lies in a band of
   s = sign(a)·log10(1 + |a|), bands of width 1 (…, [−1, 0), [0, 1), [1, 2), …).
-- **resampled**: the paper's protocol for repeated trials — draw one answer per (group, item) at random, score,
-  repeat ``draws`` times (10) with a seeded generator, report the mean and standard deviation of each score.
+- **answer histogram** (Figure 2 as the authors drew it, T2:56 ``scale_vs_precision``): over every answer of an
+  agent (every try and level, unparsed answers as misses), the **count** of hits and of misses per bin of the
+  true answer a, bins ``linspace(−20, 20, 50)`` (49 bins of width 40/49, the last one closed); answers outside
+  [−20, 20] are not counted.
+- Repeated trials: :mod:`analysis.metrics.bahaj_draws` (one seeded generator per agent).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from .bahaj_draws import draw_from, resampled
+
 LEVELS: tuple[int, ...] = (95, 90, 80, 70, 60)  # the paper's column order
 REQUIRED = ("lower", "upper", "truth", "confidence")
+READINGS: tuple[str, ...] = ("text", "authors")
+HISTOGRAM_BINS = np.linspace(-20, 20, 50)  # the authors' Figure 2 bins
+one_per_item = draw_from  # k rows per group without replacement (bahaj_draws)
 
 
 class OverprecisionError(ValueError):
@@ -76,22 +96,36 @@ def grouped_pearson(df: pd.DataFrame, by: list[str], u: str, v: str) -> pd.Serie
     return r.clip(-1, 1)
 
 
-def hit_table(df: pd.DataFrame, by: Sequence[str] = ("agent",), levels: Sequence[int] = LEVELS) -> pd.DataFrame:
+def _reading(reading: str) -> str:
+    if reading not in READINGS:
+        raise OverprecisionError(f"unknown reading {reading!r} (known: {', '.join(READINGS)})")
+    return reading
+
+
+def hit_table(df: pd.DataFrame, by: Sequence[str] = ("agent",), levels: Sequence[int] = LEVELS,
+              reading: str = "text") -> pd.DataFrame:
     """Per group: ``hit@c`` for each level (×100), ``hit_avg``, ``corr``, ``n`` (parsed intervals) and
-    ``unparsed`` — one row per group (Table 4's columns)."""
+    ``unparsed`` — one row per group (Table 4's columns). ``reading`` "text": over the parsed intervals, hit-avg
+    the mean of the hit@c; "authors": unparsed answers are misses in the denominators, hit-avg pooled (module
+    docstring)."""
     by = list(by)
     _check(df, by)
+    _reading(reading)
     if not by:
-        return hit_table(df.assign(_all=0), ["_all"], levels).drop(columns="_all")
+        return hit_table(df.assign(_all=0), ["_all"], levels, reading).drop(columns="_all")
     s = scored(df)
     ok = s[s["parsed"]]
-    per_level = ok.groupby([*by, "confidence"])["hit"].mean().unstack("confidence") * 100
+    counted = s.assign(hit=s["hit"].fillna(0.0)) if reading == "authors" else ok
+    per_level = counted.groupby([*by, "confidence"])["hit"].mean().unstack("confidence") * 100
     corr = grouped_pearson(ok, by, "confidence", "length")
     counts = s.groupby(by).agg(n=("parsed", "sum"), answers=("parsed", "size"))
     out = pd.DataFrame(index=counts.index)
     for c in levels:
         out[f"hit@{c}"] = per_level[c] if c in per_level.columns else np.nan
-    out["hit_avg"] = out[[f"hit@{c}" for c in levels]].mean(axis=1)
+    if reading == "authors":
+        out["hit_avg"] = counted.groupby(by)["hit"].mean().reindex(out.index) * 100
+    else:
+        out["hit_avg"] = out[[f"hit@{c}" for c in levels]].mean(axis=1)
     out["corr"] = corr.reindex(out.index) if len(corr) else np.nan
     out["n"] = counts["n"].astype(int)
     out["unparsed"] = (counts["answers"] - counts["n"]).astype(int)
@@ -136,29 +170,6 @@ def hit_by_scale(df: pd.DataFrame, by: Sequence[str] = ("agent",)) -> pd.DataFra
     return out
 
 
-def one_per_item(df: pd.DataFrame, keys: Sequence[str], rng: np.random.Generator, k: int = 1) -> pd.DataFrame:
-    """``k`` rows drawn at random without replacement from each group of ``keys`` (all rows when fewer)."""
-    ranks = df.assign(_r=rng.random(len(df))).groupby(list(keys))["_r"].rank(method="first")
-    return df[ranks.to_numpy() <= k]
-
-
-def resampled(df: pd.DataFrame, score: Callable[[pd.DataFrame], pd.DataFrame], keys: Sequence[str],
-              index: Sequence[str], draws: int = 10, seed: int = 0, k: int = 1) -> pd.DataFrame:
-    """The paper's protocol: ``draws`` times, draw ``k`` answers per group of ``keys`` (e.g. agent and item),
-    score the drawn table with ``score`` (a table indexed by the columns ``index``); the mean and standard
-    deviation (ddof 1) of every score column over the draws, as columns ``<score>`` and ``<score>_sd``."""
-    rng = np.random.default_rng(seed)
-    tables = [score(one_per_item(df, keys, rng, k)).assign(_draw=d) for d in range(draws)]
-    stacked = pd.concat(tables, ignore_index=True)
-    index = list(index)
-    values = [c for c in stacked.columns if c not in (*index, "_draw")]
-    grouped = stacked.groupby(index, dropna=False)[values] if index else stacked[values].groupby(lambda _: 0)
-    mean, sd = grouped.mean(), grouped.std(ddof=1)
-    out = mean.join(sd.add_suffix("_sd"))
-    ordered = [c for v in values for c in (v, f"{v}_sd")]
-    return out[ordered].reset_index() if index else out[ordered].reset_index(drop=True)
-
-
 def hit_by_question(df: pd.DataFrame, by: Sequence[str] = ("agent",)) -> pd.DataFrame:
     """Per group and question: its true answer ``truth``, ``scale`` = sign(a)·log10(1 + |a|), the hit rate
     ``hit`` (×100) of its parsed intervals over every level and trial, and ``n`` (Figure 2's points)."""
@@ -171,3 +182,26 @@ def hit_by_question(df: pd.DataFrame, by: Sequence[str] = ("agent",)) -> pd.Data
     a = out["truth"].astype(float)
     out["scale"] = np.sign(a) * np.log10(1 + a.abs())
     return out.reset_index()
+
+
+def answer_histogram(df: pd.DataFrame, by: Sequence[str] = ("agent",),
+                     bins: np.ndarray = HISTOGRAM_BINS) -> pd.DataFrame:
+    """Figure 2 as the authors drew it: per group and bin of the true answer, ``hits`` and ``misses`` (counts
+    over every answer; unparsed answers are misses; answers outside the bins are left out), with the bin's
+    ``bin_low`` and ``bin_high`` (module docstring)."""
+    by = list(by)
+    _check(df, by)
+    s = scored(df)
+    a = s["truth"].astype(float).to_numpy()
+    inside = (a >= bins[0]) & (a <= bins[-1])
+    index = np.clip(np.searchsorted(bins, a, side="right") - 1, 0, len(bins) - 2)
+    hit = s["hit"].fillna(0.0).to_numpy() == 1
+    frame = pd.DataFrame({**{b: s[b].to_numpy() for b in by}, "bin": index, "hits": hit.astype(int),
+                          "misses": (~hit).astype(int)})[inside]
+    counts = frame.groupby([*by, "bin"])[["hits", "misses"]].sum()
+    every_bin = pd.DataFrame({"bin": np.arange(len(bins) - 1)})
+    full = s[by].drop_duplicates().sort_values(by).merge(every_bin, how="cross") if by else every_bin
+    out = full.join(counts, on=[*by, "bin"]).fillna({"hits": 0, "misses": 0})
+    out[["hits", "misses"]] = out[["hits", "misses"]].astype(int)
+    out["bin_low"], out["bin_high"] = bins[out["bin"]], bins[out["bin"] + 1]
+    return out[[*by, "bin", "bin_low", "bin_high", "hits", "misses"]].reset_index(drop=True)

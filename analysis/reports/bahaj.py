@@ -3,49 +3,84 @@
 Agents: every model configuration (analysis/agents.py: one run per agent; the prompt style is in the name, e.g.
 ``gemma (sampled T=1, cot)``) and the study's participants (``human``), scored alike. Each item is a question at
 one level c (``extra["confidence"]``) with its true answer (``ground_truth``) and its source dataset
-(``extra["source"]``). Tables (formulas in analysis/metrics/bahaj_overprecision.py and bahaj_aggregation.py):
+(``extra["source"]``); an item's samples are its tries. Tables (formulas in analysis/metrics/bahaj_overprecision.py,
+bahaj_aggregation.py and bahaj_draws.py):
 
 - ``overprecision`` (Table 4): per agent and source (and ``all``), hit@95 … hit@60, hit-avg and Pearson r between
   c and the interval length, as the mean and sd over 10 seeded draws of one answer per item;
 - ``interval_scores`` (Appendix D): the deviation score DS and the interval length score ILS per level and
-  averaged, over all answers;
+  averaged, over all parsed answers (the paper's equations: the authors' code for them is not published);
 - ``aggregation_single`` (Table 5) and ``aggregation_mixed`` (Table 6): MIA, LWA, iLWA, (CWA,) Union over 3 answers
-  per question and level / 9 answers per question across levels, 10 draws;
-- ``self_refinement`` (Tables 7–8): every self-refinement run (elicitation/refinement.py), its chosen and its
-  proposed intervals scored at the item's level (hit@c, hit-avg, corr), with its setting and source run;
-- ``hit_by_scale`` (Figure 2): the hit rate per band of sign(a)·log10(1 + |a|); the figure also plots each
-  question's hit average against the scale of its answer.
-Unparseable answers are counted (``unparsed``) and left out of the scores.
+  per question and level / 15 (or 9) answers per question across levels, 10 draws;
+- ``self_refinement`` (Tables 7–8): every self-refinement run (elicitation/refinement.py, or imported with
+  ``import_model_answers --refines RUN``), its chosen and its proposed intervals scored at the item's level,
+  with its setting, number of candidates and source run;
+- Figure 2: ``hit_by_scale`` (text reading: the hit rate per band of sign(a)·log10(1 + |a|), and each question's
+  hit average against the scale of its answer) or ``answer_histogram`` (authors' reading: per agent, the counts
+  of hits and misses by true answer, 49 bins on [−20, 20]).
+
+The study's report options (surveys/instruments/bahaj_options.py) say what ran: ``reading`` = ``text`` (the
+paper's prose: unparsed answers left out of the scores and counted; hit-avg the mean of the hit@c; draws
+without replacement) or ``authors`` (the notebooks: unparsed answers are misses in every denominator, hit-avg
+pooled, one try drawn per item among all answers, aggregation draws with replacement and the authors' edge
+cases, refinements scored only where both intervals were read, mixed refinements by hit-avg only), and
+``mixed_intervals`` (15 or 9). Every table title and the meta name them. Each agent draws from its own seeded
+generator: adding an agent never changes another's figures.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis.agents import ANSWER_STATUSES, choose_runs, used_run_ids
 from analysis.dataset import human_answers, model_answers
 from analysis.metrics.bahaj_aggregation import mixed_setting, single_setting
-from analysis.metrics.bahaj_overprecision import (deviation_table, hit_by_question, hit_by_scale, hit_table,
-                                                  resampled)
+from analysis.metrics.bahaj_draws import resampled
+from surveys.instruments.bahaj_options import mixed_intervals
+from analysis.metrics.bahaj_overprecision import (LEVELS, answer_histogram, deviation_table, hit_by_question,
+                                                  hit_by_scale, hit_table)
 from analysis.reports import ReportError
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Study
 
 DRAWS, SEED = 10, 0
 ALL = "all"
-TITLES = {
-    "overprecision": "Bahaj et al. Table 4: hit@c% per level, hit average and Pearson r (level, interval length) per "
-                     "agent and source; mean and sd over 10 draws of one answer per item",
-    "interval_scores": "Appendix D: deviation score (DS) and interval length score (ILS) per level, all answers",
-    "aggregation_single": "Table 5: aggregation in the single-confidence setting (3 answers per question and level), "
-                          "mean and sd over 10 draws",
-    "aggregation_mixed": "Table 6: aggregation in the mixed-confidence setting (9 answers per question across "
-                         "levels), hit rate, mean and sd over 10 draws",
-    "self_refinement": "Tables 7–8: self-refinement runs, chosen vs proposed intervals, scored at the item's level",
-    "hit_by_scale": "Figure 2: hit rate by scale of the true answer, bands of sign(a)·log10(1 + |a|)",
-}
+READING_NAMES = {"text": "a reading of the paper's text", "authors": "the authors' code"}
+
+
+def titles(reading: str = "text", mixed: int = 15) -> dict[str, str]:
+    """The tables' titles, naming the reading and the options that ran."""
+    said = f" — {READING_NAMES[reading]} (report option reading = \"{reading}\")"
+    unparsed = ("unparsed answers are misses in the denominators, hit-avg pooled over the levels"
+                if reading == "authors" else "unparsed answers left out and counted, hit-avg the mean of the hit@c")
+    replace = "with" if reading == "authors" else "without"
+    mixed_how = ("3 answers per question and level, 15 per question" if mixed == 15
+                 else "9 answers per question across levels")
+    return {
+        "overprecision": "Bahaj et al. Table 4: hit@c% per level, hit average and Pearson r (level, raw interval "
+                         f"length) per agent and source; mean and sample sd over 10 draws of one answer per item "
+                         f"({unparsed}; r per draw, averaged){said}",
+        "interval_scores": "Appendix D: deviation score (DS) and interval length score (ILS) per level, all parsed "
+                           "answers (the paper's Eq. 10–11; the authors' code for them is not published)",
+        "aggregation_single": "Table 5: aggregation in the single-confidence setting (3 answers per question and "
+                              f"level, drawn {replace} replacement), mean and sd over 10 draws{said}",
+        "aggregation_mixed": f"Table 6: aggregation in the mixed-confidence setting ({mixed_how}, drawn {replace} "
+                             f"replacement; report option mixed_intervals = \"{mixed}\"), hit rate, mean and sd "
+                             f"over 10 draws{said}",
+        "self_refinement": "Tables 7–8: self-refinement runs, chosen vs proposed intervals, scored at the item's level"
+                           + (" (only answers whose chosen and proposed intervals were both read; mixed setting: "
+                              "hit-avg only)" if reading == "authors" else " (each interval scored where read)")
+                           + said,
+        "hit_by_scale": "Figure 2: hit rate by scale of the true answer, bands of sign(a)·log10(1 + |a|)" + said,
+        "answer_histogram": "Figure 2: counts of hits and misses (unparsed answers: misses) by true answer, 49 bins "
+                            "on [−20, 20], every answer of each agent" + said,
+    }
+
+
+TITLES = titles()
 
 
 def item_table(study: Study) -> pd.DataFrame:
@@ -77,20 +112,30 @@ def answers_table(study: Study, items: pd.DataFrame, skip: set[int]) -> pd.DataF
     return pd.concat(frames, ignore_index=True).join(items, on="item_id", how="inner")
 
 
+def refinement_label(run: ElicitationRun) -> str:
+    """How the self-refinement table names a refinement run."""
+    how = (f"imported from {run.source_file}" if run.source == ElicitationRun.Source.IMPORTED
+           else f"seed {run.refine_seed}")
+    return (f"run {run.pk}: {run.endpoint.name} ({run.mode}) refining run {run.refines_id} "
+            f"({run.refine_setting}, e={run.refine_shown}, {how})")
+
+
 def refinement_answers(runs: list[ElicitationRun], items: pd.DataFrame) -> pd.DataFrame:
-    """One row per refinement answer and kind (chosen, proposed), with the run's description."""
+    """One row per refinement answer and kind (chosen, proposed), with the run's description; ``both_read``
+    says whether the answer's chosen and proposed intervals were both read."""
     rows = []
     for run in runs:
-        label = (f"run {run.pk}: {run.endpoint.name} ({run.mode}) refining run {run.refines_id} "
-                 f"({run.refine_setting}, e={run.refine_shown}, seed {run.refine_seed})")
+        label = refinement_label(run)
         answers = (ModelResponse.objects.filter(run=run, status__in=ANSWER_STATUSES)
-                   .values_list("item_id", "lower", "upper", "detail"))
+                   .order_by("item_id", "sample_index").values_list("item_id", "lower", "upper", "detail"))
         for item_id, lower, upper, detail in answers.iterator():
             chosen = (detail or {}).get("chosen") or [None, None]
-            common = {"agent": label, "setting": run.refine_setting, "item_id": item_id}
+            both = None not in (chosen[0], chosen[1], lower, upper)
+            common = {"agent": label, "setting": run.refine_setting, "candidates": run.refine_shown,
+                      "item_id": item_id, "both_read": both}
             rows.append({**common, "kind": "chosen", "lower": chosen[0], "upper": chosen[1]})
             rows.append({**common, "kind": "proposed", "lower": lower, "upper": upper})
-    columns = ["agent", "setting", "item_id", "kind", "lower", "upper"]
+    columns = ["agent", "setting", "candidates", "item_id", "both_read", "kind", "lower", "upper"]
     table = pd.DataFrame(rows, columns=columns)
     for column in ("lower", "upper"):
         table[column] = table[column].astype(float)
@@ -105,13 +150,18 @@ def with_all_sources(df: pd.DataFrame, score, by: list[str]) -> pd.DataFrame:
     return table[[*by, "source", *[c for c in table.columns if c not in (*by, "source")]]]
 
 
-def generation_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Table 4: one parsed answer per item drawn ``DRAWS`` times (unparseable answers are never drawn; they are
-    counted in ``unparsed`` over all answers)."""
-    parsed = df[df["lower"].notna() & df["upper"].notna()]
+def drawn_answers(df: pd.DataFrame, reading: str) -> pd.DataFrame:
+    """The answers the draws pick from: every answer (authors) or the parsed ones (text)."""
+    return df if reading == "authors" else df[df["lower"].notna() & df["upper"].notna()]
+
+
+def generation_table(df: pd.DataFrame, reading: str = "text") -> pd.DataFrame:
+    """Table 4: one answer per item drawn ``DRAWS`` times among the parsed answers (text) or among all of them
+    (authors); ``unparsed`` counts every unparsed answer."""
+    pool = drawn_answers(df, reading)
 
     def score(data: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-        drawn = resampled(parsed.loc[parsed.index.intersection(data.index)], lambda t: hit_table(t, by),
+        drawn = resampled(pool.loc[pool.index.intersection(data.index)], lambda t: hit_table(t, by, reading=reading),
                           keys=[*by, "item_id"], index=by, draws=DRAWS, seed=SEED)
         unparsed = data["lower"].isna().groupby([data[b] for b in by]).sum().rename("unparsed").reset_index()
         return drawn.drop(columns=["unparsed", "unparsed_sd"]).merge(unparsed, on=by, how="right")
@@ -126,14 +176,21 @@ class BahajSection:
     answers: pd.DataFrame
     refinements: pd.DataFrame
     tables_: dict[str, pd.DataFrame]
+    reading: str = "text"
+    mixed: int = 15
     titles: dict[str, str] = field(default_factory=lambda: dict(TITLES))
+
+    def __post_init__(self) -> None:
+        self.titles = titles(self.reading, self.mixed)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return dict(self.tables_)
 
     def figures(self) -> list[tuple[str, Any]]:
-        from analysis.reports.bahaj_figures import hit_scale_figure
+        from analysis.reports.bahaj_figures import answer_histogram_figure, hit_scale_figure
 
+        if "answer_histogram" in self.tables_:
+            return [("answer-histogram", answer_histogram_figure(self.tables_["answer_histogram"]))]
         if "hit_by_scale" not in self.tables_:
             return []
         return [("hit-by-scale", hit_scale_figure(hit_by_question(self.answers), self.tables_["hit_by_scale"]))]
@@ -143,26 +200,50 @@ class BahajSection:
         return {"agents": agents, "answers": int(len(self.answers)),
                 "unparsed_answers": int((self.answers["lower"].isna()).sum()) if not self.answers.empty else 0,
                 "refinement_runs": sorted(self.refinements["agent"].unique()) if not self.refinements.empty else [],
-                "draws": DRAWS, "draw_seed": SEED, "aggregation_k": {"single": 3, "mixed": 9}}
+                "reading": self.reading, "reading_means": READING_NAMES[self.reading],
+                "mixed_intervals": self.mixed,
+                "draws": DRAWS, "draw_seed": SEED, "draw_streams": "one generator per agent: seed and SHA-256 of its name",
+                "aggregation_k": {"single": 3, "mixed": self.mixed},
+                "aggregation_replacement": self.reading == "authors"}
 
     def summary_text(self) -> str:
         table = self.tables_["overprecision"]
         shown = table[table["source"] == ALL]
         shown = shown[[c for c in ("agent", "hit@95", "hit@90", "hit@80", "hit@70", "hit@60", "hit_avg", "corr",
                                    "unparsed") if c in shown.columns]]
-        return "Overprecision (hit %, mean of 10 draws):\n" + shown.round(3).to_string(index=False)
+        head = (f"Bahaj reading: {self.reading} ({READING_NAMES[self.reading]}); mixed_intervals: {self.mixed}\n")
+        return head + "Overprecision (hit %, mean of 10 draws):\n" + shown.round(3).to_string(index=False)
 
 
-def refinement_table(refined: pd.DataFrame) -> pd.DataFrame:
-    columns = ["agent", "setting", "source", "kind", "hit@95", "hit@90", "hit@80", "hit@70", "hit@60", "hit_avg",
-               "corr", "n", "unparsed"]
+REFINEMENT_COLUMNS = ["agent", "setting", "candidates", "source", "kind", "hit@95", "hit@90", "hit@80", "hit@70",
+                      "hit@60", "hit_avg", "corr", "n", "unparsed", "dropped"]
+
+
+def refinement_table(refined: pd.DataFrame, reading: str = "text") -> pd.DataFrame:
+    """Tables 7–8. Text reading: each kind scored over its read intervals (unread ones counted in ``unparsed``).
+    Authors' reading: only the answers whose chosen and proposed intervals were both read (the others counted in
+    ``dropped``); the mixed setting gets hit-avg only."""
     if refined.empty:
-        return pd.DataFrame(columns=columns)
-    table = with_all_sources(refined, lambda d, by: hit_table(d, by), ["agent", "setting", "kind"])
-    return table[columns]
+        return pd.DataFrame(columns=REFINEMENT_COLUMNS)
+    by = ["agent", "setting", "candidates", "kind"]
+    if reading == "text":
+        return with_all_sources(refined, lambda d, b: hit_table(d, b), by).assign(dropped=0)[REFINEMENT_COLUMNS]
+    kept = refined[refined["both_read"]]
+    dropped = (~refined["both_read"]).groupby([refined[b] for b in by]).sum().rename("dropped").reset_index()
+    table = (with_all_sources(kept, lambda d, b: hit_table(d, b, reading="authors"), by) if not kept.empty
+             else pd.DataFrame(columns=[*by, "source"]))
+    table = table.merge(dropped.assign(source=ALL), on=[*by, "source"], how="outer")  # all dropped: a row still
+    mixed = table["setting"] == "mixed"
+    table.loc[mixed, [f"hit@{c}" for c in LEVELS] + ["corr"]] = np.nan
+    table = table.reindex(columns=REFINEMENT_COLUMNS)
+    order = {s: i for i, s in enumerate([ALL, *sorted(set(table["source"]) - {ALL})])}
+    return table.sort_values(["agent", "kind", "source"], key=lambda col: col.map(order) if col.name == "source"
+                             else col, kind="stable").reset_index(drop=True)
 
 
 def build(study: Study) -> BahajSection:
+    reading = study.report_option("reading")
+    mixed = mixed_intervals(reading, study.report_option("mixed_intervals"))
     items = item_table(study)
     refinements = refinement_runs(study)
     answers = answers_table(study, items, {r.pk for r in refinements})
@@ -170,21 +251,24 @@ def build(study: Study) -> BahajSection:
         raise ReportError(f"study {study.slug!r} has no answers yet: start a run (e.g. elicit {study.slug} --mode "
                           "sampled --samples 5) or let participants answer")
     refined = refinement_answers(refinements, items)
-    parsed = answers[answers["lower"].notna()]
-    if parsed.empty:  # only unparseable answers so far: the counts, no scores
+    section = dict(study=study, answers=answers, refinements=refined, reading=reading, mixed=mixed)
+    parsed = answers[answers["lower"].notna() & answers["upper"].notna()]
+    if parsed.empty and reading == "text":  # only unparsed answers so far: the counts, no scores
         unparsed = with_all_sources(answers, lambda d, by: d.groupby(by).size().rename("unparsed").reset_index(),
                                     ["agent"])
-        tables = {"overprecision": unparsed, "self_refinement": refinement_table(refined)}
-        return BahajSection(study=study, answers=answers, refinements=refined, tables_=tables)
-    tables = {
-        "overprecision": generation_table(answers),
-        "interval_scores": with_all_sources(parsed, lambda d, by: deviation_table(d, by), ["agent"]),
-        "aggregation_single": with_all_sources(parsed, lambda d, by: single_setting(d, by, draws=DRAWS, seed=SEED),
-                                               ["agent"]),
-        "aggregation_mixed": with_all_sources(parsed, lambda d, by: mixed_setting(d, by, draws=DRAWS, seed=SEED),
-                                              ["agent"]),
-        "self_refinement": refinement_table(refined),
-        "hit_by_scale": hit_by_scale(parsed),
-    }
-    return BahajSection(study=study, answers=answers, refinements=refined, tables_=tables)
-
+        tables = {"overprecision": unparsed, "self_refinement": refinement_table(refined, reading)}
+        return BahajSection(tables_=tables, **section)
+    pool = drawn_answers(answers, reading)
+    tables = {"overprecision": generation_table(answers, reading)}
+    if not parsed.empty:
+        tables["interval_scores"] = with_all_sources(parsed, lambda d, by: deviation_table(d, by), ["agent"])
+    tables["aggregation_single"] = with_all_sources(
+        pool, lambda d, by: single_setting(d, by, draws=DRAWS, seed=SEED, reading=reading), ["agent"])
+    tables["aggregation_mixed"] = with_all_sources(
+        pool, lambda d, by: mixed_setting(d, by, draws=DRAWS, seed=SEED, reading=reading, mixed=mixed), ["agent"])
+    tables["self_refinement"] = refinement_table(refined, reading)
+    if reading == "authors":
+        tables["answer_histogram"] = answer_histogram(answers)
+    else:
+        tables["hit_by_scale"] = hit_by_scale(parsed)
+    return BahajSection(tables_=tables, **section)

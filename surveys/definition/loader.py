@@ -28,8 +28,9 @@ from .schema import Definition
 from .study_fields import CODE_FIELDS, STUDY_FIELDS
 from .templates import TemplateProblem, template_fields
 
-# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py).
-ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer"})
+# Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py), and
+# ``page``, the rendered page a prompt quotes (Instrument.prompt_context).
+ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer", "page"})
 
 FileReader = Callable[[str], bytes]
 

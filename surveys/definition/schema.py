@@ -159,18 +159,34 @@ class ParticipantsTable(Table):
     idle_timeout_minutes: int | None = Field(None, ge=1)
 
 
+#: Names a questionnaire field may not take: the combined export's columns and the analysis table's
+#: (analysis/exports.py, analysis/dataset.py), which its column sits beside (tests/test_questionnaire.py checks).
+RESERVED_FIELD_NAMES = frozenset({
+    "study", "item_id", "item_key", "kind", "expression", "is_control", "statement_id", "truth", "context",
+    "language", "respondent_type", "respondent_id", "participant_status", "agent", "model", "mode", "run_id",
+    "sample_index", "value", "choice", "lower", "upper", "bin", "distribution", "raw_text", "status",
+    "time_taken_ms", "included", "timestamp", "channel", "respondent", "label", "participant_id", "dist",
+})
+
+
 class QuestionnaireField(Table):
     """``[[questionnaire]]``: one question about the participant (age, gender, first language, …), typed so a
-    model persona can carry the same field."""
+    model persona can carry the same field. Answers are stored per participant under ``name`` (a number as a
+    number, a choice as its key, text as text; an optional field left empty as null)."""
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)
-    label: str = Field(min_length=1)
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40,
+                      description="The answer's name in the export and the report (lower case, digits, _).")
+    label: str = Field(min_length=1, description="The question as participants read it.")
     type: Literal["choice", "number", "text"] = "choice"
-    choices: list[Option] = Field(default_factory=list)
-    min: float | None = None
-    max: float | None = None
+    choices: list[Option] = Field(default_factory=list, description="Choice: the options (radio buttons), in "
+                                  "the order shown; plain strings are both key and label.")
+    min: float | None = Field(None, description="Number: the smallest value accepted.")
+    max: float | None = Field(None, description="Number: the largest value accepted.")
+    integer: bool = Field(False, description="Number: whole numbers only (e.g. an age in years).")
+    max_length: int = Field(200, ge=1, le=2000, description="Text: the longest answer accepted, in characters.")
     required: bool = True
-    when: Literal["before", "after"] = "before"
+    when: Literal["before", "after"] = Field("before", description="Asked before the items (after consent) "
+                                             "or after the last item (before the completion page).")
 
     @field_validator("choices", mode="before")
     @classmethod
@@ -182,10 +198,21 @@ class QuestionnaireField(Table):
 
     @model_validator(mode="after")
     def _coherent(self) -> "QuestionnaireField":
+        if self.name in RESERVED_FIELD_NAMES:
+            raise ValueError(f"questionnaire field name {self.name!r} is taken by an export column; choose "
+                             f"another (e.g. participant_{self.name})")
         if self.type == "choice" and not self.choices:
             raise ValueError(f"choice field {self.name!r} needs choices")
+        if self.type != "choice" and self.choices:
+            raise ValueError(f"field {self.name!r}: choices are only for type = \"choice\"")
+        if self.type != "number" and (self.min is not None or self.max is not None):
+            raise ValueError(f"field {self.name!r}: min and max are only for type = \"number\"")
         if self.min is not None and self.max is not None and self.min >= self.max:
             raise ValueError(f"min ({self.min:g}) must be below max ({self.max:g})")
+        keys = [c.key for c in self.choices]
+        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        if duplicates:
+            raise ValueError(f"field {self.name!r}: choice keys repeat: {', '.join(duplicates)}")
         return self
 
 

@@ -166,6 +166,16 @@ class Instrument:
         other languages returns it for ``language`` (the study's language)."""
         return {"task": self.task_intro, "scale_ends": list(self.scale_ends)}
 
+    def study_intro(self, study: Any) -> dict[str, Any]:
+        """The task description of ``study``'s instructions page: its definition's named texts
+        ``wording.task_intro`` and ``wording.scale_ends`` where it has them, else :meth:`intro` in the study's
+        language."""
+        named = self.wording(study).get("wording") or {}
+        if "task_intro" in named:
+            ends = named.get("scale_ends") or []
+            return {"task": named["task_intro"], "scale_ends": [ends] if isinstance(ends, str) else list(ends)}
+        return self.intro(study.language)
+
     def prompt_block(self, item: "Item", with_answer: bool) -> str:
         """One question of the prompt, ending where the answer starts (followed by a demonstration's
         answer when ``with_answer``)."""
@@ -179,9 +189,19 @@ class Instrument:
         wording = self.wording(item.study)
         if not definition_wording.has_prompt(wording):
             raise NotImplementedError(f"{self.name}: no [prompt] templates")
-        demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.template_context)
-        text, messages, shots = definition_wording.assemble_prompt(wording, style, self.template_context(item), demos)
+        demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.prompt_context)
+        text, messages, shots = definition_wording.assemble_prompt(wording, style, self.prompt_context(item), demos)
         return Prompt(text=text, messages=messages, shots=shots)
+
+    def prompt_context(self, item: "Item") -> dict[str, Any]:
+        """What the prompt templates see: the item's :meth:`template_context` and, where the definition words
+        the page, ``page`` (the item's rendered ``sentence``, ``question`` and ``hints``), so that a prompt
+        quotes the page without repeating its wording."""
+        context = self.template_context(item)
+        wording = self.wording(item.study)
+        if definition_wording.has_page(wording):
+            context["page"] = definition_wording.page_text(wording, context)
+        return context
 
     def prompt_for_sample(self, item: "Item", demonstrations: list["Item"], few_shot: bool, style: str,
                           sample_index: int = 0, seed: int | None = None) -> Prompt:

@@ -36,8 +36,8 @@ import zlib
 from typing import TYPE_CHECKING, Any, Mapping
 
 from surveys.families import bahaj
-from surveys.report_options import ReportOption
 
+from .bahaj_options import REPORT_OPTIONS
 from .base import ImportRowError, Instrument, Prompt, Speaker
 from .interval_text import plain, read_interval, to_number
 from .shapes import IntervalShape, ParsedAnswer, Answer
@@ -49,16 +49,6 @@ LEVELS: tuple[int, ...] = (60, 70, 80, 90, 95)
 AUTHORS_STYLES: dict[str, str] = {"authors-vanilla": "vanilla", "authors-cot": "cot"}  # style → the authors' strategy
 AUTHORS_REFINE = "authors-refine"
 STYLES: tuple[str, ...] = ("standard", "cot", "hint", "cot_hint", "refine", *AUTHORS_STYLES, AUTHORS_REFINE)
-READING = ReportOption(
-    "reading",
-    {"text": "the platform's reading: numbers read as written (\"1.5 million\", \"2.5e6\", \"$1,200\", \"-3 to 5\"), "
-             "the lower_bound/upper_bound lines win over other numbers, else the last interval written; a reversed "
-             "interval or a single number is unparseable",
-     "authors": "the authors' rule-based cleaner (Bahaj et al.'s notebooks): the lower_bound/upper_bound lines "
-                "with its lossy rules (\"1.5 million\" → 1.5, \"$1,200\" → missing, \"-3 to 5\" → −35); unparsed "
-                "answers and reversed bounds count as misses, point intervals are allowed; refinement replies are "
-                "Python literals"},
-    help="How model answers are read (Bahaj et al.; docs/reference/bahaj-protocol.md).")
 
 
 def read_answer(raw: str, reading: str) -> bahaj.AuthorsReading:
@@ -115,7 +105,7 @@ class IntervalConfidence(Instrument):
     shape = IntervalShape()
     prompt_styles = STYLES
     report_sections = ("bahaj",)
-    report_options = {"reading": READING}
+    report_options = REPORT_OPTIONS  # reading, mixed_intervals (bahaj_options.py)
     prompt_version_prefix = "bahaj"
     attention_filter_default = False
     import_columns = ("question", "answer")

@@ -1,16 +1,23 @@
 """Speaker belief (Belem et al. 2024): "[Speaker] believes it's [expression] that [statement]."
 
 Answer: the probability, from the speaker's perspective, that the statement is true, on 0–100 in
-steps of 5 (21 bins). The participant page and the model prompt (the paper's Fig. 10/11) are both
-built from the functions below, so the wording exists once.
+steps of 5 (21 bins). The wording (the participant page and the paper's Fig. 10/11 prompt, the task
+description of the instructions page) is in the shipped definition ``studies/belem/study.toml``, or a
+study's own; this module holds the family's logic: the fields its templates compute (the speaker shown,
+the statement clause with pronouns filled, the scale), the expressions and their order, the speaker
+names, the item import and its checks, and the paper's demonstrations for a study imported without any.
 """
 from __future__ import annotations
 
 import ast
 import re
+import tomllib
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from surveys.definition.files import STUDIES_DIR
+
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -46,42 +53,26 @@ PRONOUNS: dict[str, dict[str, str]] = {
     "nonbinary": {"they": "they", "their": "their"},
 }
 
-# The demonstration pairs of Belem et al., App. C.3, for replicating the paper's prompts.
-PAPER_DEMONSTRATIONS: dict[str, list[dict[str, Any]]] = {
-    "non-verifiable": [
-        {"speaker_name": "Kathleen", "speaker_gender": "female", "expression": "impossible",
-         "statement": "the cafe made a profit in the last 6 months.", "demo_answer": 0},
-        {"speaker_name": "Cedric", "speaker_gender": "male", "expression": "certain",
-         "statement": "the new treatment will improve the patient's condition.", "demo_answer": 100},
-    ],
-    "verifiable": [
-        {"speaker_name": "Kathleen", "speaker_gender": "female", "expression": "impossible",
-         "statement": "the Sun orbits around the planet Earth.", "demo_answer": 0},
-        {"speaker_name": "Cedric", "speaker_gender": "male", "expression": "certain",
-         "statement": "all metals can conduct electricity.", "demo_answer": 100},
-    ],
-}
-
-TASK_INTRO = (
-    "In this experiment, you will be shown text reflecting an individual's beliefs about a statement. "
-    "You will then be asked to judge, in your opinion, the strength of that individual's belief. "
-    "To do so, you will provide a probability (expressed as a percentage) where:"
-)
-SCALE_ENDS = (
-    "The number 0 indicates that the individual believes with certainty that the statement is false.",
-    "The number 100 indicates that the individual believes with certainty that the statement is true.",
-)
-EXAMPLES_INTRO = (
-    "You will be shown two example question and response pairs below to familiarize you with the "
-    "experiment setup. After the examples, you will be asked to answer a new question."
-)
-TEST_INTRO = "Given the examples before, answer the following question by writing a single number as the answer."
-OPTIONS_LINE = "Choose the answer from the following options:"
-ANSWER_CUE = "Correct answer:"
+# The demonstration pairs of Belem et al., App. C.3 (by set: "non-verifiable", "verifiable").
+PAPER_DEMONSTRATIONS_FILE = STUDIES_DIR / "belem" / "paper-demonstrations.toml"
 
 PLACEHOLDER = re.compile(r"\[\[(.*?)\]\]")
 TRUE_VALUES = {"true", "1", "yes"}
 FALSE_VALUES = {"false", "0", "no", ""}
+
+
+@lru_cache(maxsize=1)
+def _paper_demonstrations() -> dict[str, tuple[dict[str, Any], ...]]:
+    with PAPER_DEMONSTRATIONS_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+    return {which: tuple(pair) for which, pair in data.items()}
+
+
+def paper_demonstrations(which: str) -> list[dict[str, Any]]:
+    """The paper's demonstration pair of set ``which`` ("non-verifiable" or "verifiable") as Item fields
+    (``answer`` as ``demo_answer``), read from ``studies/belem/paper-demonstrations.toml``."""
+    return [{name: value for name, value in demo.items() if name != "answer"} | {"demo_answer": demo["answer"]}
+            for demo in _paper_demonstrations()[which]]
 
 
 def _clause(statement: str) -> str:
@@ -111,10 +102,9 @@ class SpeakerBelief(Instrument):
     )
     expressions = EXPRESSIONS
     names = NAMES
-    task_intro = TASK_INTRO
-    scale_ends = SCALE_ENDS
+    default_definition = "belem/study.toml"
 
-    # --- wording -------------------------------------------------------------------
+    # --- what the templates compute ------------------------------------------------------------------
     def _parts(self, item: "Item", speaker: Speaker | None) -> tuple[str, str]:
         """(speaker name, statement clause with pronouns filled) for one rendering."""
         if speaker is not None:
@@ -128,45 +118,14 @@ class SpeakerBelief(Instrument):
             clause = clause.replace(f"[[{placeholder}]]", word)
         return name, clause
 
-    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
+    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """The item's fields and named texts, plus ``speaker`` (the name shown: the participant's drawn
+        speaker, else the item's), ``clause`` (the statement without its final full stop, its ``[[they]]``
+        and ``[[their]]`` filled with the speaker's pronouns) and ``scale_values`` (0, 5, …, 100)."""
+        context = super().template_context(item, speaker)
         name, clause = self._parts(item, speaker)
-        if item.is_control or not item.expression:
-            return f"{name} believes {clause}."
-        return f"{name} believes it's {item.expression} that {clause}."
-
-    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
-        name, clause = self._parts(item, speaker)
-        return (f"Provide a number between 0 and 100 that reflects, from {name}'s perspective, "
-                f"the probability (expressed as a percentage) that {clause}.")
-
-    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
-        name, clause = self._parts(item, speaker)
-        return [f"{end} indicates {name} believes there is a {end}% chance that {clause}." for end in (0, 100)]
-
-    def prompt_block(self, item: "Item", with_answer: bool) -> str:
-        """One question in the prompt (Fig. 11), followed by the options and the answer cue."""
-        options = ", ".join(str(int(v)) for v in self.answer_options())
-        hints = "\n".join(f"- {h}" for h in self.hints(item))
-        answer = f" {item.demo_answer:g}" if with_answer else ""
-        return (f'Sentence: "{self.sentence(item)}"\n\nQuestion: {self.question(item)}\n\n{hints}\n\n'
-                f"{OPTIONS_LINE}\n{options}\n{ANSWER_CUE}{answer}")
-
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
-                     style: str = "standard") -> Prompt:
-        demos = list(demonstrations) if few_shot else []
-        scale = "\n".join(f"- {line}" for line in SCALE_ENDS)
-        header = f"{TASK_INTRO}\n\n{scale}"
-        parts = [header]
-        if demos:
-            parts.append(EXAMPLES_INTRO)
-            for i, demo in enumerate(demos, start=1):
-                parts.append(f"Example Question {i}\n{self.prompt_block(demo, with_answer=True)}")
-        test_intro = TEST_INTRO if demos else TEST_INTRO.replace("Given the examples before, answer", "Answer")
-        question = self.prompt_block(item, with_answer=False)
-        parts.append(f"Question {test_intro}\n\n{question}")
-        system = header + ("\n\n" + EXAMPLES_INTRO if demos else "")
-        return Prompt(text="\n\n".join(parts), shots=len(demos),
-                      messages=self.chat_messages(system, demos, f"{test_intro}\n\n{question}"))
+        context.update(speaker=name, clause=clause, scale_values=self.answer_options())
+        return context
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:
@@ -178,7 +137,7 @@ class SpeakerBelief(Instrument):
     def default_demonstrations(self, items: list["Item"]) -> list[dict[str, Any]]:
         """The paper's demonstration pair matching the imported set (verifiable if any item has a truth value)."""
         which = "verifiable" if any(i.truth for i in items) else "non-verifiable"
-        return [dict(d) for d in PAPER_DEMONSTRATIONS[which]]
+        return paper_demonstrations(which)
 
     def canonical_order(self) -> list[str]:
         return list(EXPRESSIONS)

@@ -1,6 +1,6 @@
 """python manage.py import_model_answers <study> <file> --model NAME [--mode greedy|sampled] [--prompt-style S]
 [--shape long|wide] [--key-column COL | --field FIELD=COL …] [--set FIELD=VALUE …] [--answer-column COL]
-[--scale auto|1|100] …"""
+[--scale auto|1|100] [--refines RUN [--refine-setting single|mixed] [--candidates N]] …"""
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
@@ -69,6 +69,15 @@ class Command(BaseCommand):
         parser.add_argument("--allow-missing", action="store_true",
                             help="wide files: import although some of the study's WEPs have no answer in the file "
                                  "(default: refused, naming them)")
+        parser.add_argument("--refines", type=int, metavar="RUN",
+                            help="the answers are self-refinements (Bahaj et al. Tables 7-8) of run RUN of the study, "
+                                 "made elsewhere: each answer is the reply's text, or the columns chosen_answer and "
+                                 "proposed_answer; the report scores the run in its self-refinement table, not in "
+                                 "Table 4")
+        parser.add_argument("--refine-setting", choices=["single", "mixed"], default="single",
+                            help="refinements: candidates from one level (single, default) or from all levels (mixed)")
+        parser.add_argument("--candidates", type=int, default=3, metavar="N",
+                            help="refinements: candidates shown per prompt (default 3, as the paper says)")
         parser.add_argument("--keep-missing", action="store_true",
                             help="keep empty/NA cells as unparseable answers (default: skip and count them)")
 
@@ -91,7 +100,8 @@ class Command(BaseCommand):
             scale=options["scale"], keep_missing=options["keep_missing"], allow_missing=options["allow_missing"], mode=options["mode"],
             temperature=options["temperature"], prompt_style=options["prompt_style"],
             few_shot=not options["zero_shot"], prompt_version=options["prompt_version"], name=options["name"],
-            aliases=aliases)
+            aliases=aliases, refines=options["refines"], refine_setting=options["refine_setting"],
+            candidates=options["candidates"])
         try:
             summary = import_model_answers(study, options["file"], settings)
         except FileNotFoundError:

@@ -24,7 +24,9 @@ class Command(ElicitCommand):
         add_as_argument(parser)
         parser.add_argument("source", type=int, help="id of the run whose answers are shown")
         parser.add_argument("--endpoint", help="endpoint that refines (default: the source run's)")
-        parser.add_argument("--shown", type=int, default=3, help="answers shown per prompt (e; default 3)")
+        parser.add_argument("--shown", type=int, default=3,
+                            help="answers shown per prompt (e, the candidates; default 3, as the paper says: the "
+                                 "authors' stored Table 7 equals their n = 4 curve, see the metrics reference)")
         parser.add_argument("--setting", default="single", choices=REFINE_SETTINGS,
                             help="single: answers at the item's own level; mixed: answers at every level")
         parser.add_argument("--draw-seed", type=int, default=0, help="seed of the draws of shown answers")

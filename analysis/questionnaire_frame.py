@@ -1,0 +1,41 @@
+"""A study's participants and their questionnaire answers as one typed table, for the report to group answers by
+questionnaire fields (``[report] group_by``): :func:`questionnaire_frame`."""
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.dataset import human_respondent
+from analysis.exports import hashed_id
+from analysis.questionnaire import column_types, study_fields, typed_values
+from surveys.models import Participant
+
+
+def questionnaire_frame(study, *, include_test: bool = False, completed_only: bool = True) -> pd.DataFrame:
+    """The study's participants' questionnaire answers, one row per participant, one typed column per field
+    (declared order), for the report to group answers by.
+
+    Indexed by ``respondent``, the participant's id in the report's answer table (analysis.dataset:
+    ``p<id>``, never the PROLIFIC_PID), so ``answers.join(frame, on="respondent")`` puts each answer beside its
+    participant's fields; ``respondent_id`` is the combined export's salted id of the same person. Like the
+    report, only completed participants (``completed_only``) and no test participants (``include_test``).
+    A study without a questionnaire gives an empty frame with only ``respondent_id``.
+    """
+    fields = study_fields(study)
+    participants = Participant.objects.filter(study=study).order_by("pk")
+    if completed_only:
+        participants = participants.filter(status=Participant.Status.COMPLETED)
+    if not include_test:
+        participants = participants.filter(is_test=False)
+    rows = [(human_respondent(pk), hashed_id(pid), *typed_values(fields, stored))
+            for pk, pid, stored in participants.values_list("pk", "prolific_pid", "questionnaire")]
+    columns = ["respondent", "respondent_id", *(f.name for f in fields)]
+    frame = pd.DataFrame.from_records(rows, columns=columns).set_index("respondent")
+    frame["respondent_id"] = frame["respondent_id"].astype("str")
+    types = column_types(fields)
+    for field in fields:
+        if field.type == "choice":
+            keys = [c.key for c in field.choices]
+            frame[field.name] = pd.Categorical(frame[field.name], categories=keys)
+        else:
+            frame[field.name] = frame[field.name].astype(types[field.name][1])
+    return frame

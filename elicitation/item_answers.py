@@ -17,7 +17,7 @@ def _key(text: str) -> str:
 
 def answer_of(kind: Instrument, row: Any) -> Answer:
     """The typed answer held in a stored row (Response or ModelResponse)."""
-    return kind.shape.from_columns({c: getattr(row, c) for c in ("value", "choice", "lower", "upper")})
+    return kind.shape.from_columns({c: getattr(row, c) for c in ("value", "choice", "lower", "upper", "text")})
 
 
 def category_shares(kind: Instrument, item: Any, humans: Iterable[Any], models: Iterable[Any]) -> list[dict[str, Any]]:

@@ -230,6 +230,7 @@ class ModelResponse(TypedAnswer, models.Model):
     choice = models.CharField(max_length=100, blank=True, help_text="The chosen option's key (choice kinds).")
     lower = models.FloatField(null=True, blank=True, help_text="Lower bound (interval kinds).")
     upper = models.FloatField(null=True, blank=True, help_text="Upper bound (interval kinds).")
+    text = models.TextField(blank=True, default="", help_text="A free-text answer: the raw output, stripped.")
     parse_error = models.CharField(max_length=300, blank=True)
     distribution = models.JSONField(null=True, blank=True,
                                     help_text='{"0": p, "5": p, …, "100": p, "-1": non-number mass}')

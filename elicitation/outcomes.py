@@ -40,6 +40,7 @@ class Outcome:
     choice: str = ""
     lower: float | None = None
     upper: float | None = None
+    text: str = ""  # a free-text answer (the raw output, stripped)
     parse_error: str = ""
     distribution: dict[str, float] | None = None
     coverage: float | None = None
@@ -53,4 +54,4 @@ class Outcome:
     def answer_columns(self) -> dict[str, Any]:
         """The typed answer columns written to the ModelResponse row."""
         return {"value": self.value, "bin": self.bin, "choice": self.choice, "lower": self.lower,
-                "upper": self.upper}
+                "upper": self.upper, "text": self.text}

@@ -1,8 +1,9 @@
 """Self-refinement (Bahaj et al. §3.2.2, Table 2): a run built on a run.
 
 A refinement run (``ElicitationRun.refines`` = the source run, prompt style ``refine``) asks, for each item and
-sample, Table 2's prompt: the question and e answers of the source run for the same question with their
-confidence levels, drawn at random —
+sample, Table 2's prompt (worded by the study's ``[prompt.styles.refine]``, else the shipped
+studies/bahaj/study.toml's: ``IntervalConfidence.refinement_prompt``): the question and e answers of the source run
+for the same question with their confidence levels, drawn at random —
 
 - setting ``single``: from the source run's parsed answers to the same item (the question at the same level);
 - setting ``mixed``: from its parsed answers to every level of the question (items sharing ``statement_id``);
@@ -46,7 +47,7 @@ from django.db import transaction
 from surveys.families import bahaj
 from surveys.instruments import Instrument, Prompt
 from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
-from surveys.instruments.interval_text import IntervalReading, plain, read_interval
+from surveys.instruments.interval_text import IntervalReading, read_interval
 from surveys.models import Item
 
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -54,18 +55,6 @@ from .modes import complete
 from .outcomes import Completion, Outcome
 from .run_settings import refine_style
 
-CONTEXT = ("Context: A group of people were given a question and asked for two numbers, a lower and an upper "
-           "bound, such that they were sure, at a stated level of confidence, that the right answer lies between "
-           "them. Their answers and the confidence level each was given at are listed below.")
-INSTRUCTIONS = (
-    "Instructions:",
-    "- Analyse the question, the answers to the question and their corresponding confidence level.",
-    "- Determine the most likely answer among the possible answers (chosen_answer), and propose a new answer "
-    "that is more likely to contain the right answer (proposed_answer).",
-    "- Give your reasoning for each.",
-    '- Your output should have the following format: {"chosen_answer": [lower_bound, upper_bound], '
-    '"chosen_reason": "...", "proposed_answer": [lower_bound, upper_bound], "proposed_reason": "..."}',
-)
 Shown = tuple[int, float, float, int]  # (model response id, lower, upper, confidence)
 
 
@@ -114,14 +103,6 @@ def draw(run: ElicitationRun, item: Item, sample_index: int) -> list[Shown]:
     return rng.sample(answers, min(int(run.refine_shown or 0), len(answers)))
 
 
-def prompt_text(question: str, shown: list[Shown]) -> str:
-    """Table 2's prompt for ``question`` and the answers ``shown``."""
-    lines = [CONTEXT, *INSTRUCTIONS, f"Question: {question}", "Possible Answers:",
-             "lower_bound | upper_bound | confidence"]
-    lines += [f"{plain(lower)} | {plain(upper)} | {c}%" for _, lower, upper, c in shown]
-    return "\n".join(lines)
-
-
 def refinement_prompt(run: ElicitationRun, item: Item, sample_index: int) -> Prompt:
     """The prompt of one (item, sample) of a refinement run (ValueError when the source has nothing to show)."""
     if run.prompt_style == AUTHORS_REFINE:
@@ -134,8 +115,7 @@ def refinement_prompt(run: ElicitationRun, item: Item, sample_index: int) -> Pro
     shown = draw(run, item, sample_index)
     if not shown:
         raise ValueError(f"run {run.refines_id} has no parsed answer to show for item {item.key}")
-    text = prompt_text(item.statement, shown)
-    return Prompt(text=text + "\nOutput:", messages=[{"role": "user", "content": text}])
+    return run.study.kind.refinement_prompt(item, [(lower, upper, c) for _, lower, upper, c in shown])
 
 
 def _field(raw: str, key: str) -> IntervalReading:

@@ -48,6 +48,9 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     if run.budget_usd is not None and run.budget_usd <= 0:
         errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
     errors.update(likelihood_errors(run))
+    if run.study_id and run.study.kind.shape.whole_reply and mode not in (Mode.GREEDY, Mode.SAMPLED):
+        errors["mode"] = (f"a {run.study.kind.shape.name.replace('_', ' ')} answer is the model's whole reply: use "
+                          "the greedy or sampled mode.")
     if run.study_id:
         styles = run.study.kind.prompt_styles
         if run.prompt_style not in styles:

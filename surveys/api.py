@@ -408,14 +408,17 @@ class ResponseSerializer(serializers.ModelSerializer):
     item_key = serializers.CharField(source="item.key", read_only=True)
     position = serializers.IntegerField(source="assignment.position", read_only=True)
     speaker_name = serializers.CharField(source="assignment.speaker_name", read_only=True)
+    option_order = serializers.ListField(source="assignment.option_order", child=serializers.CharField(),
+                                         read_only=True, help_text="A randomised choice: the option keys in "
+                                         "the order the participant saw them (empty: as declared).")
     questionnaire = serializers.JSONField(source="participant.questionnaire", read_only=True,
                                           help_text="The participant's questionnaire answers: field name → value.")
 
     class Meta:
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
-                  "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "created_at",
-                  "questionnaire"]
+                  "value", "choice", "lower", "upper", "text", "option_order", "time_taken_ms", "client_time_ms",
+                  "created_at", "questionnaire"]
 
     def get_fields(self):
         fields = super().get_fields()

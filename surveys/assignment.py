@@ -244,6 +244,12 @@ def draw_speakers(study: Study, count: int, rng: random.Random) -> list[tuple[st
     return [(rng.choice(list(names[g])), g) for g in sequence]
 
 
+def option_seed(participant: Participant, item: Item) -> str:
+    """The seed of the option order a participant's slot shows (choices randomised per participant): the
+    same participant and item always draw the same order."""
+    return f"{participant.study.slug}:{participant.pk}:{item.key}"
+
+
 def assign(participant: Participant, rng: random.Random | None = None) -> list[Assignment]:
     """Create the participant's slots (once). The study row is locked so concurrent entries balance."""
     rng = rng or random.Random()
@@ -259,9 +265,11 @@ def assign(participant: Participant, rng: random.Random | None = None) -> list[A
         release_idle(participant.study, exclude=participant.pk)
         items = _draw(participant.study, pools, rng)
         speakers = draw_speakers(participant.study, len(items), rng)
+        kind = participant.study.kind
         slots = [
             Assignment(participant=participant, item=item, position=pos,
-                       speaker_name=(spk or ("", ""))[0], speaker_gender=(spk or ("", ""))[1])
+                       speaker_name=(spk or ("", ""))[0], speaker_gender=(spk or ("", ""))[1],
+                       option_order=kind.option_order(item, option_seed(participant, item)))
             for pos, (item, spk) in enumerate(zip(items, speakers), start=1)
         ]
         return Assignment.objects.bulk_create(slots)

@@ -70,6 +70,10 @@ ANSWER_MESSAGES = (
     gettext_noop("Each bound must be a number (for example 12 or -3.5)."),
     gettext_noop("The lower bound must not be greater than the upper bound."),
     gettext_noop("Please give one answer only."),
+    gettext_noop("Please choose one of the answers on the scale."),
+    gettext_noop("Please write an answer before continuing."),
+    gettext_noop("Your answer holds a character that cannot be stored (NUL); please remove it."),
+    gettext_noop("Please shorten your answer: it is longer than this question allows."),
 )
 
 ENDED_STATUSES = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.SCREENED_OUT)

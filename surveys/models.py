@@ -29,21 +29,22 @@ def validate_instrument(value: str) -> None:
         raise ValidationError(f"{value!r} is not a registered instrument (known: {known})")
 
 
-# A stored answer fills at least one typed column; an interval has both bounds, lower ≤ upper.
+# A stored answer fills at least one typed column (a free text counts); an interval has both bounds, lower ≤ upper.
 ANSWER_GIVEN = (Q(value__isnull=False) | ~Q(choice="")
-                | (Q(lower__isnull=False) & Q(upper__isnull=False)))
+                | (Q(lower__isnull=False) & Q(upper__isnull=False)) | ~Q(text=""))
 INTERVAL_ORDERED = Q(lower__isnull=True, upper__isnull=True) | Q(lower__lte=models.F("upper"))
 
 
 class TypedAnswer:
-    """Mixin of the models that store a typed answer in ``value``/``choice``/``lower``/``upper``."""
+    """Mixin of the models that store a typed answer in ``value``/``choice``/``lower``/``upper``/``text``."""
 
     @property
     def answer(self):
         """The stored answer as a surveys.instruments.Answer."""
         from .instruments import Answer
 
-        return Answer(value=self.value, choice=self.choice or "", lower=self.lower, upper=self.upper)
+        return Answer(value=self.value, choice=self.choice or "", lower=self.lower, upper=self.upper,
+                      free_text=self.text or "")
 
 
 def _new_code() -> str:
@@ -150,9 +151,10 @@ class Study(models.Model):
     @property
     def kind(self):
         """The study's instrument object (as configured by its definition, for kinds that are)."""
+        key = (self.instrument, id(self.definition))  # a new definition (loaded, synced) makes a new kind
         cached = self.__dict__.get("_kind")
-        if cached is None or cached[0] != self.instrument:
-            cached = (self.instrument, get_instrument(self.instrument).for_study(self))
+        if cached is None or cached[0] != key:
+            cached = (key, get_instrument(self.instrument).for_study(self))
             self.__dict__["_kind"] = cached
         return cached[1]
 
@@ -405,6 +407,9 @@ class Assignment(models.Model):
     speaker_name = models.CharField(max_length=100, blank=True)
     speaker_gender = models.CharField(max_length=20, blank=True)
     first_shown_at = models.DateTimeField(null=True, blank=True)
+    option_order = models.JSONField(default=list, blank=True,
+                                    help_text="The option keys in the order this slot shows them (a choice whose "
+                                              "options are randomised per participant; empty: as declared).")
 
     class Meta:
         ordering = ["participant", "position"]
@@ -426,8 +431,8 @@ class Response(TypedAnswer, models.Model):
     refuses a change of the answer, raw text, slot, participant or item).
 
     The answer is typed by the instrument's shape (surveys/instruments/shapes.py): ``value`` (a number on a
-    scale), ``choice`` (an option's key), or ``lower`` and ``upper`` (an interval); the other columns stay
-    empty. The database requires at least one of them and lower ≤ upper."""
+    scale), ``choice`` (an option's key), ``lower`` and ``upper`` (an interval) or ``text`` (free text); the
+    other columns stay empty. The database requires at least one of them and lower ≤ upper."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="response")
     participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="responses")
@@ -436,6 +441,7 @@ class Response(TypedAnswer, models.Model):
     choice = models.CharField(max_length=100, blank=True, help_text="The chosen option's key (choice kinds).")
     lower = models.FloatField(null=True, blank=True, help_text="Lower bound (interval kinds).")
     upper = models.FloatField(null=True, blank=True, help_text="Upper bound (interval kinds).")
+    text = models.TextField(blank=True, default="", help_text="A free-text answer, exactly as written.")
     raw = models.CharField(max_length=200, blank=True, help_text="The submitted value as sent.")
     time_taken_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Server-side: shown → saved.")
     client_time_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Measured in the browser.")

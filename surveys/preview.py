@@ -56,7 +56,8 @@ def preview_progress(study: Study, state: PreviewState) -> Progress:
     index = len(state.answers)
     item_id, name, gender = state.slots[index]
     item = Item.objects.select_related("study").get(pk=item_id, study=study)
-    slot = Assignment(item=item, position=index + 1, speaker_name=name, speaker_gender=gender)
+    slot = Assignment(item=item, position=index + 1, speaker_name=name, speaker_gender=gender,
+                      option_order=study.kind.option_order(item, f"preview:{study.slug}:{index}:{item.key}"))
     return Progress(Step.ITEM, slot=slot, number=index + 1, total=len(state.slots))
 
 
@@ -132,7 +133,7 @@ def preview_notes(study: Study) -> list[str]:
 def preview_summary(study: Study, state: PreviewState) -> dict[str, Any]:
     """What would happen at completion: the live attention check and the code that would be sent."""
     items = Item.objects.in_bulk([s[0] for s in state.slots[: len(state.answers)]])
-    typed = [(Answer(**a), items[s[0]]) for a, s in zip(state.answers, state.slots) if s[0] in items]
+    typed = [(Answer.from_columns(a), items[s[0]]) for a, s in zip(state.answers, state.slots) if s[0] in items]
     pairs = [(a.value, i) for a, i in typed]
     order = study.kind.canonical_order()
     rho = attention_rho([a for a, i in pairs if not i.is_control],

@@ -16,6 +16,8 @@ COLUMNS: tuple[str, ...] = (
     "sentence_shown", "value", "choice", "lower", "upper", "time_taken_ms", "client_time_ms", "answered_at",
     "imported", "test",  # test: a test participant (surveys.test_mode): not in reports or the combined export
     "channel",  # how they came in (surveys.channels): "prolific" or a recruitment channel's name
+    "text",  # a free-text answer, exactly as written
+    "option_order",  # a randomised choice: the option keys in the order this participant saw them ("B|A|C")
 )
 CHUNK_SIZE = 2000
 
@@ -63,6 +65,8 @@ def raw_rows(study: Study) -> Iterator[list[str]]:
             "true" if response.imported else "false",
             "true" if participant.is_test else "false",
             channel_name(participant),
+            response.text,
+            "|".join(slot.option_order or []),
         ]
 
 

@@ -153,7 +153,7 @@ def _item_context(study: Study, progress: Progress, error: str = "", refused: An
     shape = study.kind.shape
     return {
         "selected": shape.refused_selection(refused) if error and refused is not None else None,
-        "q": study.kind.page_context(slot.item, slot.speaker()),
+        "q": study.kind.slot_page_context(slot),
         "item_template": study.kind.template_name,
         "shape": study.kind.shape,
         "slot": slot,

@@ -9,6 +9,7 @@ from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from elicitation.runs import create_run, run_sync, start_run
+from generic_studies import FREE_TEXT, generic_study
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.demo.loader import load_demo
 from surveys.designs import generate_items
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 # What the stub answers for each kind (a readable answer of its shape).
 MODEL_ANSWERS = {"speaker_belief": "75", "wep_probability": "60", "wep_choice": "B",
-                 "interval_confidence": "10 to 20", "verbalisation_choice": "A"}
+                 "interval_confidence": "10 to 20", "verbalisation_choice": "A", "generic": "Because it says so."}
 # GET-only pages that refuse GET by design (they act on POST).
 POST_ONLY = {"analysis_studyanalysis_attention", "elicitation_elicitationrun_action"}
 
@@ -30,6 +31,8 @@ def human_answer(kind, item) -> Answer:
         return Answer(value=50)
     if kind.shape.name == "interval":
         return Answer(lower=1, upper=5)
+    if kind.shape.name == "free_text":
+        return Answer(free_text="Because it says so.")
     return Answer(choice=kind.options(item)[0].key)
 
 
@@ -55,6 +58,7 @@ def every_kind(stub):  # noqa: F811
     zh = Study.objects.create(slug="tang-zh", title="Tang zh", instrument="wep_probability", language="zh-hans",
                               status=Study.Status.LIVE)
     generate_items(zh, "tang-rq1", settings="CNC", language="zh")
+    generic_study("own", FREE_TEXT, items=4)  # a researcher's own study: free-text answers
     for study in Study.objects.all():
         items = list(study.main_items().order_by("id")[:4])
         stub.default = Reply.answer(MODEL_ANSWERS[study.instrument])

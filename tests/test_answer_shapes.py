@@ -99,7 +99,7 @@ def test_scale_parses_the_first_number_on_the_scale():
 
 
 def test_answer_columns_and_text():
-    assert Answer(choice="B").columns() == {"value": None, "choice": "B", "lower": None, "upper": None}
+    assert Answer(choice="B").columns() == {"value": None, "choice": "B", "lower": None, "upper": None, "text": ""}
     assert [Answer(value=37.5).text(), Answer(choice="B").text(), Answer(lower=1, upper=2.5).text()] == \
         ["37.5", "B", "[1, 2.5]"]
     assert read_option("a or b", FIVE) is None  # lower-case letters are words, not keys

@@ -63,7 +63,8 @@ def test_unreadable_intervals_keep_the_reason(text, reason):
 
 
 def item(confidence=90, truth=8849.0, key="everest|90"):
-    return Item(key=key, statement="How high is Mount Everest, in metres?", ground_truth=truth,
+    study = Study(slug="op", title="Op", instrument="interval_confidence")  # unsaved: worded by the shipped file
+    return Item(study=study, key=key, statement="How high is Mount Everest, in metres?", ground_truth=truth,
                 extra={"confidence": confidence, "source": "geography"})
 
 

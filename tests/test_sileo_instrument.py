@@ -9,13 +9,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.template.loader import render_to_string
 
-from surveys.demo.loader import DEMO_DIR
+from surveys.definition.files import STUDIES_DIR
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import AnswerError, get_instrument
 from surveys.instruments.wep_scale import WEP_MEDIANS, closest_weps, verbalise
 from surveys.models import Item, Study
 
-UNLI_DEMO = DEMO_DIR / "wep-unli-triples.csv"
+UNLI_DEMO = STUDIES_DIR / "sileo" / "wep-unli-triples.csv"
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_prompt_presents_the_same_two_options(kind, item):
     (a, text_a), (b, text_b) = item.extra["options"]
     assert prompt.text.endswith(f"Text: {item.statement}\nGiven this text, which statement is right?\n"
                                 f"A. {text_a}\nB. {text_b}\nAnswer with A or B.\nAnswer:")
-    assert prompt.text.startswith(kind.task_intro)
+    assert prompt.text.startswith(kind.intro()["task"] + "\n\n") and kind.intro()["task"].startswith("Each question gives")
     assert prompt.messages == [{"role": "user", "content": prompt.text}]
     with pytest.raises(ValueError, match="unknown prompt style"):
         kind.build_prompt(item, [], style="cot")

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
-from surveys.demo.loader import DEMO_DIR
+from surveys.definition.files import STUDIES_DIR
 from surveys.models import Assignment, Participant, Response, Study
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ def vstudy():
     call_command("create_study", "vc", "--instrument", "verbalisation_choice", "--live")
     call_command("generate_items", "vc", "--design", "wep-reasoning", "--hops", "1", "--n", "4", "--seed", "1")
     call_command("generate_items", "vc", "--design", "wep-reasoning", "--hops", "2", "--n", "4", "--seed", "1")
-    call_command("import_items", "vc", str(DEMO_DIR / "wep-unli-triples.csv"))
+    call_command("import_items", "vc", str(STUDIES_DIR / "sileo" / "wep-unli-triples.csv"))
     return Study.objects.get(slug="vc")
 
 

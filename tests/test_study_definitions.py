@@ -182,3 +182,19 @@ def test_json_schema_names_every_table():
             "report"} <= set(schema["properties"])
     published = Path(__file__).resolve().parent.parent / "docs" / "reference" / "study-definition.schema.json"
     assert json.loads(published.read_text()) == schema, "regenerate: python manage.py definition_schema"
+
+
+@pytest.mark.django_db
+def test_a_study_file_adds_a_prompt_style_of_its_own(tmp_path):
+    text = TANG + '''
+[prompt.styles.terse]
+block = "{{ expression }}? Answer with a number."
+'''
+    study = load_file(write(tmp_path, text)).study
+    assert study.kind.prompt_styles[-1] == "terse" and "standard" in study.kind.prompt_styles
+    item = study.main_items().first()
+    prompt = build_prompt(study, item, False, style="terse")
+    assert prompt.messages[-1]["content"] == f"{item.expression}? Answer with a number."
+    assert build_prompt(study, item, False).text != prompt.text  # the standard style is the kind's own
+    from surveys.instruments import get_instrument
+    assert "terse" not in get_instrument("wep_probability").prompt_styles  # the shared kind is unchanged

@@ -31,11 +31,14 @@
   var clientTime = form.querySelector("input[name=client_time_ms]");
 
   // The answer widget's inputs carry data-answer: radio buttons (a scale, a choice) need one checked;
-  // number inputs (an interval) need every one filled, in order when the widget says data-ordered.
+  // number inputs (an interval) and a text area (free text) need every one filled, in order when the widget
+  // says data-ordered; a slider (data-untouched) must have been moved or confirmed.
   function answerProblem() {
+    var untouched = form.querySelector("[data-answer][data-untouched]");
+    if (untouched) return ["empty", untouched];
     var radios = form.querySelectorAll("input[data-answer][type=radio]");
     if (radios.length && !form.querySelector("input[data-answer]:checked")) return ["empty", radios[0]];
-    var numbers = form.querySelectorAll("input[data-answer]:not([type=radio])");
+    var numbers = form.querySelectorAll("input[data-answer]:not([type=radio]):not([type=range]), textarea[data-answer]");
     for (var i = 0; i < numbers.length; i++) {
       if (!numbers[i].value.trim()) return ["empty", numbers[i]];
       if (!numbers[i].checkValidity()) return ["number", numbers[i]];
@@ -66,10 +69,32 @@
   // as they are typed in ("input"), not on blur ("change"), so the message does not vanish under the pointer
   // that is clicking Next (the button would move up and the click would miss it).
   function hideSolved(event) {
-    if (error && event.target.matches("input[data-answer]") && !answerProblem()) error.hidden = true;
+    if (error && event.target.matches("[data-answer]") && !answerProblem()) error.hidden = true;
   }
   form.addEventListener("change", hideSolved);
   form.addEventListener("input", hideSolved);
+
+  // A slider posts its value (the hidden data-slider-value field) only once moved (pointer, touch, arrow keys)
+  // or confirmed with its button: a slider left in the middle is no answer.
+  form.querySelectorAll("[data-slider]").forEach(function (widget) {
+    var range = widget.querySelector("input[type=range]");
+    var field = widget.querySelector("[data-slider-value]");
+    var output = widget.querySelector("[data-slider-output]");
+    var chosen = widget.querySelector("[data-slider-chosen]");
+    var unchosen = widget.querySelector("[data-slider-unchosen]");
+    var confirm = widget.querySelector("[data-slider-confirm]");
+    function choose() {
+      range.removeAttribute("data-untouched");
+      field.value = range.value;
+      output.textContent = range.value;
+      if (chosen) chosen.hidden = false;
+      if (unchosen) unchosen.hidden = true;
+      if (error && !answerProblem()) error.hidden = true;
+    }
+    range.addEventListener("input", choose);
+    range.addEventListener("change", choose);
+    if (confirm) confirm.addEventListener("click", choose);
+  });
 
   form.setAttribute("data-ready", "");  // lets tests wait until the page measures time
   form.addEventListener("keydown", function (event) {

@@ -9,6 +9,16 @@ from .loader import load, files_beside
 from .errors import DefinitionError, Problem
 
 
+def _option_text(option) -> str:
+    """One answer option as the page offers it: ``A: is likely``, ``4 (Half sure)``, ``50``."""
+    if isinstance(option, dict):
+        value, label = option.get("value", option.get("key", "")), option.get("label") or option.get("text") or ""
+        return f"{value} ({label})" if label else str(value)
+    if hasattr(option, "key"):
+        return f"{option.key}: {option.text}"
+    return f"{option:g}" if isinstance(option, float) else str(option)
+
+
 def describe(study: Study, count: int = 2, style: str = "standard") -> str:
     """The page and the prompt (completions text and chat messages) of ``study``'s first ``count`` items."""
     kind = study.kind
@@ -23,7 +33,7 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
         lines += [f"  · {hint}" for hint in page["hints"]]
         options = page.get("options") or []
         if options:
-            lines.append("  options: " + " | ".join(str(getattr(o, "text", o)) for o in options))
+            lines.append("  answers: " + " | ".join(_option_text(o) for o in options))
         prompt = kind.build_prompt(item, demos, few_shot=True, style=style)
         lines += ["", f"── item {item.key} ── prompt ({style}, {prompt.shots} demonstrations), completions text:",
                   prompt.text, "", "chat messages:"]

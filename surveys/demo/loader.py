@@ -4,8 +4,9 @@ The two speaker-belief demos are the shipped Belem definitions, loaded like any 
 (surveys.definition.loader, ``manage.py load_study``): ``studies/belem/study.toml`` → ``demo`` and
 ``studies/belem-verifiable/study.toml`` → ``demo-verifiable`` (texts, draw settings, demonstrations, and the
 items of the file beside each: every statement × the 14 expressions + one control), then made live, the
-verifiable one with ``demo`` as its reference study. The overprecision and verbalisation demos follow
-(surveys/demo/overprecision.py, verbalisation.py).
+verifiable one with ``demo`` as its reference study. The overprecision and verbalisation demos follow, loaded the
+same way from ``studies/bahaj/study.toml`` and ``studies/sileo/study.toml`` (surveys/demo/overprecision.py,
+verbalisation.py).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ BELEM_DEMOS: tuple[tuple[str, str | None], ...] = (
     ("belem/study.toml", None),
     ("belem-verifiable/study.toml", "demo"),
 )
+
 
 
 def load_belem_demo(relative: str, reference_slug: str | None) -> LoadOutcome:
@@ -55,6 +57,5 @@ def load_demo() -> list[LoadOutcome]:
                 continue
             outcomes.append(load_belem_demo(relative, reference))
         outcomes.append(LoadOutcome(*load_overprecision_demo()))
-
     outcomes.append(load_verbalisation_demo())
     return outcomes

@@ -1,11 +1,9 @@
-"""What loading one demo study did (surveys/demo/loader.py and the family demo modules beside it report it)."""
+"""What loading one demo study did (``load_demo``'s report line)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from surveys.models import Study
+from surveys.models import Study
 
 
 @dataclass

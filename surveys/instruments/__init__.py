@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .base import ImportRowError, Instrument, Prompt
 from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
+from .generic import GenericInstrument
 from .interval_confidence import IntervalConfidence
 from .speaker_belief import SpeakerBelief
 from .verbalisation_choice import VerbalisationChoice
@@ -41,6 +42,7 @@ register(WepProbability())
 register(WepChoice())
 register(IntervalConfidence())
 register(VerbalisationChoice())
+register(GenericInstrument())
 
 __all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
            "get_instrument", "instrument_choices", "register"]

@@ -1,6 +1,7 @@
 """What every item kind (instrument) defines, once, for both people and models."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
@@ -14,7 +15,7 @@ from .shapes import (Answer, AnswerError, AnswerShape, Option, ParsedAnswer, Sca
                      plain_number)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from surveys.models import Item
+    from surveys.models import Assignment, Item, Study
 
 Speaker = tuple[str, str]  # (name, gender)
 
@@ -106,8 +107,15 @@ class Instrument:
 
     # --- wording -----------------------------------------------------------------
     def for_study(self, study: Any) -> "Instrument":
-        """The instrument as ``study`` uses it (kinds configured by the study's definition return a new one)."""
-        return self
+        """The instrument as ``study`` uses it: itself, or a copy whose ``prompt_styles`` add the styles the
+        study's own definition declares (``[prompt.styles.NAME]``: a new prompt variant needs no Python)."""
+        declared = ((getattr(study, "definition", None) or {}).get("prompt") or {}).get("styles") or {}
+        extra = tuple(name for name in declared if name not in self.prompt_styles)
+        if not extra:
+            return self
+        clone = copy.copy(self)
+        clone.prompt_styles = (*self.prompt_styles, *extra)
+        return clone
 
     def wording(self, study: Any) -> Mapping[str, Any]:
         """The definition ``study``'s wording comes from: its own, else the kind's shipped one ({}: none)."""
@@ -152,6 +160,22 @@ class Instrument:
             "options": self.page_options(item),
             "widget": self.shape.widget,
         }
+
+    def slot_page_context(self, slot: "Assignment") -> dict[str, Any]:
+        """The page context of a participant's slot: :meth:`page_context` with the slot's speaker, its options
+        in the order drawn for the slot (``slot.option_order``, when the shape randomises them)."""
+        context = self.page_context(slot.item, slot.speaker())
+        order = list(getattr(slot, "option_order", None) or [])
+        if order and context.get("options"):
+            rank = {key: i for i, key in enumerate(order)}
+            context["options"] = sorted(context["options"],
+                                        key=lambda o: rank.get(getattr(o, "key", None), len(rank)))
+        return context
+
+    def option_order(self, item: "Item", seed: str) -> list[str]:
+        """The option keys in the order a slot seeded with ``seed`` shows them; [] (the declared order) unless
+        the kind draws an order per participant."""
+        return []
 
     def page_options(self, item: "Item") -> list[Any]:
         """What the answer widget offers: the scale's values (scale kinds) or the item's options."""

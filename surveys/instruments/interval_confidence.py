@@ -6,12 +6,16 @@ An item is one question at one level: ``statement`` holds the question, ``ground
 ``statement_id``; the item key is ``<statement_id>|<c>``). ``import_items`` expands each CSV row (question,
 answer, source; optional id) into the five items.
 
-Prompts (Table 1 / Appendix A of the paper, zero-shot, one user message), as run prompt styles:
-- ``standard`` — the paper's vanilla prompt [GEN, CONF_c, CONFK, FORM, QUES];
-- ``cot`` — [GEN, CONF_c, CONFK, FORM, CoT, QUES];
-- ``hint`` and ``cot_hint`` — the misleading variants with HINT before QUES ("I read in a book that the right
-  answer is: [x, y]. Note that the hint is for reference only and may not be true."). The hinted interval is
-  drawn around the true answer (as in the paper, App. B), seeded by the item's key so a prompt never changes;
+This module is the family's logic; the platform's wording (the page's question and hints, the prompts of the
+styles standard, cot, hint and cot_hint, the task description) is in the shipped definition
+studies/bahaj/study.toml, or in a study's own definition. The logic: the level and tail (100 − c)/2 templates see
+(:meth:`IntervalConfidence.template_context`), the prompt styles and their assembly (one user message, no
+demonstrations: the paper's prompts are zero-shot), the misleading hint of the hint styles (:func:`hint_interval`),
+the authors' styles, the interval reading, the report's named ``reading``, the item import (five items per row)
+and keys. Prompt styles:
+- ``standard``, ``cot``, ``hint``, ``cot_hint`` — the paper's Table 1 / Appendix A prompts ([prompt] and
+  [prompt.styles.*] of the definition). The hinted interval is drawn around the true answer (as in the paper,
+  App. B), seeded by the item's key so a prompt never changes;
 - ``refine`` — reserved for self-refinement runs (elicitation/refinement.py, Table 2's prompt), which need a
   source run;
 - ``authors-vanilla`` and ``authors-cot`` — the authors' prompts word for word (their notebooks, not the paper's
@@ -20,8 +24,6 @@ Prompts (Table 1 / Appendix A of the paper, zero-shot, one user message), as run
   items), the hint bounds are drawn the authors' way for every try from a generator seeded by the run's seed,
   the item and the sample, and stored with the answer (``detail["hint"]``); no temperature is sent (the
   provider's default, as the authors ran it). ``authors-refine`` is the authors' self-refinement.
-CONF_c says "only a (100 − c)/2 % probability" below the lower and above the upper bound: Appendix A prints
-(100 − c/2) %, which cannot be meant (55 % for c = 90); the two tails of a c % interval are (100 − c)/2 % each.
 
 Participants see the question, the level in words and two number fields (decimals and negatives allowed;
 lower ≤ upper checked on the page and again on the server). A model's answer is read by
@@ -33,8 +35,10 @@ from __future__ import annotations
 import hashlib
 import random
 import zlib
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from surveys.definition import wording as definition_wording
+from surveys.definition.files import shipped_definition
 from surveys.families import bahaj
 
 from .bahaj_options import REPORT_OPTIONS
@@ -65,22 +69,10 @@ def read_answer(raw: str, reading: str) -> bahaj.AuthorsReading:
         return bahaj.AuthorsReading(None, None, {}, (found.error,))
     return bahaj.AuthorsReading(found.lower, found.upper)
 
-GEN = "Please follow these instructions to answer the question below."
-CONF = ("Please give us two numbers: a 'lower bound' and an 'upper bound'. The 'lower bound' is a number so low "
-        "that there is only a {tail}% probability that the right answer is less than that. Similarly, an "
-        "'upper bound' is a number so high that there is only a {tail}% probability the right answer is more "
-        "than that. In other words, you should be {c}% sure that the answer falls between the lower and upper "
-        "bounds.")
-CONFK = ("The more unsure you are in your response, the more distant the upper bound and the lower bound should "
-         "be from each other.")
-FORM = "Your answer should have the following format: [lower_bound, upper_bound]"
-FORM_COT = "Your final answer should be on the last line, in the following format: Answer: [lower_bound, upper_bound]"
-COT = "Give your step-by-step reasoning for why the answer lies between your bounds before your final answer."
-HINT = "I read in a book that the right answer is: [{lower}, {upper}]. Note that the hint is for reference only and may not be true."
-TASK_INTRO = ("Each question asks for a number you may not know exactly. Instead of one number, give a range: a "
-              "lower and an upper bound such that you are as sure as the question says (for example 90% sure) "
-              "that the right answer lies between them. The less sure you are, the further apart the bounds "
-              "should be.")
+
+class SourceRunNeeded(ValueError, NotImplementedError):
+    """A prompt style built from a source run's answers (a self-refinement), not from the item alone: it has no
+    prompt of its own (a NotImplementedError too, so a definition check that renders every style passes it by)."""
 
 
 def tail(c: float) -> str:
@@ -119,42 +111,47 @@ class IntervalConfidence(Instrument):
         {"question": "In what year did the first person walk on the Moon?", "answer": "1969", "id": "moon",
          "source": "history"},
     )
-    task_intro = TASK_INTRO
+    default_definition = "bahaj/study.toml"
 
-    # --- wording -------------------------------------------------------------------
+    # --- wording (studies/bahaj/study.toml) ------------------------------------------------------------------
     def confidence(self, item: "Item") -> int:
         return int((item.extra or {}).get("confidence", 90))
 
-    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
-        return item.statement
-
-    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
-        return f"Your {self.confidence(item)}% interval"
-
-    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
+    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """The item's fields and what the templates compute from: ``confidence`` (the level c, 90 when the item
+        has none), ``tail`` ((100 − c)/2 as written, :func:`tail`), ``hint_lower``/``hint_upper`` (the hint
+        styles' misleading interval, :func:`hint_interval`, written without exponent) and ``shown`` (the answers
+        a refinement prompt shows: none here, :meth:`refinement_prompt` gives them)."""
+        context = super().template_context(item, speaker)
         c = self.confidence(item)
-        return [f"Give a range that you are {c}% sure contains the right answer.",
-                f"Lower bound: so low that there is only a {tail(c)}% chance the answer is below it. "
-                f"Upper bound: so high that there is only a {tail(c)}% chance the answer is above it."]
+        lower, upper = hint_interval(item)
+        return context | {"confidence": c, "tail": tail(c), "hint_lower": plain(lower), "hint_upper": plain(upper),
+                          "shown": []}
+
+    def refinement_prompt(self, item: "Item", shown: Sequence[tuple[float, float, int]]) -> Prompt:
+        """The ``refine`` style's prompt for ``item`` showing the answers ``shown`` ((lower, upper, level) each,
+        written without exponent): the study's ``[prompt.styles.refine]`` templates, else the shipped
+        definition's (a study's own definition need not word the refinement)."""
+        wording = self.wording(item.study)
+        if "refine" not in ((wording.get("prompt") or {}).get("styles") or {}):
+            wording = {**shipped_definition(self.default_definition), "wording": wording.get("wording") or {}}
+        context = self.template_context(item) | {"shown": [
+            {"lower": plain(lower), "upper": plain(upper), "confidence": int(c)} for lower, upper, c in shown]}
+        text, messages, _ = definition_wording.assemble_prompt(wording, "refine", context, [])
+        return Prompt(text=text, messages=messages)
+
+    def intro(self, language: str = "en") -> dict[str, Any]:
+        """The task description of the instructions page: the shipped definition's ``task_intro``."""
+        named = self.wording(None).get("wording") or {}
+        return {"task": named.get("task_intro", ""), "scale_ends": list(named.get("scale_ends") or [])}
 
     def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         return super().page_context(item, speaker) | {"confidence": self.confidence(item)}
 
-    def prompt_block(self, item: "Item", with_answer: bool, style: str = "standard") -> str:
-        c = self.confidence(item)
-        cot = style in ("cot", "cot_hint")
-        parts = [GEN, CONF.format(tail=tail(c), c=c), CONFK, FORM_COT if cot else FORM]
-        if cot:
-            parts.append(COT)
-        if style in ("hint", "cot_hint"):
-            lower, upper = hint_interval(item)
-            parts.append(HINT.format(lower=plain(lower), upper=plain(upper)))
-        parts.append(f"Question: {item.statement}")
-        return "\n".join(parts)
-
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:
-        """One user message, no demonstrations (the paper's prompts are zero-shot)."""
+        """One user message, no demonstrations (the paper's prompts are zero-shot): the definition's templates of
+        ``style``, or the authors' prompt (:meth:`prompt_for_sample`)."""
         return self.prompt_for_sample(item, demonstrations, few_shot, style)
 
     def prompt_for_sample(self, item: "Item", demonstrations: list["Item"], few_shot: bool, style: str,
@@ -163,12 +160,10 @@ class IntervalConfidence(Instrument):
         if style not in self.prompt_styles:
             raise ValueError(f"unknown prompt style {style!r} for {self.name} (known: {', '.join(self.prompt_styles)})")
         if style in ("refine", AUTHORS_REFINE):
-            raise ValueError(f"the {style} prompt style needs a source run (a self-refinement run)")
+            raise SourceRunNeeded(f"the {style} prompt style needs a source run (a self-refinement run)")
         if style in AUTHORS_STYLES:
             return self.authors_prompt(item, AUTHORS_STYLES[style], sample_index, seed)
-        text = self.prompt_block(item, with_answer=False, style=style)
-        cue = "Reasoning:" if style in ("cot", "cot_hint") else "Answer:"
-        return Prompt(text=f"{text}\n{cue}", messages=[{"role": "user", "content": text}])
+        return super().build_prompt(item, [], False, style)
 
     def hint_condition(self, item: "Item") -> str:
         """The item's hint condition (Bahaj et al.'s hint0, hint1, hint3, hint8; hint0 when it has none)."""

@@ -11,20 +11,28 @@ fields the participant page posts (the same names), which widget shows them
 - :class:`PickShape`: one of the alternatives the item presents (e.g. two verbalisations); a choice whose
   options are whole texts, shown as large buttons.
 - :class:`IntervalShape`: a lower and an upper bound (lower ≤ upper).
+- :class:`FreeTextShape`: the participant's own words (stored in ``text``, kept exactly; a model's answer is its
+  raw text, stripped). Counted in no metric; exported.
+
+A generic study (surveys/instruments/generic.py) configures its shape from its definition file: a
+:class:`LabelledScaleShape` (any min/max/step, labels at any value, buttons or a slider), a choice whose options
+may be shown in an order drawn per participant (``randomise``), a pick, an interval or free text.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import random
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
 
     from .base import Instrument
 
-ANSWER_COLUMNS = ("value", "choice", "lower", "upper")
+ANSWER_COLUMNS = ("value", "choice", "lower", "upper", "text")
 
 
 class AnswerError(ValueError):
@@ -33,23 +41,34 @@ class AnswerError(ValueError):
 
 @dataclass(frozen=True)
 class Answer:
-    """A typed answer: the fields its shape fills, empty elsewhere."""
+    """A typed answer: the fields its shape fills, empty elsewhere. ``free_text`` is stored in the ``text``
+    column (the name ``text`` is this class's readable form, :meth:`text`)."""
 
     value: float | None = None
     choice: str = ""
     lower: float | None = None
     upper: float | None = None
+    free_text: str = ""
+
+    @classmethod
+    def from_columns(cls, row: Mapping[str, Any]) -> "Answer":
+        """The answer held in stored columns (``value``, ``choice``, ``lower``, ``upper``, ``text``)."""
+        return cls(value=row.get("value"), choice=row.get("choice") or "", lower=row.get("lower"),
+                   upper=row.get("upper"), free_text=row.get("text") or "")
 
     def columns(self) -> dict[str, Any]:
-        """The four stored columns (``Response``/``ModelResponse`` fields of the same names)."""
-        return {"value": self.value, "choice": self.choice, "lower": self.lower, "upper": self.upper}
+        """The stored columns (``Response``/``ModelResponse`` fields of the same names)."""
+        return {"value": self.value, "choice": self.choice, "lower": self.lower, "upper": self.upper,
+                "text": self.free_text}
 
     def text(self) -> str:
-        """A short readable form: ``50``, ``B``, ``[12, 18]``."""
+        """A short readable form: ``50``, ``B``, ``[12, 18]``, or the free text itself."""
         if self.lower is not None and self.upper is not None:
             return f"[{self.lower:g}, {self.upper:g}]"
         if self.choice:
             return self.choice
+        if self.free_text:
+            return self.free_text
         return "" if self.value is None else f"{self.value:g}"
 
 
@@ -100,6 +119,7 @@ class AnswerShape:
     number_message: ClassVar[str] = ""
     order_message: ClassVar[str] = ""
     category_name: ClassVar[str] = "category"  # what one of :meth:`categories` is called on admin pages
+    whole_reply: ClassVar[bool] = False  # a model's answer is its whole reply (greedy and sampled modes only)
 
     @property
     def widget(self) -> str:
@@ -136,8 +156,8 @@ class AnswerShape:
         raise NotImplementedError
 
     def from_columns(self, row: Mapping[str, Any]) -> Answer:
-        """The answer held in stored columns (``value``, ``choice``, ``lower``, ``upper``)."""
-        return Answer(**{c: row.get(c) if c != "choice" else (row.get(c) or "") for c in ANSWER_COLUMNS})
+        """The answer held in stored columns (``value``, ``choice``, ``lower``, ``upper``, ``text``)."""
+        return Answer.from_columns(row)
 
     def categories(self, kind: "Instrument", item: "Item") -> list[tuple[str, str]]:
         """The categories answers to ``item`` are counted in, as (key, label); none for shapes without."""
@@ -225,10 +245,15 @@ class ChoiceShape(AnswerShape):
             at = text.lower().rfind(marker.lower())
             if at >= 0:
                 text = text[at + len(marker):]
-        key = read_option(text, kind.options(item))
+        key = self.read(text, kind.options(item))
         if key is None:
             return ParsedAnswer(raw=raw, error="no single option in the answer")
         return ParsedAnswer(raw=raw, answer=Answer(choice=key))
+
+
+    def read(self, text: str, options: list[Option]) -> str | None:
+        """The one option ``text`` names (:func:`read_option`), or None."""
+        return read_option(text, options)
 
 
 class PickShape(ChoiceShape):
@@ -274,6 +299,106 @@ class IntervalShape(AnswerShape):
 
     def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
         return kind.parse_interval(raw)
+
+
+class LabelledScaleShape(ScaleShape):
+    """A number on a scale of any size (a generic study's ``[answer]``: min, max, step), with labels at any of
+    its values (``labels``: value → text, shown by the buttons or under the slider) and shown as buttons
+    (``widget="buttons"``) or as a slider (``widget="slider"``; its value counts only once the participant moved
+    it or confirmed it: the posted field stays empty until then, so an untouched slider is no answer)."""
+
+    def __init__(self, labels: Mapping[float, str] | None = None, widget: str = "buttons"):
+        self.labels = dict(labels or {})
+        self.widget_name = widget
+
+    @property
+    def widget(self) -> str:
+        return "surveys/answers/slider.html" if self.widget_name == "slider" else "surveys/answers/labelled_scale.html"
+
+    def page_options(self, kind: "Instrument", item: "Item") -> list[Any]:
+        """Each value of the scale with its label ("" when it has none): ``{"value": 4, "label": "Neutral"}``."""
+        return [{"value": _number_text(v), "label": self.labels.get(v, "")} for v in kind.answer_options()]
+
+    def refused_selection(self, data: Mapping[str, Any]) -> Any:
+        return None
+
+
+class OrderedChoiceShape(ChoiceShape):
+    """A choice among the researcher's own options (a generic study), read by key or label; with
+    ``randomise`` each participant sees them in an order drawn for their slot (:meth:`draw_order`, stored in
+    ``Assignment.option_order``). Keys need not be letters: an answer that is exactly a key (case and
+    surrounding punctuation ignored) is that option, and so is a key standing alone as a word when no other key
+    or label does."""
+
+    def __init__(self, randomise: bool = False, name: str = "choice"):
+        self.randomise = randomise
+        self.name = name  # "choice" or "pick": the widget and the reports' name for it
+
+    @property
+    def widget(self) -> str:
+        """A pick's large buttons; a choice's options by their labels only (keys are the researcher's codes)."""
+        return "surveys/answers/pick.html" if self.name == "pick" else "surveys/answers/options.html"
+
+    def draw_order(self, keys: Sequence[str], seed: str) -> list[str]:
+        """The option keys in the order one slot shows them: shuffled by a generator seeded with ``seed``
+        (reproducible), or as declared when the shape does not randomise."""
+        order = list(keys)
+        if self.randomise:
+            random.Random(int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")).shuffle(order)
+        return order
+
+    def read(self, text: str, options: list[Option]) -> str | None:
+        bare = _norm(text)
+        exact = [o.key for o in options if _norm(o.key) == bare]
+        if len(exact) == 1:
+            return exact[0]
+        key = read_option(text, options)
+        if key is not None:
+            return key
+        words = f" {bare} "
+        named = {o.key for o in options if _norm(o.key) and f" {_norm(o.key)} " in words}
+        return named.pop() if len(named) == 1 else None
+
+
+class FreeTextShape(AnswerShape):
+    """The participant's own words, up to ``max_length`` characters, stored exactly as typed in ``text``
+    (line breaks and spaces kept; an answer of only spaces is no answer; a NUL character, which no text column
+    can store, is refused). A model's answer is its raw text, stripped (an empty reply has no answer). Free
+    text is in no metric: it has no categories and no mean, and is exported as written."""
+
+    name = "free_text"
+    fields = ("text",)
+    whole_reply = True
+    empty_message = "Please write an answer before continuing."
+
+    def __init__(self, max_length: int = 2000):
+        self.max_length = max_length
+
+    def validate(self, kind: "Instrument", item: "Item", data: Mapping[str, Any]) -> Answer:
+        text = _clean(data, "text")
+        if not text.strip():
+            raise AnswerError(self.empty_message)
+        if "\x00" in text:
+            raise AnswerError("Your answer holds a character that cannot be stored (NUL); please remove it.")
+        length = len(text.replace("\r\n", "\n"))  # a browser counts a line break once, and posts it as CR LF
+        if length > self.max_length:
+            raise AnswerError("Please shorten your answer: it is longer than this question allows.")
+        return Answer(free_text=text)
+
+    def refused_selection(self, data: Mapping[str, Any]) -> Any:
+        """The text as typed, so that a participant shortens it instead of writing it again."""
+        return str(data.get("text") or "")
+
+    def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
+        text = (raw or "").strip()
+        if not text:
+            return ParsedAnswer(raw=raw, error="empty answer")
+        return ParsedAnswer(raw=raw, answer=Answer(free_text=text))
+
+
+def _number_text(value: float) -> str:
+    """A scale value as the page writes it (``f"{v:g}"``: 1, 2.5, -3)."""
+    return f"{value:g}"
 
 
 # --- helpers shared by the shapes -------------------------------------------------------------------

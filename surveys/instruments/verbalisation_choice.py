@@ -8,10 +8,13 @@ as ``[key, sentence]`` in the order drawn for this item ("A" first) — ``valid_
 (``wep-reasoning-1hop``, ``wep-reasoning-2hops`` or ``wep-unli``). Items come from the ``wep-reasoning`` design
 (surveys/designs/wep_reasoning.py) or from a file of (premise, hypothesis, p) triples (``import_items``).
 
-The page shows the premise and the two verbalisations as large buttons (the *pick* shape); the prompt presents
-the same text as a two-option question ("A. … B. … Answer with A or B."), and the pick shape reads the
-answer's letter or sentence. The likelihood mode (elicitation/likelihood.py) scores instead each candidate
-"PREMISE. T_p(HYPOTHESIS)." (:meth:`VerbalisationChoice.likelihood_candidates`).
+This module is the family's logic; its wording (the task description, the page's question, the prompt) is in
+the shipped definition studies/sileo/study.toml, or in a study's own definition. The logic: the item's two options
+(``extra["options"]``), the zero-shot prompt assembly (one user message, no demonstrations: the paper's probes use
+none), the WEP pair and order drawn for an item (:func:`verbalisation_fields`), the item import and keys, and the
+likelihood mode's candidates "PREMISE. T_p(HYPOTHESIS)." (elicitation/likelihood.py,
+:meth:`VerbalisationChoice.likelihood_candidates`). The page shows the premise and the two verbalisations as large
+buttons (the *pick* shape), which also reads a model's answer (the option's letter or sentence).
 """
 from __future__ import annotations
 
@@ -19,18 +22,13 @@ import hashlib
 import random
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import ImportRowError, Instrument, Prompt, Speaker
+from .base import ImportRowError, Instrument, Prompt
 from .shapes import Option, PickShape
 from .wep_scale import choose_pair, fact_case, verbalise
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
 
-TASK_INTRO = ("Each question gives a short text and two statements that differ only in how likely they say "
-              "something is. Choose the statement whose wording of probability fits the text best.")
-QUESTION = "Given this text, which statement is right?"
-ANSWER_INSTRUCTION = "Answer with A or B."
-ANSWER_CUE = "Answer:"
 KEYS = ("A", "B")
 DATASETS = ("wep-reasoning-1hop", "wep-reasoning-2hops", "wep-unli")
 
@@ -74,36 +72,24 @@ class VerbalisationChoice(Instrument):
         {"premise": "Two boys kick a ball back and forth on a dusty field.",
          "hypothesis": "Children are playing a game.", "p": "0.93", "key": "unli-02"},
     )
-    task_intro = TASK_INTRO
+    default_definition = "sileo/study.toml"
 
-    # --- wording -------------------------------------------------------------------
+    # --- wording (studies/sileo/study.toml) ---------------------------------------------------------------
     def options(self, item: "Item") -> list[Option]:
         return [Option(str(key), str(text)) for key, text in (item.extra or {}).get("options", [])]
 
-    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
-        return item.statement
-
-    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
-        return QUESTION
-
-    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
-        return []
-
-    def prompt_block(self, item: "Item", with_answer: bool) -> str:
-        """Premise, the question, the two verbalisations as A/B, the answer instruction and cue."""
-        lines = [f"Text: {self.sentence(item)}", QUESTION]
-        lines += [f"{o.key}. {o.text}" for o in self.options(item)]
-        lines += [ANSWER_INSTRUCTION, ANSWER_CUE]
-        text = "\n".join(lines)
-        return f"{text} {item.extra['valid_key']}" if with_answer else text
+    def intro(self, language: str = "en") -> dict[str, Any]:
+        """The task description of the instructions page: the shipped definition's ``task_intro``."""
+        named = self.wording(None).get("wording") or {}
+        return {"task": named.get("task_intro", ""), "scale_ends": list(named.get("scale_ends") or [])}
 
     def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
                      style: str = "standard") -> Prompt:
-        """The task description then the question (zero-shot: the paper's probes use no demonstrations)."""
+        """The definition's ``[prompt]`` templates, zero-shot: one user message (the paper's probes use no
+        demonstrations)."""
         if style not in self.prompt_styles:
             raise ValueError(f"unknown prompt style {style!r} for {self.name} (known: {', '.join(self.prompt_styles)})")
-        text = f"{TASK_INTRO}\n\n{self.prompt_block(item, with_answer=False)}"
-        return Prompt(text=text, messages=[{"role": "user", "content": text}])
+        return super().build_prompt(item, [], False, style)
 
     def likelihood_candidates(self, item: "Item") -> list[tuple[str, str, str]]:
         """(key, "PREMISE. T_p(HYPOTHESIS).", "T_p(HYPOTHESIS).") per option, as scored by the likelihood mode

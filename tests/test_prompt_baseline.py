@@ -13,6 +13,7 @@ import json
 import pytest
 
 import prompt_baseline as baseline
+from surveys.definition.files import shipped_definition
 
 pytestmark = pytest.mark.django_db
 
@@ -45,10 +46,8 @@ def test_the_baseline_holds_exactly_the_studies_built():
 def test_a_changed_wording_fails_with_the_expected_and_the_new_text(monkeypatch):
     """A full-width colon in the Chinese answer cue (the kind of change issue 23.12 made to the catalogue)
     changes every tang-zh prompt and no page; the message shows the text before (examples.json) and now."""
-    from surveys.instruments import wep_probability
-
     baseline.build_studies(["tang-zh"])
-    monkeypatch.setattr(wep_probability, "ZH_ANSWER_CUE", "答案：")
+    monkeypatch.setitem(shipped_definition("tang-rq1-zh/study.toml")["wording"], "answer_cue", "答案：")
     prompts, pages = baseline.compare_study("tang-zh")
     assert (prompts.matching, len(prompts.differing)) == (0, 510)
     assert pages.ok and pages.matching == 255
@@ -60,8 +59,6 @@ def test_a_changed_wording_fails_with_the_expected_and_the_new_text(monkeypatch)
 
 def test_regenerating_one_study_rewrites_its_rows_only(tmp_path, monkeypatch):
     """regenerate.py's core: the named study's rows are replaced in place, every other line is kept."""
-    from surveys.instruments import wep_probability
-
     original_examples = baseline.read_examples()
     for name in ("PROMPTS", "PAGES", "EXAMPLES"):
         copy = tmp_path / getattr(baseline, name).name
@@ -72,7 +69,7 @@ def test_regenerating_one_study_rewrites_its_rows_only(tmp_path, monkeypatch):
     assert baseline.regenerate(["tang-zh"]) == {"tang-zh": (510, 255)}
     for path, lines in before.items():  # unchanged wording: byte for byte the same files
         assert path.read_text(encoding="utf-8").splitlines() == lines
-    monkeypatch.setattr(wep_probability, "ZH_ANSWER_CUE", "答案：")
+    monkeypatch.setitem(shipped_definition("tang-rq1-zh/study.toml")["wording"], "answer_cue", "答案：")
     baseline.regenerate(["tang-zh"])
     after = baseline.PROMPTS.read_text(encoding="utf-8").splitlines()
     changed = [i for i, (old, new) in enumerate(zip(before[baseline.PROMPTS], after)) if old != new]

@@ -198,3 +198,15 @@ block = "{{ expression }}? Answer with a number."
     assert build_prompt(study, item, False).text != prompt.text  # the standard style is the kind's own
     from surveys.instruments import get_instrument
     assert "terse" not in get_instrument("wep_probability").prompt_styles  # the shared kind is unchanged
+
+
+@pytest.mark.django_db
+def test_item_file_and_template_problems_come_together(tmp_path):
+    examples = Path(__file__).resolve().parent.parent / "studies" / "examples" / "hedge-confidence"
+    text = (examples / "study.toml").read_text().replace("How sure is the {{ role }}", "How sure is the {{ colour }}")
+    rows = (examples / "items.csv").read_text().splitlines()
+    rows[3] = rows[3].replace("doctor-3", "doctor-2", 1)
+    messages = problems_of(write(tmp_path, text, items_csv="\n".join(rows) + "\n"))
+    assert messages == ["items.csv at line 4, column 'key': duplicate item key 'doctor-2' (first at line 3)",
+                        f"{tmp_path / 'study.toml'} at page.question: names field 'colour' that the items do not have"]
+    assert not Study.objects.exists()

@@ -6,9 +6,13 @@ import re
 import pytest
 
 from surveys.designs import tang_rq1
+from surveys.definition.files import shipped_definition
 from surveys.instruments import get_instrument
-from surveys.instruments.wep_probability import EXPRESSIONS, ZH_EXPRESSIONS
+from surveys.instruments.wep_probability import EXPRESSIONS
 from surveys.models import Item, Study
+
+# The shipped Chinese wording's named texts (the WEPs' renderings are named by the English WEPs).
+ZH_WORDING = shipped_definition("tang-rq1-zh/study.toml")["wording"]
 
 COUNTS = {"CNC": 15, "ENC": 11, "FCNC": 10, "MCNC": 10}
 
@@ -35,7 +39,7 @@ def test_every_wep_in_every_context(language, kind):
         if language == "en":
             assert f["expression"] in text.lower()
         else:
-            assert "{}" not in f["statement"] and ZH_EXPRESSIONS[f["expression"]] in text
+            assert "{}" not in f["statement"] and ZH_WORDING[f["expression"]] in text
             assert not re.search(r"[A-Za-z]", text)
 
 
@@ -71,8 +75,9 @@ def test_bad_options():
         tang_rq1.generate(Study(instrument="speaker_belief"))
 
 
-def test_chinese_renderings_agree_with_the_instrument():
-    assert tang_rq1.zh_expressions() == {w: ZH_EXPRESSIONS[w] for w in EXPRESSIONS}
+def test_chinese_renderings_agree_with_the_chinese_wording():
+    """The generator's Chinese contexts write each WEP as the shipped Chinese definition does."""
+    assert tang_rq1.zh_expressions() == {w: ZH_WORDING[w] for w in EXPRESSIONS}
 
 
 def test_items_fit_the_model_and_chinese_page_and_prompt(db, kind):
@@ -93,5 +98,9 @@ def test_items_fit_the_model_and_chinese_page_and_prompt(db, kind):
     english = study.items.get(key="CNC|en|CNC-02|probably")
     assert kind.sentence(english) == 'Given the statement "The shipment will probably arrive on Monday.", how probable is it?'
     assert kind.build_prompt(english, []).text.endswith("Answer with a single number from 0 to 100.\nAnswer:")
-    assert kind.intro("zh-hans")["task"].startswith("人们") and kind.intro() == {
-        "task": kind.task_intro, "scale_ends": list(kind.scale_ends)}
+    shipped_en = shipped_definition("tang-rq1/study.toml")["wording"]
+    assert kind.study_intro(study)["task"].startswith("People use words") and kind.study_intro(study) == {
+        "task": shipped_en["task_intro"], "scale_ends": shipped_en["scale_ends"]}
+    study.language = "zh-hans"  # the instructions page follows the study's language, the items their own
+    assert kind.study_intro(study) == {"task": ZH_WORDING["task_intro"], "scale_ends": ["0表示该事件不可能发生。",
+                                                                                      "100表示该事件一定会发生。"]}

@@ -28,8 +28,9 @@ def definition_of(study: Study) -> dict[str, Any]:
     file) with the study's editable columns written into it."""
     from surveys.instruments import get_instrument
 
-    # A study created without a file words itself by its kind's shipped definition (Instrument.wording).
-    base = copy.deepcopy(dict(study.definition or get_instrument(study.instrument).wording(None)))
+    # A study created without a file words itself by its kind's shipped definition (Instrument.wording), the one
+    # of the study's language where a kind ships one per language.
+    base = copy.deepcopy(dict(study.definition or get_instrument(study.instrument).wording(study)))
     base.setdefault("study", {}).update(slug=study.slug, title=study.title or study.slug, kind=study.instrument)
     dump = Definition.model_validate(base).model_dump(mode="json")
     dump["study"]["slug"] = study.slug

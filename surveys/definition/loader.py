@@ -106,15 +106,17 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     probe = Study(slug=dump["study"]["slug"], instrument=dump["study"]["kind"], definition=dump,
                   language=dump["study"]["language"])
     kind = get_instrument(probe.instrument).for_study(probe)
-    item_rows, demo_rows = _items(definition, dump, kind, probe, file, read_file)
-    _check_templates(dump, kind, probe, item_rows + demo_rows, file)
+    item_rows, demo_rows, problems = _items(definition, dump, kind, probe, file, read_file)
+    problems += _check_templates(dump, kind, probe, item_rows + demo_rows, file)
+    if problems:  # the item files' problems and the templates' together, in one answer
+        raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)
     return _write(study, dump, item_rows, demo_rows, sha, file, new_version, owner, commit, inspect)
 
 
 def _items(definition: Definition, dump: dict[str, Any], kind: Any, probe: Study, file: str,
-           read_file: FileReader | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(main items' fields, demonstrations' fields) the definition gives; DefinitionError lists the problems."""
+           read_file: FileReader | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Problem]]:
+    """(main items' fields, demonstrations' fields, problems) the definition gives."""
     problems: list[Problem] = []
     rows: list[dict[str, Any]] = []
     design = definition.design
@@ -152,9 +154,7 @@ def _items(definition: Definition, dump: dict[str, Any], kind: Any, probe: Study
     for number, demo in enumerate(demos):
         if demo["key"] in keys:
             problems.append(Problem(file, f"demonstrations[{number}].key", f"{demo['key']!r} is also an item's key"))
-    if problems:
-        raise DefinitionError(problems)
-    return rows, demos
+    return rows, demos, problems
 
 
 def _template_paths(dump: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -176,8 +176,10 @@ def _template_paths(dump: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[dict[str, Any]], file: str) -> None:
-    """Every template parses and names only fields the items (or the kind, or the prompt assembly) give."""
+def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[dict[str, Any]],
+                     file: str) -> list[Problem]:
+    """The problems of templates that do not parse or name fields the items (or the kind, or the prompt
+    assembly) do not give."""
     known = set(ITEM_COLUMNS) | ASSEMBLY_NAMES
     for row in rows:
         known |= set(row.get("extra") or {})
@@ -185,8 +187,14 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
         sample = Item(study=probe, **{k: v for k, v in rows[0].items() if k != "source_row"})
         try:
             known |= set(kind.template_context(sample))
-        except Exception:  # a kind whose context needs more than one unsaved item: its names are checked on render
-            pass
+        except Exception:  # e.g. a page template naming a missing field: the names without the page's wording
+            try:
+                bare = Study(slug=probe.slug, instrument=probe.instrument, language=probe.language,
+                             definition={**probe.definition, "page": {"sentence": "", "question": "", "hints": []}})
+                sample.study = bare
+                known |= set(bare.kind.template_context(sample)) | {"sentence", "question", "hints", "page"}
+            except Exception:  # a kind whose context needs saved items: its names are checked on render
+                pass
     problems = []
     for path, template in _template_paths(dump):
         try:
@@ -203,8 +211,7 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
         if name not in known and name not in questionnaire:
             problems.append(Problem(file, f"report.group_by[{i}]", f"{name!r} is neither an item field nor a "
                                     "questionnaire field"))
-    if problems:
-        raise DefinitionError(problems)
+    return problems
 
 
 def _study_values(dump: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,26 @@ def item_fields(item: "Item") -> dict[str, Any]:
     return fields
 
 
+def completed(own: Mapping[str, Any], shipped: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A study's definition ``own`` with what it leaves unworded taken from its kind's ``shipped`` one: the page
+    when ``own`` words none, the prompt likewise (plus the prompt styles ``own`` declares), and the named texts
+    ``own`` does not name. ``own`` when there is
+    nothing shipped, ``shipped`` when ``own`` is empty."""
+    if not shipped:
+        return own
+    if not own:
+        return shipped
+    merged = dict(own)
+    merged["wording"] = {**(shipped.get("wording") or {}), **(own.get("wording") or {})}
+    if not has_page(own):
+        merged["page"] = shipped.get("page") or {}
+    if not has_prompt(own):  # the shipped prompt, with the styles ``own`` adds or rewords
+        prompt = dict(shipped.get("prompt") or {})
+        prompt["styles"] = {**(prompt.get("styles") or {}), **((own.get("prompt") or {}).get("styles") or {})}
+        merged["prompt"] = prompt
+    return merged
+
+
 def style_templates(prompt: Mapping[str, Any], style: str) -> dict[str, str | None]:
     """The prompt templates of ``style``: ``[prompt.styles.STYLE]``'s, the standard ones where it sets none."""
     base = {key: prompt.get(key) for key in PROMPT_KEYS}

@@ -22,7 +22,8 @@ truth_choice (the ground-truth letter by the paper's ranges, :func:`analysis.met
 and seed; ``ground_truth`` = share. Key: ``scenario|choices|numbers|confidence|interval``, e.g.
 ``height|5|narrow|0.500|between``. The item's ``statement`` is the scenario sentence with its blank
 (:func:`rq2_scenario`) and ``extra["options"]`` its choices as [letter, phrase]; the WEP-choice instrument
-(surveys/instruments/wep_choice.py) adds the paper's instruction for the page and the standard/CoT prompts.
+(surveys/instruments/wep_choice.py) words the page and the standard/CoT prompts around them from the study's
+definition (the shipped one: studies/tang-rq2/study.toml).
 """
 from __future__ import annotations
 

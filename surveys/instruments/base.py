@@ -102,7 +102,8 @@ class Instrument:
     scale_ends: ClassVar[tuple[str, ...]] = ()
 
     # The definition file under studies/ whose wording a study of this kind uses when it was not loaded from a
-    # file of its own (``Study.definition`` empty), e.g. "belem/study.toml".
+    # file of its own (``Study.definition`` empty), or where its own leaves something unworded, e.g.
+    # "belem/study.toml".
     default_definition: ClassVar[str] = ""
 
     # --- wording -----------------------------------------------------------------
@@ -117,21 +118,33 @@ class Instrument:
         clone.prompt_styles = (*self.prompt_styles, *extra)
         return clone
 
-    def wording(self, study: Any) -> Mapping[str, Any]:
-        """The definition ``study``'s wording comes from: its own, else the kind's shipped one ({}: none)."""
-        if study is not None and study.definition:
-            return study.definition
+    def shipped_wording(self, language: str | None = None) -> Mapping[str, Any]:
+        """The kind's shipped definition (``default_definition``; {}: none). A kind with one per language picks
+        it by ``language`` (a study's or an item's language code)."""
         return shipped_definition(self.default_definition) if self.default_definition else {}
+
+    def wording(self, study: Any) -> Mapping[str, Any]:
+        """The definition ``study``'s wording comes from: its own, completed by the kind's shipped one where it
+        words nothing (surveys.definition.wording.completed); the shipped one for a study without its own."""
+        own = study.definition if study is not None and study.definition else {}
+        return definition_wording.completed(own, self.shipped_wording(getattr(study, "language", None)))
+
+    def item_wording(self, item: "Item") -> Mapping[str, Any]:
+        """The definition ``item``'s page and prompt are worded by: as :meth:`wording`, the shipped part chosen
+        by the item's language."""
+        study = getattr(item, "study", None)
+        own = study.definition if study is not None and study.definition else {}
+        return definition_wording.completed(own, self.shipped_wording(getattr(item, "language", None)))
 
     def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
         """What the item's templates see: its fields (surveys.definition.wording.item_fields), the study's named
         texts as ``wording``, and what the kind computes (kinds extend this)."""
         context = definition_wording.item_fields(item)
-        context["wording"] = self.wording(item.study).get("wording") or {}
+        context["wording"] = self.item_wording(item).get("wording") or {}
         return context
 
     def _page(self, item: "Item", speaker: Speaker | None) -> dict[str, Any]:
-        wording = self.wording(item.study)
+        wording = self.item_wording(item)
         if not definition_wording.has_page(wording):
             raise NotImplementedError(f"{self.name}: no [page] templates")
         return definition_wording.page_text(wording, self.template_context(item, speaker))
@@ -147,7 +160,7 @@ class Instrument:
     def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
         """Lines shown under the question (``[page] hints``); without templates, what the ends of the scale
         mean."""
-        if definition_wording.has_page(self.wording(item.study)):
+        if definition_wording.has_page(self.item_wording(item)):
             return self._page(item, speaker)["hints"]
         return list(self.scale_ends)
 
@@ -210,7 +223,7 @@ class Instrument:
         """The model prompt for ``item`` in both API styles, from the same wording as the page; ``style`` is
         one of ``prompt_styles``. By default the study definition's ``[prompt]`` templates
         (surveys.definition.wording.assemble_prompt)."""
-        wording = self.wording(item.study)
+        wording = self.item_wording(item)
         if not definition_wording.has_prompt(wording):
             raise NotImplementedError(f"{self.name}: no [prompt] templates")
         demos = definition_wording.demo_contexts(list(demonstrations) if few_shot else [], self.prompt_context)
@@ -222,7 +235,7 @@ class Instrument:
         the page, ``page`` (the item's rendered ``sentence``, ``question`` and ``hints``), so that a prompt
         quotes the page without repeating its wording."""
         context = self.template_context(item)
-        wording = self.wording(item.study)
+        wording = self.item_wording(item)
         if definition_wording.has_page(wording):
             context["page"] = definition_wording.page_text(wording, context)
         return context

@@ -1,18 +1,22 @@
 """WEP probability (Fagen-Ulmschneider 2015; Tang et al. RQ1): the probability a word of estimative
-probability conveys.
+probability conveys, answered with a whole number from 0 (impossible) to 100 (certain).
 
-Minimal form: the expression alone — "How probable is an event described as 'likely'?" — answered
-with a number from 0 (impossible) to 100 (certain). The participant page offers 0–100 in steps of 5
-(21 buttons, the bins of the analysis); answers imported from the Fagen-Ulmschneider survey and model
-answers may be any number from 0 to 100. Tang's context sentences (CNC/ENC/FCNC/MCNC, English and Chinese) come later: an item's
-``statement`` may already hold a context template with ``{}`` where the WEP goes, and then the question
-quotes that sentence. The participant page and the model prompt are both built from the functions below.
+This module is the family's logic; its wording is in the shipped definitions studies/tang-rq1/study.toml
+(English) and studies/tang-rq1-zh/study.toml (Chinese), or in a study's own definition. The logic: which
+shipped definition words an item (the one of the item's language, so a Chinese item is worded in Chinese whatever
+its study's language; a study's own definition comes first, Instrument.item_wording), the names templates see besides the item's fields
+(``context_sentence``: the item's ``statement`` with its WEP in the ``{}`` slot; ``written_expression``: the WEP as
+the wording writes it; ``proposition``; ``page`` in prompts), the answer's validation (any whole number 0–100; the
+page offers steps of 5, the 21 bins of the analysis), the 17 WEPs an item file may name and their order for the
+attention check, Kent's anchors as worked examples of an imported study, and item keys.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Prompt, Speaker, plain_number
+from surveys.definition.files import shipped_definition
+
+from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -65,50 +69,35 @@ DEMONSTRATIONS: tuple[dict[str, Any], ...] = (
     {"expression": "impossible", "demo_answer": 0},
 )
 
-TASK_INTRO = (
-    "People use words such as \"likely\" or \"we doubt\" to say how probable something is. "
-    "For each word or phrase you are shown, say how probable an event described with it is, "
-    "as a percentage from 0 to 100, where:"
-)
-SCALE_ENDS = (
-    "0 means the event is impossible.",
-    "100 means the event is certain.",
-)
-EXAMPLES_INTRO = "Two worked examples follow. After them, answer the new question."
-ANSWER_INSTRUCTION = "Answer with a single number from 0 to 100."
-ANSWER_CUE = "Answer:"
-
-# Chinese wording (items with language "zh"): the question is the paper's ("根据陈述“{}”,您认为{}的概率是多少?",
-# Methods, RQ1), about the item's proposition (``extra["proposition"]``, the context without its WEP); the
-# answer instruction follows the paper's Chinese instruction (no intermediate steps, do not repeat the
-# question) on this instrument's 0–100 scale, so answers are parsed and binned like the English ones.
-ZH_TASK_INTRO = (
-    "人们会用“很可能”“我们怀疑”这样的词语来表达某件事发生的可能性有多大。"
-    "对于你看到的每个词语或句子,请给出它所描述的事件发生的概率,用0到100之间的百分数表示,其中:"
-)
-ZH_SCALE_ENDS = (
-    "0表示该事件不可能发生。",
-    "100表示该事件一定会发生。",
-)
-ZH_EXAMPLES_INTRO = "下面是两个示例。看完示例后,请回答新的问题。"
-ZH_QUESTION = "请给出一个0(不可能)到100(一定会发生)之间的概率。"
-ZH_ANSWER_INSTRUCTION = "你的输出只有一个0到100之间的数字。回答问题时直接给出最终答案,不要加入中间思考过程,不要重复问题。"
-ZH_ANSWER_CUE = "答案:"
-# Chinese renderings of the WEPs for items without a context sentence (Kent's anchors included); the
-# context sentences of surveys/designs/tang_rq1_contexts.toml use the same renderings.
-ZH_EXPRESSIONS: dict[str, str] = {
-    "almost certain": "几乎肯定", "highly likely": "极有可能", "very good chance": "有很大机会",
-    "probable": "大有可能", "likely": "很可能", "we believe": "我们相信", "probably": "大概",
-    "better than even": "可能性超过一半", "about even": "可能性大约是一半", "we doubt": "我们怀疑",
-    "improbable": "可能性不大", "unlikely": "不太可能", "probably not": "大概不会", "little chance": "机会很小",
-    "almost no chance": "几乎没有机会", "highly unlikely": "极不可能", "chances are slight": "可能性很小",
-    "certain": "肯定", "impossible": "不可能",
-}
+# The shipped definitions that word a study without a definition of its own, by the item's language (an item in
+# Chinese is worded in Chinese whatever its study's language; the instructions page follows the study's).
+DEFINITIONS: dict[str, str] = {"en": "tang-rq1/study.toml", "zh": "tang-rq1-zh/study.toml"}
+SLOT = "{}"  # where a context template puts the WEP
 
 
-def is_chinese(item: "Item") -> bool:
-    """Whether the item is worded in Chinese (language "zh", "zh-hans", "zh_Hans", …)."""
-    return (getattr(item, "language", "") or "").lower().startswith("zh")
+def language_of(code: str | None) -> str:
+    """The shipped wording's language of a language code: "zh" for "zh", "zh-hans", "zh_Hans", …, else "en"."""
+    return "zh" if (code or "").lower().startswith("zh") else "en"
+
+
+def shipped_wording(language: str | None) -> Mapping[str, Any]:
+    """The shipped definition (studies/tang-rq1*/study.toml) that words ``language``."""
+    return shipped_definition(DEFINITIONS[language_of(language)])
+
+
+def written_expression(expression: str, wording: Mapping[str, Any]) -> str:
+    """The WEP as ``wording`` writes it: its named text of the same name (a Chinese rendering), else as it is."""
+    written = wording.get(expression)
+    return written if isinstance(written, str) and written else expression
+
+
+def context_sentence(statement: str | None, written: str) -> str:
+    """The item's context sentence with its WEP (``written``) in the ``{}`` slot, or "" for an expression asked
+    alone."""
+    template = (statement or "").strip()
+    if not template:
+        return ""
+    return template.replace(SLOT, written) if SLOT in template else template
 
 
 class WepProbability(Instrument):
@@ -125,7 +114,6 @@ class WepProbability(Instrument):
     scale_max = 100
     scale_step = 5  # the page's buttons; validate() also accepts any whole number 0–100
     expressions = EXPRESSIONS
-    task_intro = TASK_INTRO
     # Tang et al. and the Fagen-Ulmschneider survey keep every respondent: Belem's attention filter is off by
     # default (a study can still turn it on).
     attention_filter_default = False
@@ -133,68 +121,27 @@ class WepProbability(Instrument):
     prompt_version_prefix = "wep"
     # Kent's anchors are added to an imported study; a generated Tang RQ1 study is asked without examples
     demonstrations = Demonstrations(fields=("demo_order", "expression", "statement", "language", "demo_answer"))
-    scale_ends = SCALE_ENDS
+    default_definition = DEFINITIONS["en"]
 
-    # --- wording -------------------------------------------------------------------
+    # --- wording (studies/tang-rq1/study.toml, studies/tang-rq1-zh/study.toml) ------------------------------
+    def shipped_wording(self, language: str | None = None) -> Mapping[str, Any]:
+        """The shipped definition of ``language`` (an item's: a Chinese item is worded in Chinese whatever its
+        study's language; a study's, for its instructions page)."""
+        return shipped_wording(language)
+
+    def template_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
+        """The item's fields and named texts, and what this kind computes: ``written_expression``,
+        ``context_sentence`` and ``proposition`` ("" when the item has none)."""
+        context = super().template_context(item, speaker)
+        written = written_expression(item.expression, context["wording"])
+        context["written_expression"] = written
+        context["context_sentence"] = context_sentence(item.statement, written)
+        context.setdefault("proposition", "")
+        return context
+
     def context_sentence(self, item: "Item") -> str:
         """The item's context sentence with its WEP filled in, or "" for the expression alone."""
-        template = (item.statement or "").strip()
-        if not template:
-            return ""
-        wep = self.written_expression(item)
-        return template.replace("{}", wep) if "{}" in template else template
-
-    def written_expression(self, item: "Item") -> str:
-        """The WEP as the item's language writes it (the English expression, or its Chinese rendering)."""
-        if is_chinese(item):
-            return ZH_EXPRESSIONS.get(item.expression, item.expression)
-        return item.expression
-
-    def sentence(self, item: "Item", speaker: Speaker | None = None) -> str:
-        context = self.context_sentence(item)
-        if is_chinese(item):
-            if context:
-                proposition = (getattr(item, "extra", None) or {}).get("proposition") or "这件事发生"
-                return f"根据陈述“{context}”,你认为{proposition}的概率是多少?"
-            return f"一个被描述为“{self.written_expression(item)}”的事件发生的概率是多少?"
-        if context:
-            return f'Given the statement "{context}", how probable is it?'
-        return f"How probable is an event described as '{item.expression}'?"
-
-    def question(self, item: "Item", speaker: Speaker | None = None) -> str:
-        if is_chinese(item):
-            return ZH_QUESTION
-        return "Give a probability from 0 (impossible) to 100 (certain)."
-
-    def hints(self, item: "Item", speaker: Speaker | None = None) -> list[str]:
-        return list(ZH_SCALE_ENDS if is_chinese(item) else SCALE_ENDS)
-
-    def intro(self, language: str = "en") -> dict:
-        """The task description of the instructions page, in ``language`` ("en", or "zh…" for Chinese)."""
-        if language.lower().startswith("zh"):
-            return {"task": ZH_TASK_INTRO, "scale_ends": list(ZH_SCALE_ENDS)}
-        return super().intro()
-
-    def prompt_block(self, item: "Item", with_answer: bool) -> str:
-        answer = f" {item.demo_answer:g}" if with_answer else ""
-        if is_chinese(item):
-            return f"问题:{self.sentence(item)}\n{ZH_ANSWER_INSTRUCTION}\n{ZH_ANSWER_CUE}{answer}"
-        return f"Question: {self.sentence(item)}\n{ANSWER_INSTRUCTION}\n{ANSWER_CUE}{answer}"
-
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
-                     style: str = "standard") -> Prompt:
-        """The prompt in the item's language (the demonstrations are worded in their own language; a
-        Chinese study's demonstrations are Chinese items)."""
-        demos = list(demonstrations) if few_shot else []
-        zh = is_chinese(item)
-        scale = "\n".join(f"- {line}" for line in (ZH_SCALE_ENDS if zh else SCALE_ENDS))
-        header = f"{ZH_TASK_INTRO if zh else TASK_INTRO}\n{scale}"
-        if demos:
-            header += f"\n\n{ZH_EXAMPLES_INTRO if zh else EXAMPLES_INTRO}"
-        question = self.prompt_block(item, with_answer=False)
-        parts = [header, *(self.prompt_block(demo, with_answer=True) for demo in demos), question]
-        return Prompt(text="\n\n".join(parts), messages=self.chat_messages(header, demos, question),
-                      shots=len(demos))
+        return self.template_context(item)["context_sentence"]
 
     # --- answers -------------------------------------------------------------------
     def validate(self, raw: str) -> float:

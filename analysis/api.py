@@ -1,7 +1,8 @@
 """REST endpoints of the analysis app (token or session auth; staff with the model permissions below:
 config.permissions).
 
-- GET  /api/studies/<slug>/report/                 the report as JSON (409 with a reason when it cannot be built yet)
+- GET  /api/studies/<slug>/report/                 the report as JSON (409 with a reason when it cannot be built yet;
+                                                   ``?pool_versions=1`` pools answers of several definition versions)
 - GET  /api/studies/<slug>/export/csv/             the combined export, streamed (``?raw_ids=1`` for PROLIFIC_PIDs)
 - GET  /api/studies/<slug>/export/parquet/
 - POST /api/studies/<slug>/attention/              run the attention filter; returns its decisions
@@ -48,17 +49,23 @@ def _study_result(request, slug: str, compute: Callable[[Study], Any],
 VIEW_REPORT = "analysis.view_studyanalysis"
 
 
+
 class StudyReportView(APIView):
     required_permissions = {"GET": [VIEW_REPORT]}
 
     @extend_schema(summary="The study's report: meta and every table as records",
+                   parameters=[OpenApiParameter("pool_versions", bool, description="report answers given to "
+                                                "different versions of the study's definition together (409 "
+                                                "otherwise, naming the versions)")],
                    responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def get(self, request, slug: str):
-        from analysis.report_cache import cached_report
+        from analysis.report_cache import asked, cached_report
         from analysis.reports import ReportError
 
         raw_ids = can_see_raw_ids(request.user)
-        return _study_result(request, slug, lambda study: cached_report(study).seen_by(raw_ids).to_json(),
+        pool = asked(request.query_params.get("pool_versions"))
+        return _study_result(request, slug,
+                             lambda study: cached_report(study, pool_versions=pool).seen_by(raw_ids).to_json(),
                              ReportError)
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
-from analysis.figure_cache import TIMEOUT
 from analysis import reports
+from analysis.figure_cache import TIMEOUT
 
 _CODE = Path(__file__).resolve().parent
 
@@ -45,7 +45,7 @@ def data_version(study) -> str:
     parts += list(Study.objects.filter(pk__in=ids).order_by("pk").values_list(*_concrete(Study)))
     parts += list(Item.objects.filter(study__in=ids).order_by("pk").values_list(*_concrete(Item)))
     parts += list(Participant.objects.filter(study__in=ids).order_by("pk")
-                  .values_list("pk", "status", "is_test", "status_changed_at"))
+                  .values_list("pk", "status", "is_test", "status_changed_at", "study_version_id"))
     parts.append(Response.objects.filter(item__study__in=ids).aggregate(n=Count("pk"), last=Max("pk")))
     runs = ElicitationRun.objects.filter(study__in=ids).order_by("pk")
     parts += list(runs.values_list(*_concrete(ElicitationRun)))
@@ -57,14 +57,15 @@ def data_version(study) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
-def cached_report(study):
-    """The report of ``study`` for its current data version: from the cache, or built and cached.
-    ReportError (also remembered for the version) when it cannot be built yet."""
-    key = f"hedgelab.report.{study.pk}.{data_version(study)}"
+def cached_report(study, pool_versions: bool = False):
+    """The report of ``study`` for its current data version (answers of several definition versions pooled only
+    with ``pool_versions``): from the cache, or built and cached. ReportError (also remembered for the version)
+    when it cannot be built yet."""
+    key = f"hedgelab.report.{study.pk}.{data_version(study)}{'.pooled' if pool_versions else ''}"
     hit = cache.get(key)
     if hit is None:
         try:
-            hit = reports.build_report(study)
+            hit = reports.build_report(study, pool_versions=pool_versions)
         except reports.ReportError as exc:
             hit = exc
         hit.cache_key = key
@@ -72,3 +73,8 @@ def cached_report(study):
     if isinstance(hit, reports.ReportError):
         raise hit
     return hit
+
+
+def asked(value: str | None) -> bool:
+    """A yes/no query parameter (``1``, ``true``, ``on``, ``yes``) as a bool (``?pool_versions=1``)."""
+    return str(value or "").lower() in ("1", "true", "on", "yes")

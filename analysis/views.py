@@ -14,8 +14,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_study
-from analysis.report_cache import cached_report
+from analysis.report_cache import asked, cached_report
 from analysis.reports import ReportError
+from analysis.versions import VersionsError
 from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
@@ -149,10 +150,13 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
     context = admin_context | {"study": study, "title": f"Report: {study.title}", "formats": FORMATS,
                                "participation_lines": {s.slug: summary_line(participation(s))
                                                        for s in (study.reference_study, study) if s is not None}}
+    pool = asked(request.GET.get("pool_versions"))
+    context["pool_versions"] = pool
     try:
-        report = cached_report(study).seen_by(can_see_raw_ids(request.user))
+        report = cached_report(study, pool_versions=pool).seen_by(can_see_raw_ids(request.user))
     except ReportError as exc:
-        return render(request, "analysis/report.html", context | {"problem": str(exc)})
+        return render(request, "analysis/report.html", context | {"problem": str(exc),
+                                                                  "versions_refused": isinstance(exc, VersionsError)})
     figures = report.figure_uris()
     return render(request, "analysis/report.html", context | {
         "report": report, "meta": report.meta(), "tables": report.html_tables(), "figures": figures,
@@ -162,7 +166,8 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
 def report_json(request: HttpRequest, study: Study) -> HttpResponse:
     """The report as JSON (the same as the API's)."""
     try:
-        data = cached_report(study).seen_by(can_see_raw_ids(request.user)).to_json()
+        pool = asked(request.GET.get("pool_versions"))
+        data = cached_report(study, pool_versions=pool).seen_by(can_see_raw_ids(request.user)).to_json()
     except ReportError as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -117,8 +117,9 @@ def test_report_of_a_non_verifiable_study_has_no_v_columns(studies):
     report = build_report(nv)
     assert report.v_study is None and "pa_v" not in report.analysis.summary.columns
     assert "knowledge_bias" not in report.tables()
-    names = [name for name, _ in report.figures()]
+    names = [name for name, _ in report.section("belem").figures()]
     assert names == ["histograms-nv-human", "histograms-nv-logprobs-top_logprobs", "histograms-nv-modelx-greedy"]
+    assert [name for name, _ in report.figures()] == names + ["generic-all-items"]  # the generic section's after
 
 
 def test_report_errors_are_clear(imported_nv, belem_dir, tmp_path):

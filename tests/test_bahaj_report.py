@@ -88,10 +88,11 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
     human(study, "P1", lambda item: (item.ground_truth - 1, item.ground_truth + 1))  # always right
     refine = refinement_run(source, '{"chosen_answer": [1900, 2000], "proposed_answer": [0, 1]}')
     report = build_report(study)
-    assert list(report.sections) == ["bahaj"]
+    assert list(report.sections) == ["bahaj", "generic"]
     tables = report.tables()
-    assert set(tables) == {"overprecision", "interval_scores", "aggregation_single", "aggregation_mixed",
-                           "self_refinement", "hit_by_scale"}
+    assert set(report.section("bahaj").tables()) == {"overprecision", "interval_scores", "aggregation_single",
+                                                     "aggregation_mixed", "self_refinement", "hit_by_scale"}
+    assert set(tables) == set(report.section("bahaj").tables()) | {"generic_summary"}
 
     table4 = tables["overprecision"].set_index(["agent", "source"])
     model = "gpt (sampled T=1)"
@@ -122,7 +123,7 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
     out = tmp_path / "report"
     call_command("report", "op", "--out", str(out), stdout=io.StringIO())
     data = json.loads((out / "report.json").read_text())
-    assert data["meta"]["figures"] == ["hit-by-scale"] and (out / "hit-by-scale.svg").exists()
+    assert data["meta"]["figures"] == ["hit-by-scale", "generic-all-items"] and (out / "hit-by-scale.svg").exists()
     assert data["meta"]["draws"] == 10 and "human" in data["meta"]["agents"]
     assert (out / "overprecision.csv").read_text().startswith("agent,source,hit@95,hit@95_sd")
     assert len(data["tables"]["self_refinement"]) == 6  # 2 kinds × (all + 2 sources)
@@ -138,7 +139,7 @@ def test_the_api_and_the_admin_page_serve_the_report(study, client, admin_client
     response = client.get("/api/studies/op/report/", HTTP_AUTHORIZATION=f"Token {token.key}")
     assert response.status_code == 200
     body = response.json()
-    assert "overprecision" in body["tables"] and body["meta"]["sections"] == ["bahaj"]
+    assert "overprecision" in body["tables"] and body["meta"]["sections"] == ["bahaj", "generic"]
     assert body["meta"]["title"] == study.title and f"<dd>{study.title} (op, interval_confidence)</dd>" in page
 
 
@@ -147,7 +148,7 @@ def test_a_run_with_no_readable_interval_is_reported_by_its_counts(study):
     report = build_report(study)
     table = report.tables()["overprecision"].set_index(["agent", "source"])
     assert table.loc[("gpt (greedy)", "all"), "unparsed"] == 20 and table.loc[("gpt (greedy)", "history"), "unparsed"] == 10
-    assert report.figures() == [] and "hit_by_scale" not in report.tables()
+    assert report.figures() == [] and "hit_by_scale" not in report.tables()  # generic: no readable interval either
 
 
 def tries(item, sample):
@@ -190,7 +191,7 @@ def test_the_authors_reading_as_a_report_option(study, tmp_path):
     assert study.report_options == {"reading": "authors"}
     data = json.loads((out / "report.json").read_text())
     assert data["meta"]["reading"] == "authors" and data["meta"]["mixed_intervals"] == 15
-    assert data["meta"]["figures"] == ["answer-histogram"] and (out / "answer-histogram.svg").exists()
+    assert data["meta"]["figures"] == ["answer-histogram", "generic-all-items"] and (out / "answer-histogram.svg").exists()
     report = build_report(study)
     assert "the authors' code" in report.titles()["overprecision"] and "15 per question" in report.titles()["aggregation_mixed"]
     tables = report.tables()

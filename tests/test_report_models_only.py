@@ -41,7 +41,9 @@ def test_models_only_study_has_a_report_everywhere(tang_zh, tmp_path, admin_clie
     assert f"run {run.pk}: stub (greedy)" in text and "no completed human participant yet" in text
     assert "rank the labels" not in text  # the attention filter is off for this kind: it is not the reason
     saved = json.loads((tmp_path / "report.json").read_text())
-    assert set(saved["meta"]["sections_not_built"]) == {"belem", "tang_rq1"} and saved["meta"]["sections"] == []
+    assert set(saved["meta"]["sections_not_built"]) == {"belem", "tang_rq1"} and saved["meta"]["sections"] == ["generic"]
+    assert "no human answers yet" in text and "no human answers yet" in " ".join(saved["meta"]["notes"])
+    assert saved["tables"]["generic_summary"][0]["agent"] == "stub (greedy)" and (tmp_path / "generic-all-items.png").exists()
     assert saved["tables"]["available"][1]["answers_ok"] == 5 and (tmp_path / "available.csv").exists()
 
     page = admin_client.get(reverse("admin:analysis_studyanalysis_report", args=[tang_zh.pk]))

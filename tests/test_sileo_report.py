@@ -72,7 +72,7 @@ def test_table1_agreement_likelihood_and_weps(vstudy, tmp_path, client, admin_us
     participant(vstudy, "h2", lambda i: other(keys[i.pk]) if i.extra["dataset"] == "wep-reasoning-2hops"
                 else keys[i.pk])
     report = build_report(vstudy)
-    assert list(report.sections) == ["sileo"]
+    assert list(report.sections) == ["sileo", "generic"]
     t1 = report.tables()["sileo_table1"].set_index("agent")
     assert t1.index.tolist() == ["Chance", "Human baseline", "gemma (greedy)", "gemma (likelihood)"]
     assert t1.loc["Chance", "WEP-UNLI"] == 50
@@ -105,7 +105,7 @@ def test_table1_agreement_likelihood_and_weps(vstudy, tmp_path, client, admin_us
     assert {"report.json", "sileo_table1.csv", "sileo_correct_weps.csv", "sileo-accuracy.png",
             "sileo-correct-weps.svg"} <= written
     data = json.loads((tmp_path / "report.json").read_text())
-    assert data["meta"]["figures"] == ["sileo-accuracy", "sileo-correct-weps"]
+    assert data["meta"]["figures"] == ["sileo-accuracy", "sileo-correct-weps", "generic-all-items"]
     assert data["tables"]["sileo_table1"][0]["agent"] == "Chance"
     assert "decided by the normalised score" in report.summary_text()
     # the API and the admin page show the same report

@@ -48,7 +48,7 @@ def test_an_oracle_scores_100_on_empirical_and_cot_is_compared_with_standard(rq2
     answer_run(rq2, "standard", lambda i: f"the value {texts[i.pk][i.extra['truth_choice']]}")
     answer_run(rq2, "cot", lambda i: "Roughly 0.4, so B? No. I choose: A")
     report = build_report(rq2)
-    assert list(report.sections) == ["tang_rq2"]
+    assert list(report.sections) == ["tang_rq2", "generic"]
     table = report.tables()["consistency"]
     overall = table[table["scope"] == "overall"].set_index(["agent", "metric"])
     assert overall.loc[("gpt (greedy)", "empirical"), "score"] == 100

@@ -9,7 +9,12 @@ and every figure as PNG and SVG; the admin page, the ``report`` command and the 
 
 Sections: ``belem`` (speaker belief; the 0–100 agreement tables for WEP probability too), ``tang_rq1`` (KL and
 Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metrics), ``bahaj`` (Bahaj et
-al.: overprecision) and ``sileo`` (Sileo & Moens: verbalisation accuracy).
+al.: overprecision), ``sileo`` (Sileo & Moens: verbalisation accuracy) and ``generic`` (any study: each agent's
+answer distribution beside the humans', per item group and questionnaire answer; built for every study).
+
+A study loaded from a definition file may list its sections (``[report] sections``); otherwise its kind's are
+used; ``generic`` is always added. The report reads answers of one definition version only (analysis/versions.py):
+answers from several versions are refused unless ``pool_versions`` is asked for, and then the report says so.
 """
 from __future__ import annotations
 
@@ -18,10 +23,11 @@ import importlib
 import io
 import json
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from analysis.figure_cache import rendered
 
@@ -31,7 +37,10 @@ SECTIONS: dict[str, str] = {
     "tang_rq2": "analysis.reports.tang_rq2",
     "bahaj": "analysis.reports.bahaj",
     "sileo": "analysis.reports.sileo",
+    "generic": "analysis.reports.generic",
 }
+#: built for every study, after its family's sections (analysis/reports/generic.py)
+ALWAYS = ("generic",)
 
 
 AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need more)"
@@ -39,6 +48,22 @@ AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need 
 
 class ReportError(ValueError):
     """The report cannot be built (yet); the message says why."""
+
+
+_SHARED: ContextVar[dict | None] = ContextVar("hedgelab_report_shared", default=None)
+
+
+def shared(key: tuple, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per :func:`build_report` under ``key``: sections that read the same data (a study's
+    answers, its attention filter, its runs) share one reading. A DataFrame is handed out as a copy; outside a
+    build, ``compute()`` is simply called."""
+    memo = _SHARED.get()
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    value = memo[key]
+    return value.copy() if type(value).__name__ == "DataFrame" else value
 
 
 @dataclass
@@ -53,6 +78,8 @@ class Report:
     skipped: dict[str, str] = field(default_factory=dict)  # section → why it could not be built yet
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     cache_key: str | None = None  # set by analysis.report_cache: its figures are rendered once under it
+    versions: list[Any] = field(default_factory=list)  # analysis.versions.VersionAnswers of the answers read
+    pool_versions: bool = False  # asked to pool answers of several versions
 
     @property
     def primary(self) -> Any:
@@ -60,7 +87,8 @@ class Report:
         return next(iter(self.sections.values()), None)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at", "cache_key"):
+        if name.startswith("__") or name in ("study", "sections", "skipped", "generated_at", "cache_key", "versions",
+                                             "pool_versions"):
             raise AttributeError(name)
         primary = self.primary
         if primary is None:
@@ -104,6 +132,19 @@ class Report:
             out.update(section.titles)
         return out
 
+    def notes(self) -> list[str]:
+        """What the reader must know first: pooled versions, and each section's notes (e.g. "no human answers
+        yet" of the generic section)."""
+        from analysis.versions import versions_meta
+
+        out = []
+        if versions_meta(self.versions, self.pool_versions)["pooled_versions"]:
+            out.append("answers of several definition versions are pooled (asked for): "
+                       + ", ".join(f"{v.study} {v.describe()}" for v in self.versions))
+        for name, section in self.sections.items():
+            out += [f"{name}: {note}" for note in getattr(section, "notes", [])]
+        return out
+
     def figures(self) -> list[tuple[str, Any]]:
         return [fig for section in self.sections.values() for fig in section.figures()]
 
@@ -134,11 +175,17 @@ class Report:
         meta.setdefault("instrument", self.study.instrument)
         meta.setdefault("generated_at", self.generated_at.isoformat(timespec="seconds"))
         meta["participation"] = participation_by_study(self.study)
+        from analysis.versions import versions_meta
+
+        meta.update(versions_meta(self.versions, self.pool_versions))
+        meta["notes"] = self.notes()
         return meta
 
     def summary_text(self) -> str:
         """What the ``report`` command prints: each section's summary (its own, or its first table)."""
-        parts = []
+        parts = [f"Note: {note}" for note in self.notes()]
+        if self.versions:
+            parts.append("Answers from: " + "; ".join(f"{v.study} {v.describe()}" for v in self.versions))
         for section in self.sections.values():
             own = getattr(section, "summary_text", None)
             if own is not None:
@@ -196,21 +243,43 @@ def participation_by_study(study: Any) -> dict[str, dict[str, Any]]:
     return {s.slug: participation(s) for s in (study.reference_study, study) if s is not None}
 
 
-def build_report(study: Any) -> Report:
-    """The report of ``study``: every section its instrument names that can be built; the others are listed
-    in ``skipped`` with what they miss (a study without people or without model answers still has a report).
-    ReportError only for a kind that names an unknown section."""
+def section_names(study: Any) -> list[str]:
+    """The sections of ``study``'s report: its definition's ``[report] sections`` when it lists some, else its
+    kind's; then the sections every study gets (``generic``)."""
+    listed = [str(n) for n in ((getattr(study, "definition", None) or {}).get("report") or {}).get("sections") or []]
+    names = listed or list(study.kind.report_sections)
+    return list(dict.fromkeys([*names, *ALWAYS]))
+
+
+def build_report(study: Any, pool_versions: bool = False) -> Report:
+    """The report of ``study``: every section it names that can be built (:func:`section_names`); the others
+    are listed in ``skipped`` with what they miss (a study without people or without model answers still has
+    a report). ReportError for a section name that does not exist, and (analysis.versions.VersionsError) for
+    answers of several definition versions unless ``pool_versions``."""
+    from analysis.versions import check_versions, report_versions
+
+    versions = report_versions(study)
+    check_versions(versions, pool_versions)
     sections, skipped = {}, {}
-    for name in study.kind.report_sections:
+    token = _SHARED.set({})
+    try:
+        _build_sections(study, sections, skipped)
+    finally:
+        _SHARED.reset(token)
+    return Report(study=study, sections=sections, skipped=skipped, versions=versions, pool_versions=pool_versions)
+
+
+def _build_sections(study: Any, sections: dict[str, Any], skipped: dict[str, str]) -> None:
+    for name in section_names(study):
         try:
             module = importlib.import_module(SECTIONS[name])
         except KeyError:
-            raise ReportError(f"instrument {study.instrument!r} names an unknown report section {name!r}") from None
+            raise ReportError(f"study {study.slug!r} names an unknown report section {name!r} (known: "
+                              f"{', '.join(SECTIONS)})") from None
         try:
             sections[name] = module.build(study)
         except ReportError as exc:
             skipped[name] = str(exc)
-    return Report(study=study, sections=sections, skipped=skipped)
 
 
 def html_tables(report: Report) -> list[dict[str, str]]:

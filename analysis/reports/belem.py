@@ -29,7 +29,7 @@ from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import human_answers, study_answers
 from analysis.filtering import FilterError, FilterResult, compute_attention_filter, is_verifiable
-from analysis.reports import ReportError
+from analysis.reports import ReportError, shared
 from surveys.models import Study
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
@@ -209,6 +209,11 @@ def truth_means(nv: pd.DataFrame, v: pd.DataFrame) -> pd.DataFrame:
     return table.set_index(["agent", "label", "statements"])
 
 
+def answers_of(study: Study, run_ids: list[int]) -> pd.DataFrame:
+    """study_answers of ``study`` and the runs ``run_ids``, read once per report (analysis.reports.shared)."""
+    return shared(("answers", study.pk, tuple(run_ids)), lambda: study_answers(study, run_ids))
+
+
 def build(study: Study) -> StudyReport:
     """The report of ``study`` (and its reference study when it is a verifiable set). ReportError when the
     data are not there yet."""
@@ -219,19 +224,20 @@ def build(study: Study) -> StudyReport:
                               "non-verifiable companion (its humans give the reference distribution)")
         nv_study = study.reference_study if verifiable else study
         v_study = study if verifiable else None
-        if human_answers(nv_study).empty:
+        if shared(("human_answers", nv_study.pk), lambda: human_answers(nv_study)).empty:
             raise ReportError(f"study {nv_study.slug!r} has no completed human participants yet: the Belem tables "
                               "compare the models with people's answers (their reference distribution)")
-        attention = [compute_attention_filter(nv_study)]
+        attention = [shared(("attention", nv_study.pk), lambda: compute_attention_filter(nv_study))]
         if v_study is not None:
-            attention.append(compute_attention_filter(v_study))
+            attention.append(shared(("attention", v_study.pk), lambda: compute_attention_filter(v_study)))
     except FilterError as exc:
         raise ReportError(str(exc)) from None
     except AnswersError as exc:
         raise ReportError(f"the attention filter cannot run: {exc}") from None
-    runs = choose_runs(nv_study, "nv") + (choose_runs(v_study, "v") if v_study is not None else [])
-    nv = study_answers(nv_study, used_run_ids(u for u in runs if u.set == "nv"))
-    v = study_answers(v_study, used_run_ids(u for u in runs if u.set == "v")) if v_study is not None else None
+    runs = (shared(("runs", nv_study.pk, "nv"), lambda: choose_runs(nv_study, "nv"))
+            + (shared(("runs", v_study.pk, "v"), lambda: choose_runs(v_study, "v")) if v_study is not None else []))
+    nv = answers_of(nv_study, used_run_ids(u for u in runs if u.set == "nv"))
+    v = answers_of(v_study, used_run_ids(u for u in runs if u.set == "v")) if v_study is not None else None
     if nv.empty or not (nv["agent"] == HUMAN).any():
         raise ReportError(f"study {nv_study.slug!r} has no completed participants yet: the report needs their "
                           "answers for the reference distribution")

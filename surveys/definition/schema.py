@@ -165,7 +165,7 @@ RESERVED_FIELD_NAMES = frozenset({
     "study", "item_id", "item_key", "kind", "expression", "is_control", "statement_id", "truth", "context",
     "language", "respondent_type", "respondent_id", "participant_status", "agent", "model", "mode", "run_id",
     "sample_index", "value", "choice", "lower", "upper", "bin", "distribution", "raw_text", "status",
-    "time_taken_ms", "included", "timestamp", "channel", "text", "option_order", "respondent", "label",
+    "time_taken_ms", "included", "timestamp", "channel", "text", "option_order", "study_version", "respondent", "label",
     "participant_id", "dist",
 })
 
@@ -228,9 +228,30 @@ class ProlificTable(Table):
 class ReportTable(Table):
     """``[report]``: the report sections, their named options and the fields answers are grouped by."""
 
-    sections: list[str] = Field(default_factory=list)
+    sections: list[str] = Field(default_factory=list, description="The report's sections (empty: the kind's); the "
+                                "generic section is always added.")
     options: dict[str, str] = Field(default_factory=dict)
-    group_by: list[str] = Field(default_factory=list)
+    group_by: list[str] = Field(default_factory=list, description="Item fields (e.g. condition) whose values make "
+                                "the generic section's item groups, and questionnaire fields the humans are broken "
+                                "down by.")
+
+    @field_validator("sections")
+    @classmethod
+    def _known_sections(cls, sections: list[str]) -> list[str]:
+        from analysis.reports import SECTIONS  # the registry of report sections (no Django import)
+
+        unknown = [s for s in sections if s not in SECTIONS]
+        if unknown:
+            raise ValueError(f"unknown report section(s) {', '.join(map(repr, unknown))}; known: {', '.join(SECTIONS)}")
+        return list(dict.fromkeys(sections))
+
+    @field_validator("group_by")
+    @classmethod
+    def _distinct(cls, names: list[str]) -> list[str]:
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"group_by names {', '.join(map(repr, duplicates))} more than once")
+        return names
 
 
 class Demonstration(Table):

@@ -1,4 +1,4 @@
-"""python manage.py report <study> [--out DIR] [--no-figures] [--option NAME=VALUE …]"""
+"""python manage.py report <study> [--out DIR] [--no-figures] [--pool-versions] [--option NAME=VALUE …]"""
 from pathlib import Path
 
 from django.conf import settings
@@ -20,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("study", help="slug of the study")
         parser.add_argument("--out", metavar="DIR", help="output folder (default: VAR_DIR/reports/<study>)")
         parser.add_argument("--no-figures", action="store_true", help="write JSON and CSV only")
+        parser.add_argument("--pool-versions", action="store_true",
+                            help="report answers given to different versions of the study's definition together "
+                                 "(refused otherwise; the report then says it pooled them)")
         parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                             help="set a report option of the study and store it on the study (e.g. reading=authors "
                                  "for the authors' reading of Tang RQ2 answers; reading=text for the Methods'); "
@@ -32,7 +35,7 @@ class Command(BaseCommand):
             self.set_options(study, options["option"])
         out = Path(options["out"]) if options["out"] else Path(settings.VAR_DIR) / "reports" / study.slug
         try:
-            report = cached_report(study).seen_by(may_see_raw_ids(user))
+            report = cached_report(study, pool_versions=options["pool_versions"]).seen_by(may_see_raw_ids(user))
         except ReportError as exc:
             raise CommandError(str(exc)) from None
         written = report.write(out, figures=not options["no_figures"])

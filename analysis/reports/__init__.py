@@ -30,24 +30,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from analysis.figure_cache import rendered
+from analysis.report_sections import SECTIONS, ReportError
 
-SECTIONS: dict[str, str] = {
-    "belem": "analysis.reports.belem",
-    "tang_rq1": "analysis.reports.tang_rq1",
-    "tang_rq2": "analysis.reports.tang_rq2",
-    "bahaj": "analysis.reports.bahaj",
-    "sileo": "analysis.reports.sileo",
-    "generic": "analysis.reports.generic",
-}
 #: built for every study, after its family's sections (analysis/reports/generic.py)
 ALWAYS = ("generic",)
 
 
 AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need more)"
-
-
-class ReportError(ValueError):
-    """The report cannot be built (yet); the message says why."""
 
 
 _SHARED: ContextVar[dict | None] = ContextVar("hedgelab_report_shared", default=None)

@@ -1,5 +1,7 @@
-"""Which Study columns a definition file sets (the loader writes them, the export reads them back)."""
+"""Which Study and Item columns a definition file sets (the loader writes them, the export reads them back)."""
 from __future__ import annotations
+
+from surveys.models import Item
 
 #: Study columns a definition sets: (definition table, key) → Study field.
 STUDY_FIELDS: dict[tuple[str, str], str] = {
@@ -18,3 +20,6 @@ STUDY_FIELDS: dict[tuple[str, str], str] = {
 }
 #: the Prolific completion codes ([prolific] table), stored on the study under the same names
 CODE_FIELDS = ("completion_code", "failed_attention_code", "screened_out_code")
+#: Item columns an item file or [[demonstrations]] entry sets by name (other fields go to Item.extra)
+NOT_FIELDS = frozenset({"id", "study", "source_row"})
+ITEM_COLUMNS = tuple(f.name for f in Item._meta.concrete_fields if f.name not in NOT_FIELDS)

@@ -29,7 +29,7 @@ from typing import Any, Iterable
 from django.db.models import Count, Q
 
 from elicitation.models import ElicitationRun, ModelResponse
-from elicitation.prompts import is_default_prompt_version
+from elicitation.prompt_versions import is_default_prompt_version
 from surveys.models import Study
 
 # The base URL of endpoints that stand for models whose answers were imported (never called).

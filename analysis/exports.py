@@ -34,8 +34,6 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 from __future__ import annotations
 
 import csv
-import hashlib
-import hmac
 import io
 import json
 from functools import lru_cache
@@ -45,8 +43,8 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequenc
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.conf import settings
 
+from surveys.respondent_ids import hashed_id
 from surveys.spreadsheet import safe_cell, unescape_cell
 
 if TYPE_CHECKING:
@@ -129,13 +127,6 @@ def study_layout(study) -> Layout:
 
     fields = study_fields(study)
     return Layout(column_types(fields)) if fields else LAYOUT
-
-
-# --- respondent ids ---------------------------------------------------------------------------
-def hashed_id(pid: str, salt: str | None = None) -> str:
-    """HMAC-SHA256 of a PROLIFIC_PID keyed with the export salt, first 16 hex characters."""
-    key = (settings.EXPORT_ID_SALT if salt is None else salt).encode()
-    return hmac.new(key, pid.encode(), hashlib.sha256).hexdigest()[:16]
 
 
 # --- rows from the database -------------------------------------------------------------------

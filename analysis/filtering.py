@@ -22,6 +22,7 @@ from django.db import transaction
 from analysis.metrics.belem_attention import attention_filter, label_ranking
 from analysis.dataset import human_answers
 from surveys.models import Participant, Study
+from surveys.respondent_ids import hashed_id
 
 
 class FilterError(ValueError):
@@ -38,8 +39,6 @@ class ExcludedParticipant:
     @property
     def respondent_id(self) -> str:
         """The salted hash of the PROLIFIC_PID (the combined export's ``respondent_id``)."""
-        from analysis.exports import hashed_id
-
         return hashed_id(self.prolific_pid)
 
     def as_dict(self, raw_ids: bool = False) -> dict:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.dataset import human_respondent
-from analysis.exports import hashed_id
 from analysis.questionnaire import column_types, study_fields, typed_values
 from surveys.models import Participant
+from surveys.respondent_ids import hashed_id
 
 
 def questionnaire_frame(study, *, include_test: bool = False, completed_only: bool = True) -> pd.DataFrame:

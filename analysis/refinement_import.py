@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from elicitation.models import ElicitationRun
-from elicitation.modes import Completion, Outcome
+from elicitation.outcomes import Completion, Outcome
+from elicitation.run_settings import REFINE_SETTINGS
 from surveys.instruments import Instrument
 
 REPLY_KEYS = ("chosen_answer", "proposed_answer")
@@ -39,8 +40,6 @@ def composed_reply(row: Mapping[str, str]) -> str:
 
 def source_problems(study, source_id: int, setting: str, candidates: int) -> list[str]:
     """What is wrong with refining run ``source_id`` of ``study`` (empty when it can be refined)."""
-    from elicitation.refinement import SETTINGS
-
     source = ElicitationRun.objects.filter(pk=source_id).first()
     problems = []
     if source is None:
@@ -51,8 +50,8 @@ def source_problems(study, source_id: int, setting: str, candidates: int) -> lis
         problems.append(f"--refines {source_id}: the run is itself a refinement; refine a run of answers")
     if study.kind.shape.name != "interval":
         problems.append(f"--refines: self-refinement needs interval answers, not {study.instrument} items")
-    if setting not in SETTINGS:
-        problems.append(f"--refine-setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
+    if setting not in REFINE_SETTINGS:
+        problems.append(f"--refine-setting must be one of {', '.join(REFINE_SETTINGS)}, not {setting!r}")
     if candidates < 1:
         problems.append("--candidates: each prompt showed at least one candidate")
     return problems

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
-#: a cached report and its figures stay at most this long (a new data version replaces them anyway)
-TIMEOUT = 24 * 3600
+from analysis import reports
+from analysis.figure_cache import TIMEOUT
+
 _CODE = Path(__file__).resolve().parent
 
 
@@ -60,18 +61,16 @@ def cached_report(study, pool_versions: bool = False):
     """The report of ``study`` for its current data version (answers of several definition versions pooled only
     with ``pool_versions``): from the cache, or built and cached. ReportError (also remembered for the version)
     when it cannot be built yet."""
-    from analysis.reports import ReportError, build_report
-
     key = f"hedgelab.report.{study.pk}.{data_version(study)}{'.pooled' if pool_versions else ''}"
     hit = cache.get(key)
     if hit is None:
         try:
-            hit = build_report(study, pool_versions=pool_versions)
-        except ReportError as exc:
+            hit = reports.build_report(study, pool_versions=pool_versions)
+        except reports.ReportError as exc:
             hit = exc
         hit.cache_key = key
         cache.set(key, hit, TIMEOUT)
-    if isinstance(hit, ReportError):
+    if isinstance(hit, reports.ReportError):
         raise hit
     return hit
 
@@ -79,16 +78,3 @@ def cached_report(study, pool_versions: bool = False):
 def asked(value: str | None) -> bool:
     """A yes/no query parameter (``1``, ``true``, ``on``, ``yes``) as a bool (``?pool_versions=1``)."""
     return str(value or "").lower() in ("1", "true", "on", "yes")
-
-
-def rendered(report, kind: str, render: Callable[[], Any]) -> Any:
-    """``render()``'s result (figures rendered as ``kind``) once per cached report, from the cache after."""
-    key = getattr(report, "cache_key", None)
-    if key is None:
-        return render()
-    key = f"{key}.figures.{kind}"
-    value = cache.get(key)
-    if value is None:
-        value = render()
-        cache.set(key, value, TIMEOUT)
-    return value

@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import Count
 
 from analysis.agents import ANSWER_STATUSES
-from analysis.reports import ReportError
+from analysis.report_sections import ReportError
 from elicitation.models import ModelResponse
 from surveys.models import Participant, Response, Study, StudyVersion
 

@@ -121,7 +121,7 @@ def seed_world(belem_dir: Path, participants: int = 6) -> World:
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
-    from analysis.exports import hashed_id
+    from surveys.respondent_ids import hashed_id
     from elicitation.models import ModelResponse, StoredPrompt
     from prolific.models import ProlificStudy, Submission
     from surveys.models import Response, Withdrawal

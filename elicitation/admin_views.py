@@ -22,7 +22,8 @@ from . import preflight
 from .estimate import estimate_run
 from .item_answers import answer_of, category_shares, mean_text
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
-from .prompts import build_prompt, prompt_hash, prompt_shots, render_for_display, shots_label
+from .prompt_versions import prompt_shots, shots_label
+from .prompts import build_prompt, prompt_hash, render_for_display
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
 from .runs import RunStateError, cancel_run, missing_key, progress
 

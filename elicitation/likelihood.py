@@ -40,6 +40,7 @@ from surveys.models import Item
 
 from .client import MalformedResponse, Unsupported
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .outcomes import Outcome
 
 SCORES: tuple[str, ...] = ("raw", "normalised", "calibrated")
 DECIDING_SCORE = "normalised"
@@ -74,23 +75,6 @@ def request_params(run: ElicitationRun, endpoint: ModelEndpoint) -> dict[str, An
     if run.seed is not None and endpoint.supports_seed:
         params["seed"] = int(run.seed)
     return params
-
-
-def settings_errors(run: ElicitationRun) -> dict[str, str]:
-    """Why a likelihood run cannot be set up (empty when it can, or for another mode)."""
-    if run.mode != ElicitationRun.Mode.LIKELIHOOD:
-        return {}
-    errors: dict[str, str] = {}
-    if run.endpoint_id and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
-        errors["mode"] = (f"the likelihood mode scores texts through a completions endpoint (echo + logprobs); "
-                          f"{run.endpoint.name} is a chat endpoint, which cannot return the log-probabilities "
-                          "of a prompt.")
-    if run.study_id and not hasattr(run.study.kind, "likelihood_candidates"):
-        errors["mode"] = (f"{run.study.instrument} items have no candidate texts to score; the likelihood mode "
-                          "is for verbalisation-choice studies.")
-    if run.samples_per_item != 1:
-        errors["samples_per_item"] = "the likelihood mode gives one answer per item: set samples per item to 1."
-    return errors
 
 
 def _choice(reply: Any) -> Any:
@@ -169,10 +153,8 @@ def chosen_by(candidates: list[dict[str, Any]], score: str) -> str | None:
     return keys[0] if len(keys) == 1 else None
 
 
-def outcome(scores: ItemScores) -> Any:
+def outcome(scores: ItemScores) -> Outcome:
     """The Outcome written to the answer's row: the deciding score's choice, every score in ``detail``."""
-    from .modes import Outcome
-
     choices = {score: chosen_by(scores.candidates, score) for score in SCORES}
     detail = {"method": METHOD, "decides": DECIDING_SCORE, "choice_by": choices, "candidates": scores.candidates}
     raw = json.dumps({c["key"]: {s: c[s] for s in SCORES} for c in scores.candidates}, separators=(",", ":"))

@@ -15,16 +15,17 @@ from django.db.models import Q
 
 from surveys.models import INTERVAL_ORDERED, Item, Study, TypedAnswer
 
+from .choices import ApiStyle, Mode
 from .destinations import url_problem
 from .key_env import check_key_variable, key_variable_problem
+from .prompt_versions import PROMPT_VERSION_DEFAULT, default_prompt_version, prompt_shots
+from .run_settings import settings_errors
 
 
 class ModelEndpoint(models.Model):
     """An OpenAI-compatible API and one model behind it."""
 
-    class ApiStyle(models.TextChoices):
-        CHAT = "chat", "chat completions"
-        COMPLETIONS = "completions", "text completions"
+    ApiStyle = ApiStyle
 
     name = models.SlugField(unique=True)
     base_url = models.URLField(help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
@@ -87,18 +88,10 @@ class ModelEndpoint(models.Model):
             raise ValidationError(errors)
 
 
-PROMPT_VERSION_DEFAULT = "belem-2shot-v1"  # the field's default: replaced by the real prompt's at creation
-
-
 class ElicitationRun(models.Model):
     """Posing a study's items (or a subset) to one endpoint in one mode."""
 
-    class Mode(models.TextChoices):
-        GREEDY = "greedy", "greedy (temperature 0, one answer)"
-        SAMPLED = "sampled", "sampled (n answers at temperature T)"
-        TOP_LOGPROBS = "top_logprobs", "top-logprobs distribution"
-        FULL_DISTRIBUTION = "full_distribution", "full distribution (completion logprobs)"
-        LIKELIHOOD = "likelihood", "likelihood of each option (prompt logprobs; elicitation/likelihood.py)"
+    Mode = Mode
 
     class Source(models.TextChoices):
         LIVE = "live", "asked by this platform"
@@ -184,21 +177,17 @@ class ElicitationRun(models.Model):
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
-        from .runs import settings_errors
-
         errors = settings_errors(self)
         if errors:
             raise ValidationError(errors)
 
     def save(self, *args, **kwargs):
         """A new run left at the field's default prompt version gets the version of the prompt it sends
-        (``elicitation.prompts.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``), and
-        records the study's current definition version (the wording its prompts come from)."""
+        (``elicitation.prompt_versions.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``),
+        and records the study's current definition version (the wording its prompts come from)."""
         if self._state.adding and self.study_version_id is None:
             self.study_version = self.study.versions.order_by("-number").first()
         if self._state.adding and self.prompt_version == PROMPT_VERSION_DEFAULT and self.refines_id is None:
-            from .prompts import default_prompt_version, prompt_shots
-
             self.prompt_version = default_prompt_version(self.study, prompt_shots(self))
         super().save(*args, **kwargs)
 

@@ -14,75 +14,25 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from surveys.instruments import Answer, Instrument
 from surveys.models import Item
 
 from .client import MalformedResponse, Unsupported
+from .likelihood import request_params as likelihood_params
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .outcomes import Completion, Outcome, TokenLogprobs
 
 Mode = ElicitationRun.Mode
 NON_NUMBER_BIN = "-1"
 NUMBER_TOKEN = re.compile(r"^\d{1,3}(?:\.\d+)?$")
 
 
-@dataclass
-class TokenLogprobs:
-    """One generated position: the chosen token, its logprob and the top alternatives."""
-
-    token: str
-    logprob: float
-    top: list[tuple[str, float]]
-
-
-@dataclass
-class Completion:
-    """The parts of a completion reply that are stored."""
-
-    text: str
-    positions: list[TokenLogprobs] | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    system_fingerprint: str
-    finish_reason: str
-
-
-@dataclass
-class Outcome:
-    """A model answer ready to be written to its ModelResponse row."""
-
-    status: str
-    raw_output: str
-    value: float | None = None
-    bin: float | None = None
-    choice: str = ""
-    lower: float | None = None
-    upper: float | None = None
-    text: str = ""  # a free-text answer (the raw output, stripped)
-    parse_error: str = ""
-    distribution: dict[str, float] | None = None
-    coverage: float | None = None
-    detail: dict[str, Any] | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    system_fingerprint: str = ""
-    error: str = ""
-    requests: int = 1  # requests the answer took (for estimating tokens the endpoint did not report)
-
-    def answer_columns(self) -> dict[str, Any]:
-        """The typed answer columns written to the ModelResponse row."""
-        return {"value": self.value, "bin": self.bin, "choice": self.choice, "lower": self.lower,
-                "upper": self.upper, "text": self.text}
-
-
 def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: int) -> dict[str, Any]:
     """Every sampling parameter sent for one answer (stored with it as provenance). No temperature is sent
     (nor stored) for a prompt style its kind runs at the provider's default (``Instrument.sends_temperature``)."""
     if run.mode == Mode.LIKELIHOOD:
-        from .likelihood import request_params as likelihood_params
-
         return likelihood_params(run, endpoint)
     greedy = run.mode in (Mode.GREEDY, Mode.FULL_DISTRIBUTION)
     params: dict[str, Any] = {"temperature": 0.0 if greedy else float(run.temperature),

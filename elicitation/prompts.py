@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from typing import Any
 
 from django.utils import timezone
@@ -24,38 +23,6 @@ def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[
     demonstrations when ``few_shot``."""
     demos = study.demonstrations() if demonstrations is None else demonstrations
     return study.kind.build_prompt(item, demos, few_shot, style)
-
-
-def prompt_shots(run: Any) -> int:
-    """How many demonstrations ``run``'s prompts show, read from the prompt of its first item (0 for a
-    self-refinement run, or a run without items)."""
-    if getattr(run, "refines_id", None) is not None:
-        return 0
-    item = run.target_items().order_by("id").first() if run.pk else run.study.main_items().order_by("id").first()
-    return build_prompt(run.study, item, run.few_shot, style=run.prompt_style).shots if item is not None else 0
-
-
-def shots_label(shots: int) -> str:
-    """``zero-shot`` or ``2-shot``."""
-    return f"{shots}-shot" if shots else "zero-shot"
-
-
-def _version_prefix(study: Study) -> str:
-    return study.kind.prompt_version_prefix or study.kind.name.replace("_", "-")
-
-
-def default_prompt_version(study: Study, shots: int) -> str:
-    """The prompt version a new run gets unless one is given: ``belem-2shot-v1`` for Belem's 2-shot prompt,
-    ``<kind's prefix>-zero-shot-v1`` for a prompt without demonstrations."""
-    return f"{_version_prefix(study)}-{shots}shot-v1" if shots else f"{_version_prefix(study)}-zero-shot-v1"
-
-
-def is_default_prompt_version(study: Study, version: str) -> bool:
-    """Whether ``version`` is one a run gets by default (report names then leave it out)."""
-    from .models import PROMPT_VERSION_DEFAULT
-
-    pattern = rf"{re.escape(_version_prefix(study))}-(zero-shot|\d+shot)-v1"
-    return version == PROMPT_VERSION_DEFAULT or re.fullmatch(pattern, version) is not None
 
 
 def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: list[Item] | None = None) -> Prompt:

@@ -16,7 +16,8 @@ from surveys.api import SlugField
 
 from . import preflight
 from .models import ElicitationRun, ModelEndpoint
-from .refinement import SETTINGS, create_refinement, is_refinement
+from .refinement import create_refinement
+from .run_settings import REFINE_SETTINGS, is_refinement
 from .runs import RunStateError, missing_key, start_run
 
 #: creating a run and starting it (the admin's add + change on runs)
@@ -71,7 +72,7 @@ class RefineForm(forms.Form):
     endpoint = forms.ModelChoiceField(ModelEndpoint.objects.order_by("name"), required=False,
                                       empty_label="the source run's endpoint")
     shown = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="answers shown (e)")
-    setting = forms.ChoiceField(choices=[(s, s) for s in SETTINGS], initial="single",
+    setting = forms.ChoiceField(choices=[(s, s) for s in REFINE_SETTINGS], initial="single",
                                 help_text="single: answers at the item's own level; mixed: at every level")
     draw_seed = forms.IntegerField(min_value=-(2**62), max_value=2**62, initial=0,
                                    help_text="seed of the draws of shown answers")
@@ -98,7 +99,7 @@ class RefineSerializer(serializers.Serializer):
     endpoint = SlugField(slug_field="name", queryset=ModelEndpoint.objects.all(), required=False, allow_null=True,
                          help_text="Endpoint name; default: the source run's.")
     shown = serializers.IntegerField(min_value=1, max_value=1000, default=3, help_text="Answers shown (e).")
-    setting = serializers.ChoiceField(choices=SETTINGS, default="single")
+    setting = serializers.ChoiceField(choices=REFINE_SETTINGS, default="single")
     draw_seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, default=0)
     mode = serializers.ChoiceField(choices=MODES, default=ElicitationRun.Mode.GREEDY)
     samples = serializers.IntegerField(min_value=1, max_value=10_000, default=1)

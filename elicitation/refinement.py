@@ -51,16 +51,11 @@ from surveys.instruments.interval_text import IntervalReading, read_interval
 from surveys.models import Item
 
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
-from .modes import Completion, Outcome, complete
+from .modes import complete
+from .outcomes import Completion, Outcome
+from .run_settings import refine_style
 
-SETTINGS = ("single", "mixed")
-STYLE = "refine"
-STYLES = (STYLE, AUTHORS_REFINE)
 Shown = tuple[int, float, float, int]  # (model response id, lower, upper, confidence)
-
-
-def is_refinement(run: ElicitationRun) -> bool:
-    return run.refines_id is not None
 
 
 def pool(run: ElicitationRun, item: Item) -> list[Shown]:
@@ -212,38 +207,6 @@ def refinement_outcome(kind: Instrument, completion: Completion | Asked) -> Outc
         return Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error=f"proposed: {proposed.error}"[:300],
                        **base)
     return Outcome(status=ModelResponse.Status.OK, lower=proposed.lower, upper=proposed.upper, **base)
-
-
-def refinement_errors(run: ElicitationRun) -> dict[str, str]:
-    """Problems with a run's refinement settings (none for an ordinary run)."""
-    if not is_refinement(run):
-        if run.prompt_style in STYLES:
-            return {"prompt_style": "the refine prompt style is for self-refinement runs, which need a source run "
-                                    "(manage.py refine)"}
-        return {}
-    errors: dict[str, str] = {}
-    source = run.refines
-    if run.prompt_style != refine_style(source):
-        errors["prompt_style"] = (f"a self-refinement of run {source.pk} uses the prompt style "
-                                  f"{refine_style(source)!r}")
-    if run.study_id and source.study_id != run.study_id:
-        errors["refines"] = f"run {source.pk} belongs to another study"
-    if source.refines_id is not None:
-        errors["refines"] = f"run {source.pk} is itself a refinement; refine a run of answers"
-    if run.study_id and run.study.kind.shape.name != "interval":
-        errors["refines"] = f"self-refinement needs interval answers, not {run.study.instrument} items"
-    if run.refine_setting not in SETTINGS:
-        errors["refine_setting"] = "single or mixed"
-    if not run.refine_shown or run.refine_shown < 1:
-        errors["refine_shown"] = "show at least one answer"
-    if run.refine_seed is None:
-        errors["refine_seed"] = "a draw seed is needed to reproduce the draws"
-    return errors
-
-
-def refine_style(source: ElicitationRun) -> str:
-    """The refinement's prompt style: the authors' when the source was asked with the authors' prompts."""
-    return AUTHORS_REFINE if source.prompt_style in AUTHORS_STYLES else STYLE
 
 
 def refinable_items(source: ElicitationRun, setting: str, authors: bool = False) -> list[Item]:

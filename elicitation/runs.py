@@ -19,8 +19,8 @@ from . import conf, throttle
 from .destinations import url_problem
 from .estimate import MICRO, requests_per_answer
 from .likelihood import LikelihoodUnavailable, check_endpoint
-from .likelihood import settings_errors as likelihood_settings_errors
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .run_settings import settings_errors
 
 log = logging.getLogger(__name__)
 Mode = ElicitationRun.Mode
@@ -34,46 +34,6 @@ BROKER_ERRORS = (KombuError, ConnectionError, TimeoutError)
 
 class RunStateError(Exception):
     """The action does not apply to the run in its current state."""
-
-
-def settings_errors(run: ElicitationRun) -> dict[str, str]:
-    """Problems with a run's settings, by field (empty when the run can be started)."""
-    errors: dict[str, str] = {}
-    mode = run.mode
-    if mode in (Mode.GREEDY, Mode.TOP_LOGPROBS, Mode.FULL_DISTRIBUTION) and run.samples_per_item != 1:
-        errors["samples_per_item"] = f"{mode} gives one answer per item: set samples per item to 1 (or use sampled)."
-    default_decoding = bool(run.study_id) and not run.study.kind.sends_temperature(run.prompt_style)
-    if default_decoding and run.temperature != 0:
-        errors["temperature"] = (f"the prompt style {run.prompt_style!r} sends no temperature (the provider's "
-                                 "default, as the authors ran it): leave the temperature at 0.")
-    elif mode == Mode.GREEDY and run.temperature != 0:
-        errors["temperature"] = "greedy means temperature 0; use the sampled mode for another temperature."
-    if mode == Mode.SAMPLED and run.temperature <= 0 and not default_decoding:
-        errors["temperature"] = "sampled mode needs a temperature above 0 (temperature 0 gives n copies of one answer)."
-    if mode == Mode.TOP_LOGPROBS and not 1 <= run.top_logprobs <= 20:
-        errors["top_logprobs"] = "OpenAI-compatible endpoints return between 1 and 20 alternatives per position."
-    if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
-        errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
-                          f"{run.endpoint.name} is a chat endpoint.")
-    if run.endpoint_id and (key_problem := run.endpoint.key_problem()):
-        errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
-    if run.max_tokens < 1:
-        errors["max_tokens"] = "at least 1 token."
-    if run.budget_usd is not None and run.budget_usd <= 0:
-        errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
-    errors.update(likelihood_settings_errors(run))
-    if run.study_id and run.study.kind.shape.whole_reply and mode not in (Mode.GREEDY, Mode.SAMPLED):
-        errors["mode"] = (f"a {run.study.kind.shape.name.replace('_', ' ')} answer is the model's whole reply: use "
-                          "the greedy or sampled mode.")
-    if run.study_id:
-        styles = run.study.kind.prompt_styles
-        if run.prompt_style not in styles:
-            errors["prompt_style"] = (f"{run.study.instrument} items are asked with the prompt style "
-                                      f"{' or '.join(repr(s) for s in styles)}, not {run.prompt_style!r}.")
-    from .refinement import refinement_errors  # self-refinement runs (Bahaj et al.)
-
-    errors.update(refinement_errors(run))
-    return errors
 
 
 def missing_key(endpoint: ModelEndpoint) -> str:
@@ -189,7 +149,7 @@ def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
     A broker that cannot be reached does not fail the caller (the run and its pending rows are committed):
     the run's ``status_reason`` says ``BROKER_UNAVAILABLE`` and the sweep (``elicitation.sweep``) queues the
     items once the broker answers and its queue is empty; a later successful send clears the reason."""
-    from .tasks import elicit_items
+    from .item_tasks import elicit_items
 
     run_id, queue, groups = run.pk, conf.queue(), task_groups(run, item_ids)
 

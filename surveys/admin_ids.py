@@ -7,11 +7,11 @@ from django.http import HttpRequest
 
 from config.permissions import can_see_raw_ids
 
+from .respondent_ids import hashed_id
+
 
 def respondent_id(pid: str | None) -> str:
-    """The salted hash of a PROLIFIC_PID (analysis.exports.hashed_id), "—" for none."""
-    from analysis.exports import hashed_id
-
+    """The salted hash of a PROLIFIC_PID (surveys.respondent_ids.hashed_id), "—" for none."""
     return hashed_id(pid) if pid else "—"
 
 

@@ -38,6 +38,7 @@ from django.utils.translation import gettext_noop
 
 from .assignment import assign
 from .entry_counter import count_entry
+from .flow_errors import FlowError
 from .instruments import AnswerError
 from .models import Assignment, Participant, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
@@ -99,19 +100,6 @@ class Progress:
     slot: Assignment | None = None
     number: int = 0
     total: int = 0
-
-
-class FlowError(Exception):
-    """A request the flow refuses; ``title`` and ``message`` are shown to the person, with ``status``."""
-
-    status = 400
-
-    def __init__(self, title: str, message: str, status: int | None = None):
-        super().__init__(message)
-        self.title = title
-        self.message = message
-        if status is not None:
-            self.status = status
 
 
 class StudyNotOpen(FlowError):

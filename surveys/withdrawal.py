@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
+from .flow_errors import FlowError
 from .models import Assignment, Participant, Response, Study, Withdrawal
+from .respondent_ids import hashed_id
 
 
 class WithdrawalError(ValueError):
@@ -24,19 +27,13 @@ class WithdrawalError(ValueError):
 
 def respondent_id(pid: str) -> str:
     """The hashed PROLIFIC_PID stored in the audit record (the export's ``respondent_id``)."""
-    from analysis.exports import hashed_id  # the one definition of the export's salted hash
-
     return hashed_id(pid)
 
 
 def check_not_withdrawn(study: Study, pid: str) -> None:
-    """Raise the flow's FlowError (403) when ``pid`` withdrew from ``study``: nothing of theirs is created again."""
+    """Raise FlowError (403) when ``pid`` withdrew from ``study``: nothing of theirs is created again."""
     if Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN,
                                  respondent_id=respondent_id(pid)).exists():
-        from django.utils.translation import gettext as _
-
-        from .flow import FlowError
-
         raise FlowError(_("You have withdrawn from this study"),
                         _("You asked for your data to be removed from this study, and it has been. "
                           "You cannot take part in it again. Please return it on Prolific."), status=403)

@@ -128,7 +128,7 @@ def test_refinement_reply_is_a_python_literal():
 
 
 def test_read_answer_by_reading_name():
-    from surveys.families.bahaj import read_answer
+    from surveys.instruments.interval_confidence import read_answer
 
     text = "lower_bound: 1.5 million\nupper_bound: $2,000,000"
     assert (read_answer(text, "authors").lower, read_answer(text, "authors").upper) == (1.5, None)

@@ -373,10 +373,10 @@ def test_requests_per_minute_limit_paces_real_requests(stub, imported_nv):
 def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeypatch, name, args, items):
     from celery.exceptions import Retry
 
-    from elicitation import tasks
+    from elicitation import item_tasks, tasks
 
     task, sent, asked = getattr(tasks, name), [], []
-    monkeypatch.setattr(tasks, "process_items", lambda run_id, item_ids, **kw: asked.append(item_ids) or 4.2)
+    monkeypatch.setattr(item_tasks, "process_items", lambda run_id, item_ids, **kw: asked.append(item_ids) or 4.2)
     monkeypatch.setattr(task, "apply_async", lambda *a, **kw: sent.append((a, kw)))
     monkeypatch.setenv("ELICITATION_QUEUE", "elicit-q")
     task.push_request(id="t1", args=list(args), kwargs={}, called_directly=False, retries=0, delivery_info={})
@@ -470,10 +470,10 @@ def test_a_task_whose_prompts_cannot_be_stored_together_stores_them_one_by_one(s
 
 
 def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):
-    from elicitation import tasks
+    from elicitation import item_tasks, tasks
 
     calls = iter([0.01, 0.01, None])
-    monkeypatch.setattr(tasks, "process_items", lambda run_id, item_ids, **kw: next(calls))
+    monkeypatch.setattr(item_tasks, "process_items", lambda run_id, item_ids, **kw: next(calls))
     result = tasks.elicit_items.apply(args=(1, [2]))
     assert result.state == "SUCCESS"
     assert next(calls, "used up") == "used up"

@@ -15,7 +15,7 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from elicitation import tasks, worker
+from elicitation import item_tasks, tasks, worker
 from elicitation.estimate import cost_of
 from elicitation.models import ElicitationRun, ModelResponse
 from elicitation.prompts import approx_tokens, build_prompt, prompt_content
@@ -141,7 +141,7 @@ def test_a_task_that_loses_the_database_gives_its_rows_back_and_is_retried(stub,
         raise OperationalError("server closed the connection unexpectedly")
 
     sent = []
-    monkeypatch.setattr(tasks, "process_items", lose_the_database)
+    monkeypatch.setattr(item_tasks, "process_items", lose_the_database)
     monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda *a, **kw: sent.append((a, kw)))
     tasks.elicit_items.push_request(id="t1", args=[run.pk, [row.item_id]], kwargs={}, called_directly=False,
                                     retries=2, delivery_info={})

@@ -29,23 +29,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-SECTIONS: dict[str, str] = {
-    "belem": "analysis.reports.belem",
-    "tang_rq1": "analysis.reports.tang_rq1",
-    "tang_rq2": "analysis.reports.tang_rq2",
-    "bahaj": "analysis.reports.bahaj",
-    "sileo": "analysis.reports.sileo",
-    "generic": "analysis.reports.generic",
-}
+from analysis.figure_cache import rendered
+from analysis.report_sections import SECTIONS, ReportError
+
 #: built for every study, after its family's sections (analysis/reports/generic.py)
 ALWAYS = ("generic",)
 
 
 AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need more)"
-
-
-class ReportError(ValueError):
-    """The report cannot be built (yet); the message says why."""
 
 
 _SHARED: ContextVar[dict | None] = ContextVar("hedgelab_report_shared", default=None)
@@ -147,15 +138,11 @@ class Report:
         return [fig for section in self.sections.values() for fig in section.figures()]
 
     def figure_files(self) -> list[tuple[str, bytes, bytes]]:
-        """Every figure as (name, PNG at 150 dpi, SVG): rendered once per cached report (analysis.report_cache)."""
-        from analysis.report_cache import rendered
-
+        """Every figure as (name, PNG at 150 dpi, SVG): rendered once per cached report (analysis.figure_cache)."""
         return rendered(self, "files", lambda: [(name, *figure_bytes(fig)) for name, fig in self.figures()])
 
     def figure_uris(self) -> list[dict[str, str]]:
         """Every figure as {"name", "src": a PNG data URI} for the admin page, rendered once per cached report."""
-        from analysis.report_cache import rendered
-
         return rendered(self, "uris", lambda: [{"name": name, "src": png_data_uri(fig)} for name, fig in self.figures()])
 
     def meta(self) -> dict[str, Any]:

@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from elicitation.models import ModelResponse
-from surveys.families.bahaj import CASES, read_answer
-from surveys.instruments.interval_confidence import AUTHORS_REFINE
+from surveys.families.bahaj import CASES
+from surveys.instruments.interval_confidence import AUTHORS_REFINE, read_answer
 
 Bounds = tuple[float | None, float | None]
 CASE_COLUMNS = ["agent", "case", "rule", "answers"]

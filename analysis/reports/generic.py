@@ -40,7 +40,6 @@ from surveys.models import Item, Study
 
 ALL_ITEMS = "all items"
 NO_ANSWER = "(no answer)"
-MAX_FIGURES = 24  # item-group figures drawn at most (the tables hold every group)
 NUMBER_GROUPS = 4  # a number questionnaire field with more distinct values is cut into this many quantile ranges
 NO_HUMANS = "no human answers yet: the models are described alone (the comparisons with people come with them)"
 NO_MODEL_QUESTIONNAIRE = "models have no questionnaire yet: the questionnaire breakdown is of the human answers only"

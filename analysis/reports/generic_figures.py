@@ -26,6 +26,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from analysis.metrics.answers import HUMAN  # noqa: E402
 from analysis.metrics.generic import interval_table, option_shares, scale_histograms  # noqa: E402
 
+MAX_FIGURES = 24  # item-group figures drawn at most (the tables hold every group)
+
 if TYPE_CHECKING:  # pragma: no cover
     from analysis.reports.generic import GenericSection
 
@@ -144,8 +146,6 @@ def _figure(section: "GenericSection", answers: pd.DataFrame, title: str) -> Fig
 
 def section_figures(section: "GenericSection") -> Iterator[tuple[str, Figure]]:
     """(file stem, figure): one per item group (at most MAX_FIGURES), then one per questionnaire field."""
-    from analysis.reports.generic import MAX_FIGURES
-
     note = "" if section.humans else " (no human answers yet)"
     for i, (name, answers) in enumerate(section.groups()):
         if i >= MAX_FIGURES:

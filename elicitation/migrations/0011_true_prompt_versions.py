@@ -1,5 +1,5 @@
 """Runs created before a run's prompt version followed its prompt kept the field's default ``belem-2shot-v1``
-whatever they sent. Give those the version of the prompt they sent (elicitation.prompts.default_prompt_version):
+whatever they sent. Give those the version of the prompt they sent (elicitation.prompt_versions.default_prompt_version):
 zero-shot for the kinds whose prompts show no demonstrations, and for runs without ``few_shot`` or a study
 without demonstrations. A version someone typed, and self-refinement runs, are left as they are. Report names
 are unchanged: both versions count as defaults (analysis.agents)."""

@@ -16,9 +16,8 @@ import tomli_w
 
 from surveys.models import Item, Study
 
-from .items_file import ITEM_COLUMNS
-from .loader import CODE_FIELDS, STUDY_FIELDS
 from .schema import Definition
+from .study_fields import CODE_FIELDS, ITEM_COLUMNS, STUDY_FIELDS
 
 ITEMS_FILE = "items.jsonl"
 

@@ -23,9 +23,8 @@ from surveys.instruments import ImportRowError
 from surveys.models import Item
 
 from .errors import Problem
+from .study_fields import ITEM_COLUMNS
 
-NOT_FIELDS = frozenset({"id", "study", "source_row"})
-ITEM_COLUMNS = tuple(f.name for f in Item._meta.concrete_fields if f.name not in NOT_FIELDS)
 
 
 def _coerce(name: str, value: Any) -> Any:

@@ -25,27 +25,12 @@ from .errors import DefinitionError, Problem
 from .files import parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
 from .schema import Definition
+from .study_fields import CODE_FIELDS, STUDY_FIELDS
 from .templates import TemplateProblem, template_fields
 
 # Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py), and
 # ``page``, the rendered page a prompt quotes (Instrument.prompt_context).
 ASSEMBLY_NAMES = frozenset({"wording", "demos", "question", "shots", "system", "with_answer", "answer", "page"})
-# Study columns a definition sets: (definition table, key) → Study field.
-STUDY_FIELDS: dict[tuple[str, str], str] = {
-    ("study", "title"): "title", ("study", "language"): "language", ("study", "kind"): "instrument",
-    ("study", "description"): "description",
-    ("texts", "consent"): "consent_text", ("texts", "instructions"): "instructions",
-    ("texts", "pledge"): "pledge_text",
-    ("participants", "items_per_participant"): "items_per_participant",
-    ("participants", "items_per_expression"): "items_per_expression",
-    ("participants", "controls_per_participant"): "controls_per_participant",
-    ("participants", "draw_speaker_names"): "draw_speaker_names",
-    ("participants", "attention_filter"): "attention_filter",
-    ("participants", "attention_threshold"): "attention_threshold",
-    ("participants", "idle_timeout_minutes"): "idle_timeout_minutes",
-    ("report", "options"): "report_options",
-}
-CODE_FIELDS = ("completion_code", "failed_attention_code", "screened_out_code")
 
 FileReader = Callable[[str], bytes]
 

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from analysis.report_sections import SECTIONS  # the registry of report sections (no Django import)
+
 FORMAT = 1
 KINDS = ("speaker_belief", "wep_probability", "wep_choice", "interval_confidence", "verbalisation_choice",
          "generic")
@@ -238,8 +240,6 @@ class ReportTable(Table):
     @field_validator("sections")
     @classmethod
     def _known_sections(cls, sections: list[str]) -> list[str]:
-        from analysis.reports import SECTIONS  # the registry of report sections (no Django import)
-
         unknown = [s for s in sections if s not in SECTIONS]
         if unknown:
             raise ValueError(f"unknown report section(s) {', '.join(map(repr, unknown))}; known: {', '.join(SECTIONS)}")

@@ -288,20 +288,4 @@ def refinement_intervals(reply: Mapping[str, Any]) -> tuple[tuple[float | None, 
 
 
 # --- the two named readings (report option ``reading``) ----------------------------------------------------
-READINGS: tuple[str, ...] = ("text", "authors")
-
-
-def read_answer(raw: str, reading: str) -> AuthorsReading:
-    """A generation answer under ``reading``: ``authors`` — :func:`authors_bounds` (missing bounds, reversed
-    bounds and point intervals kept as they are); ``text`` — the platform's ``read_interval`` (both bounds or
-    neither: a reversed interval or a single number is unread, its reason in ``cases``)."""
-    if reading == "authors":
-        return authors_bounds(raw)
-    if reading != "text":
-        raise ValueError(f"unknown reading {reading!r} (known: {', '.join(READINGS)})")
-    from surveys.instruments.interval_text import read_interval
-
-    found = read_interval(raw)
-    if not found.ok:
-        return AuthorsReading(None, None, {}, (found.error,))
-    return AuthorsReading(found.lower, found.upper)
+READINGS: tuple[str, ...] = ("text", "authors")  # read_answer: surveys/instruments/interval_confidence.py

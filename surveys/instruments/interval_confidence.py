@@ -55,6 +55,21 @@ AUTHORS_REFINE = "authors-refine"
 STYLES: tuple[str, ...] = ("standard", "cot", "hint", "cot_hint", "refine", *AUTHORS_STYLES, AUTHORS_REFINE)
 
 
+def read_answer(raw: str, reading: str) -> bahaj.AuthorsReading:
+    """A generation answer under ``reading`` (the report option above): ``authors`` — the authors' cleaner
+    (:func:`surveys.families.bahaj.authors_bounds`: missing bounds, reversed bounds and point intervals kept as
+    they are); ``text`` — the platform's ``read_interval`` (both bounds or neither: a reversed interval or a single
+    number is unread, its reason in ``cases``)."""
+    if reading == "authors":
+        return bahaj.authors_bounds(raw)
+    if reading != "text":
+        raise ValueError(f"unknown reading {reading!r} (known: {', '.join(bahaj.READINGS)})")
+    found = read_interval(raw)
+    if not found.ok:
+        return bahaj.AuthorsReading(None, None, {}, (found.error,))
+    return bahaj.AuthorsReading(found.lower, found.upper)
+
+
 class SourceRunNeeded(ValueError, NotImplementedError):
     """A prompt style built from a source run's answers (a self-refinement), not from the item alone: it has no
     prompt of its own (a NotImplementedError too, so a definition check that renders every style passes it by)."""

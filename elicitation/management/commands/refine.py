@@ -10,7 +10,8 @@ from django.core.management.base import CommandError
 from access.cli import add_as_argument, acting_user, scoped
 from elicitation.management.commands.elicit import Command as ElicitCommand
 from elicitation.models import ElicitationRun, ModelEndpoint
-from elicitation.refinement import SETTINGS, create_refinement
+from elicitation.refinement import create_refinement
+from elicitation.run_settings import REFINE_SETTINGS
 from elicitation.runs import missing_key
 from surveys.cli import lookup
 
@@ -26,7 +27,7 @@ class Command(ElicitCommand):
         parser.add_argument("--shown", type=int, default=3,
                             help="answers shown per prompt (e, the candidates; default 3, as the paper says: the "
                                  "authors' stored Table 7 equals their n = 4 curve, see the metrics reference)")
-        parser.add_argument("--setting", default="single", choices=SETTINGS,
+        parser.add_argument("--setting", default="single", choices=REFINE_SETTINGS,
                             help="single: answers at the item's own level; mixed: answers at every level")
         parser.add_argument("--draw-seed", type=int, default=0, help="seed of the draws of shown answers")
         parser.add_argument("--mode", default="greedy", choices=[ElicitationRun.Mode.GREEDY, ElicitationRun.Mode.SAMPLED])

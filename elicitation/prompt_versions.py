@@ -1,0 +1,45 @@
+"""A run's prompt version: the default a new run gets (``ElicitationRun.save``), from how many demonstrations
+its prompts show. Below the models (they import no model at run time); prompt building is elicitation/prompts.py.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from surveys.models import Study
+
+PROMPT_VERSION_DEFAULT = "belem-2shot-v1"  # the field's default: replaced by the real prompt's at creation
+
+
+def prompt_shots(run: Any) -> int:
+    """How many demonstrations ``run``'s prompts show, read from the prompt of its first item (0 for a
+    self-refinement run, or a run without items)."""
+    if getattr(run, "refines_id", None) is not None:
+        return 0
+    study = run.study
+    item = run.target_items().order_by("id").first() if run.pk else study.main_items().order_by("id").first()
+    if item is None:
+        return 0
+    return study.kind.build_prompt(item, study.demonstrations(), run.few_shot, run.prompt_style).shots
+
+
+def shots_label(shots: int) -> str:
+    """``zero-shot`` or ``2-shot``."""
+    return f"{shots}-shot" if shots else "zero-shot"
+
+
+def _version_prefix(study: Study) -> str:
+    return study.kind.prompt_version_prefix or study.kind.name.replace("_", "-")
+
+
+def default_prompt_version(study: Study, shots: int) -> str:
+    """The prompt version a new run gets unless one is given: ``belem-2shot-v1`` for Belem's 2-shot prompt,
+    ``<kind's prefix>-zero-shot-v1`` for a prompt without demonstrations."""
+    return f"{_version_prefix(study)}-{shots}shot-v1" if shots else f"{_version_prefix(study)}-zero-shot-v1"
+
+
+def is_default_prompt_version(study: Study, version: str) -> bool:
+    """Whether ``version`` is one a run gets by default (report names then leave it out)."""
+    pattern = rf"{re.escape(_version_prefix(study))}-(zero-shot|\d+shot)-v1"
+    return version == PROMPT_VERSION_DEFAULT or re.fullmatch(pattern, version) is not None

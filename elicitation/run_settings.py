@@ -1,0 +1,109 @@
+"""Whether a run's settings fit together (``ElicitationRun.clean`` and ``start_run`` ask): pure checks of the
+run's fields, its endpoint and its study's kind, below the models (they import no model at run time).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
+
+from .choices import ApiStyle, Mode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .models import ElicitationRun
+
+REFINE_STYLE = "refine"  # the prompt style of a self-refinement run (elicitation/refinement.py)
+REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)  # ... and of the authors' refinement (Bahaj et al.'s code)
+REFINE_SETTINGS = ("single", "mixed")  # which of the source run's answers a refinement draws from
+
+
+def is_refinement(run: ElicitationRun) -> bool:
+    """Whether ``run`` is a self-refinement of another run (Bahaj et al.; elicitation/refinement.py)."""
+    return run.refines_id is not None
+
+
+def settings_errors(run: ElicitationRun) -> dict[str, str]:
+    """Problems with a run's settings, by field (empty when the run can be started)."""
+    errors: dict[str, str] = {}
+    mode = run.mode
+    if mode in (Mode.GREEDY, Mode.TOP_LOGPROBS, Mode.FULL_DISTRIBUTION) and run.samples_per_item != 1:
+        errors["samples_per_item"] = f"{mode} gives one answer per item: set samples per item to 1 (or use sampled)."
+    default_decoding = bool(run.study_id) and not run.study.kind.sends_temperature(run.prompt_style)
+    if default_decoding and run.temperature != 0:
+        errors["temperature"] = (f"the prompt style {run.prompt_style!r} sends no temperature (the provider's "
+                                 "default, as the authors ran it): leave the temperature at 0.")
+    elif mode == Mode.GREEDY and run.temperature != 0:
+        errors["temperature"] = "greedy means temperature 0; use the sampled mode for another temperature."
+    if mode == Mode.SAMPLED and run.temperature <= 0 and not default_decoding:
+        errors["temperature"] = "sampled mode needs a temperature above 0 (temperature 0 gives n copies of one answer)."
+    if mode == Mode.TOP_LOGPROBS and not 1 <= run.top_logprobs <= 20:
+        errors["top_logprobs"] = "OpenAI-compatible endpoints return between 1 and 20 alternatives per position."
+    if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ApiStyle.COMPLETIONS:
+        errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
+                          f"{run.endpoint.name} is a chat endpoint.")
+    if run.endpoint_id and (key_problem := run.endpoint.key_problem()):
+        errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
+    if run.max_tokens < 1:
+        errors["max_tokens"] = "at least 1 token."
+    if run.budget_usd is not None and run.budget_usd <= 0:
+        errors["budget_usd"] = "a budget must be above 0 (leave it empty for none)."
+    errors.update(likelihood_errors(run))
+    if run.study_id and run.study.kind.shape.whole_reply and mode not in (Mode.GREEDY, Mode.SAMPLED):
+        errors["mode"] = (f"a {run.study.kind.shape.name.replace('_', ' ')} answer is the model's whole reply: use "
+                          "the greedy or sampled mode.")
+    if run.study_id:
+        styles = run.study.kind.prompt_styles
+        if run.prompt_style not in styles:
+            errors["prompt_style"] = (f"{run.study.instrument} items are asked with the prompt style "
+                                      f"{' or '.join(repr(s) for s in styles)}, not {run.prompt_style!r}.")
+    errors.update(refinement_errors(run))
+    return errors
+
+
+def likelihood_errors(run: ElicitationRun) -> dict[str, str]:
+    """Why a likelihood run (elicitation/likelihood.py) cannot be set up (empty when it can, or for another mode)."""
+    if run.mode != Mode.LIKELIHOOD:
+        return {}
+    errors: dict[str, str] = {}
+    if run.endpoint_id and run.endpoint.api_style != ApiStyle.COMPLETIONS:
+        errors["mode"] = (f"the likelihood mode scores texts through a completions endpoint (echo + logprobs); "
+                          f"{run.endpoint.name} is a chat endpoint, which cannot return the log-probabilities "
+                          "of a prompt.")
+    if run.study_id and not hasattr(run.study.kind, "likelihood_candidates"):
+        errors["mode"] = (f"{run.study.instrument} items have no candidate texts to score; the likelihood mode "
+                          "is for verbalisation-choice studies.")
+    if run.samples_per_item != 1:
+        errors["samples_per_item"] = "the likelihood mode gives one answer per item: set samples per item to 1."
+    return errors
+
+
+def refinement_errors(run: ElicitationRun) -> dict[str, str]:
+    """Problems with a run's refinement settings (none for an ordinary run)."""
+    if not is_refinement(run):
+        if run.prompt_style in REFINE_STYLES:
+            return {"prompt_style": "the refine prompt style is for self-refinement runs, which need a source run "
+                                    "(manage.py refine)"}
+        return {}
+    errors: dict[str, str] = {}
+    source = run.refines
+    if run.prompt_style != refine_style(source):
+        errors["prompt_style"] = (f"a self-refinement of run {source.pk} uses the prompt style "
+                                  f"{refine_style(source)!r}")
+    if run.study_id and source.study_id != run.study_id:
+        errors["refines"] = f"run {source.pk} belongs to another study"
+    if source.refines_id is not None:
+        errors["refines"] = f"run {source.pk} is itself a refinement; refine a run of answers"
+    if run.study_id and run.study.kind.shape.name != "interval":
+        errors["refines"] = f"self-refinement needs interval answers, not {run.study.instrument} items"
+    if run.refine_setting not in REFINE_SETTINGS:
+        errors["refine_setting"] = "single or mixed"
+    if not run.refine_shown or run.refine_shown < 1:
+        errors["refine_shown"] = "show at least one answer"
+    if run.refine_seed is None:
+        errors["refine_seed"] = "a draw seed is needed to reproduce the draws"
+    return errors
+
+
+def refine_style(source: ElicitationRun) -> str:
+    """The refinement's prompt style: the authors' when the source was asked with the authors' prompts."""
+    return AUTHORS_REFINE if source.prompt_style in AUTHORS_STYLES else REFINE_STYLE

@@ -89,6 +89,7 @@ def scale_reply(request: RecordedRequest) -> Reply:
 class Example:
     answer: Answer
     column: str  # the export's answer column
+    offered: str  # what check_study says a participant may answer
     reply: Callable[[RecordedRequest], Reply]
     questionnaires: list[dict] = field(default_factory=list)  # per person: label → value typed or clicked
     stored: list[dict] = field(default_factory=list)  # per person: the questionnaire as stored
@@ -98,7 +99,7 @@ class Example:
 
 EXAMPLE = {
     "hedge-confidence": Example(
-        click_scale, "value", scale_reply,
+        click_scale, "value", "1 (Not sure at all) | 2 | 3 | 4 (Half sure) | 5 | 6 | 7 (Completely sure)", scale_reply,
         questionnaires=[
             {"How old are you?": "34", "woman": "click", "yes": "click", "postgraduate degree": "click"},
             {"How old are you?": "52", "man": "click", "no": "click"},
@@ -110,15 +111,18 @@ EXAMPLE = {
                  "generic-by-gender"},
         grouped_by=["condition", "expression"]),
     "word-choice": Example(
-        choose_option, "choice", lambda request: Reply.answer("likely"),
+        choose_option, "choice", "certain: It is certain | likely: It is likely | tossup: It is a toss-up",
+        lambda request: Reply.answer("likely"),
         figures={"generic-chance-0", "generic-chance-90"}, grouped_by=["chance"]),
     "chance-slider": Example(
-        move_slider, "value", lambda request: Reply.answer("65"),
+        move_slider, "value",
+        "a slider from 0 to 100 in steps of 1, marked 0 (No chance), 50 (Even chance), 100 (Certain)",
+        lambda request: Reply.answer("65"),
         questionnaires=[{"What is your first language?": "Norwegian"}, {"What is your first language?": "Welsh"}],
         stored=[{"first_language": "Norwegian"}, {"first_language": "Welsh"}],
         figures={"generic-expression-likely", "generic-expression-almost-certain"}, grouped_by=["expression"]),
     "open-comments": Example(
-        write_comment, "text",
+        write_comment, "text", "free text, up to 500 characters",
         lambda request: Reply.answer(" It sounds unsure, because ‘doubt’ says the speaker expects the opposite.\n")),
 }
 PEOPLE = 2
@@ -217,6 +221,7 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
     shown = out.getvalue()
     assert f"── item {first} ── participant page" in shown and f"── item {first} ── prompt" in shown
     assert "chat messages:" in shown and "nothing was written" in shown
+    assert f"  answers: {example.offered}" in shown
     assert not Study.objects.exists()
 
     out = io.StringIO()

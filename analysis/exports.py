@@ -19,6 +19,8 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   answer: a person's as written, a model's raw output stripped); the columns a shape does not fill are empty.
 - ``option_order``: a choice whose options a generic study randomises per participant: the option keys in the
   order that person saw them, joined by ``|`` (``B|A|C``); empty otherwise and for models.
+- ``study_version``: the number of the study definition's version the participant or the run was given
+  (surveys/definition/versions.py); empty for answers given before the study had versions.
 - ``time_taken_ms``: a person's time on the item page; a model's request latency.
 - Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
   their raw text); pending and failed requests are not answers and are left out. All participants'
@@ -88,6 +90,7 @@ _COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {
     "channel": (pa.string(), "str"),  # how a person came in (surveys.channels; "prolific" by default)
     "text": (pa.string(), "str"),  # a free-text answer (humans: as written; models: the raw output, stripped)
     "option_order": (pa.string(), "str"),  # a randomised choice: the keys in the order shown, "B|A|C"
+    "study_version": (pa.int64(), "Int64"),  # the definition version the participant or run was given (surveys.StudyVersion)
 }
 COLUMNS: list[str] = list(_COLUMN_TYPES)
 PANDAS_DTYPES: dict[str, str] = {name: dtype for name, (_, dtype) in _COLUMN_TYPES.items()}
@@ -172,20 +175,21 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                          "item__truth", "item__context", "item__language", "participant__prolific_pid",
                          "participant__status", "participant__attention_included", "value", "choice", "lower",
                          "upper", "raw", "time_taken_ms", "created_at", "participant__is_test",
-                         "participant__channel__name", "participant_id", "text", "assignment__option_order"))
+                         "participant__channel__name", "participant_id", "text", "assignment__option_order",
+                         "participant__study_version__number"))
     decisions = decisions or {}
     answers = participant_values(study, questionnaire)
     unanswered = (None,) * len(questionnaire)
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
-         channel, participant_id, text, order) in rows.iterator(chunk_size=chunk_size):
+         channel, participant_id, text, order, version) in rows.iterator(chunk_size=chunk_size):
         included = decisions.get(participant_id, included)
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
                None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
-               _none_if_blank(text), "|".join(order) if order else None,
+               _none_if_blank(text), "|".join(order) if order else None, version,
                *answers.get(participant_id, unanswered))
 
 
@@ -205,10 +209,11 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "run_id", "run__endpoint__model",
                          "run__mode", "sample_index", "value", "choice", "lower", "upper", "bin", "distribution",
-                         "raw_output", "status", "latency_ms", "answered_at", "created_at", "text"))
+                         "raw_output", "status", "latency_ms", "answered_at", "created_at", "text",
+                         "run__study_version__number"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, run_id, model, mode,
          sample, value, choice, lower, upper, bin_, dist, raw, status, latency, answered,
-         created, text) in rows.iterator(chunk_size=chunk_size):
+         created, text, version) in rows.iterator(chunk_size=chunk_size):
         if bin_ is None and value is not None:
             bin_ = score(value)
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
@@ -216,7 +221,7 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created, None, _none_if_blank(text), None, *no_answers)
+               answered or created, None, _none_if_blank(text), None, version, *no_answers)
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,

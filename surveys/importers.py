@@ -232,6 +232,10 @@ def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> Impo
                     Item.objects.create(study=study, key=f"demo-{order}", is_demonstration=True,
                                         demo_order=order, **fields)
                     demonstrations += 1
+            if study.versions.exists():  # a study loaded from a definition: its items are part of its content
+                from surveys.definition.versions import sync
+
+                sync(study)
     except IntegrityError:
         # Another import into the same study won the race; the transaction left nothing behind.
         raise ImportFailed([RowError(1, "-", f"study {study.slug} received items with the same keys while "

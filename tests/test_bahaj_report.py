@@ -91,7 +91,8 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
     assert list(report.sections) == ["bahaj", "generic"]
     tables = report.tables()
     assert set(report.section("bahaj").tables()) == {"overprecision", "interval_scores", "aggregation_single",
-                                                     "aggregation_mixed", "self_refinement", "hit_by_scale"}
+                                                     "aggregation_mixed", "self_refinement", "hit_by_scale",
+                                                     "reading_cases"}
     assert set(tables) == set(report.section("bahaj").tables()) | {"generic_summary"}
 
     table4 = tables["overprecision"].set_index(["agent", "source"])
@@ -154,7 +155,8 @@ def test_a_run_with_no_readable_interval_is_reported_by_its_counts(study):
 def tries(item, sample):
     """Sample 0 hits, sample 1 misses (too high), sample 2 is unreadable: the draws decide the scores."""
     a, c = item.ground_truth, item.extra["confidence"]
-    return [f"[{a - c}, {a + c}]", f"[{a + 1}, {a + c + 1}]", "no idea"][sample]
+    return [f"lower_bound: {a - c:g}\nupper_bound: {a + c:g}", f"lower_bound: {a + 1:g}\nupper_bound: {a + c + 1:g}",
+            "no idea"][sample]
 
 
 AGENT_TABLES = ("overprecision", "aggregation_single", "aggregation_mixed")

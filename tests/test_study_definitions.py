@@ -210,3 +210,26 @@ def test_item_file_and_template_problems_come_together(tmp_path):
     assert messages == ["items.csv at line 4, column 'key': duplicate item key 'doctor-2' (first at line 3)",
                         f"{tmp_path / 'study.toml'} at page.question: names field 'colour' that the items do not have"]
     assert not Study.objects.exists()
+
+
+@pytest.mark.django_db
+def test_items_added_after_loading_make_a_new_version(tmp_path):
+    load_file(write(tmp_path, TANG))
+    study = Study.objects.get(slug="tang-file")
+    from surveys.designs import generate_items
+
+    generate_items(study, "tang-rq1", settings=["ENC"])
+    assert [v.number for v in study.versions.all()] == [1, 2]
+    assert study.versions.get(number=2).sha256 != study.versions.get(number=1).sha256
+
+
+@pytest.mark.django_db
+def test_the_shipped_bahaj_replication_loads_with_the_authors_reading():
+    from surveys.definition.files import STUDIES_DIR
+
+    loaded = load_file(STUDIES_DIR / "bahaj-authors" / "study.toml")
+    study = loaded.study
+    assert loaded.items == 1040 and study.report_option("reading") == "authors"
+    hints = {item.extra.get("hint", "hint0") for item in study.main_items()}
+    assert hints == {"hint0", "hint1", "hint3", "hint8"}
+    assert {"authors-vanilla", "authors-cot"} <= set(study.kind.prompt_styles)

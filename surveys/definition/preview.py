@@ -35,6 +35,9 @@ def _answers_text(page: dict) -> str:
 def describe(study: Study, count: int = 2, style: str = "standard") -> str:
     """The page and the prompt (completions text and chat messages) of ``study``'s first ``count`` items."""
     kind = study.kind
+    if style not in kind.prompt_styles:
+        raise DefinitionError([Problem(study.slug, "--style", f"no prompt style {style!r} (this study's: "
+                                       f"{', '.join(kind.prompt_styles)})")])
     demos = study.demonstrations()
     lines = [f"study {study.slug!r}: kind {study.instrument}, {study.main_items().count()} items, "
              f"{len(demos)} demonstrations, prompt styles: {', '.join(kind.prompt_styles)}"]

@@ -165,7 +165,7 @@ RESERVED_FIELD_NAMES = frozenset({
     "study", "item_id", "item_key", "kind", "expression", "is_control", "statement_id", "truth", "context",
     "language", "respondent_type", "respondent_id", "participant_status", "agent", "model", "mode", "run_id",
     "sample_index", "value", "choice", "lower", "upper", "bin", "distribution", "raw_text", "status",
-    "time_taken_ms", "included", "timestamp", "channel", "text", "option_order", "respondent", "label",
+    "time_taken_ms", "included", "timestamp", "channel", "text", "option_order", "study_version", "respondent", "label",
     "participant_id", "dist",
 })
 

@@ -100,4 +100,8 @@ def generate_items(study, design_name: str, **options: Any) -> list:
         if defaults:
             study.report_options = {**(study.report_options or {}), **defaults}
             study.save(update_fields=["report_options"])
+        if study.versions.exists():  # a study loaded from a definition: its items are part of its content
+            from surveys.definition.versions import sync
+
+            sync(study)
         return items

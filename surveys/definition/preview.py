@@ -19,6 +19,19 @@ def _option_text(option) -> str:
     return f"{option:g}" if isinstance(option, float) else str(option)
 
 
+def _answers_text(page: dict) -> str:
+    """What the page lets a participant answer: its options, a slider's range and marks (not its every value),
+    or free text and its length."""
+    scale = page.get("scale")
+    if scale and str(page.get("widget", "")).endswith("slider.html"):
+        marks = ", ".join(f"{m['value']} ({m['label']})" for m in scale["labels"])
+        return (f"a slider from {scale['min']} to {scale['max']} in steps of {scale['step']}"
+                + (f", marked {marks}" if marks else ""))
+    if page.get("max_length"):
+        return f"free text, up to {page['max_length']} characters"
+    return " | ".join(_option_text(o) for o in page.get("options") or [])
+
+
 def describe(study: Study, count: int = 2, style: str = "standard") -> str:
     """The page and the prompt (completions text and chat messages) of ``study``'s first ``count`` items."""
     kind = study.kind
@@ -34,9 +47,9 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
         page = kind.page_context(item)
         lines += ["", f"── item {item.key} ── participant page", page["sentence"], page["question"]]
         lines += [f"  · {hint}" for hint in page["hints"]]
-        options = page.get("options") or []
-        if options:
-            lines.append("  answers: " + " | ".join(_option_text(o) for o in options))
+        answers = _answers_text(page)
+        if answers:
+            lines.append(f"  answers: {answers}")
         prompt = kind.build_prompt(item, demos, few_shot=True, style=style)
         lines += ["", f"── item {item.key} ── prompt ({style}, {prompt.shots} demonstrations), completions text:",
                   prompt.text, "", "chat messages:"]

@@ -1,0 +1,334 @@
+"""Each example definition under studies/examples/ used end to end, as a researcher would (issue 20, point 4):
+``check_study`` prints its page and prompt and writes nothing, ``load_study`` loads it, people take it in a real
+Chromium (the questionnaire where it has one, the real widgets: scale buttons, a slider moved with the keyboard,
+options shown in the order drawn for each person, a text area), a model answers it against the loopback stub
+(``elicit --sync``), then ``report`` and ``export`` give the generic section grouped by the file's ``group_by``
+(humans beside the model, a figure per group) and one row per answer with the questionnaire's columns.
+
+One Chromium and one stub serve the whole file."""
+from __future__ import annotations
+
+import io
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import pytest
+from django.core.management import call_command
+from django.db import connections
+
+from analysis.exports import read_csv, study_layout
+from elicitation.models import ElicitationRun, ModelResponse
+from stub_openai import RecordedRequest, Reply, StubOpenAI, make_endpoint
+from surveys.models import Assignment, Item, Participant, Study, StudyVersion
+from test_browser import CHROMIUM, CHROMIUM_ARGS, PROLIFIC, offline_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "studies" / "examples"
+MODEL = "stub-model"
+AGENT = "stub (greedy)"  # the agent is named by its endpoint
+
+
+# --- how each example is answered ------------------------------------------------------------------------
+Answer = Callable[[object, Item, int], object]  # (page, item, person) → the answer given (and checked)
+
+
+def click_scale(page, item: Item, person: int) -> int:
+    """1–7 buttons: a doctor sounds surer than a friend; each person a little different."""
+    value = min(7, max(1, (6 if item.extra["condition"] == "doctor" else 3) + person - 1))
+    page.click(f"label[for=answer-{value}]")
+    return value
+
+
+CHANCE = {"likely": 70, "unlikely": 20, "almost certain": 90, "possible": 40}
+
+
+def move_slider(page, item: Item, person: int) -> int:
+    """0–100 slider moved with the keyboard: Home to 0, then right arrow to the chance."""
+    value = CHANCE[item.expression] + 5 * person
+    slider = page.locator("input[type=range]")
+    slider.focus()
+    page.keyboard.press("Home")
+    for _ in range(value):
+        page.keyboard.press("ArrowRight")
+    assert page.locator("[data-slider-output]").inner_text() == str(value)
+    return value
+
+
+WORD = {"90": "likely", "50": "tossup", "20": "unlikely", "0": "impossible"}
+
+
+def choose_option(page, item: Item, person: int) -> str:
+    """The options in the order drawn for this person (stored on the slot), clicked by their label."""
+    position = int(page.locator("input[name=position]").get_attribute("value"))
+    slot = Assignment.objects.get(participant__prolific_pid=pid(person), position=position)
+    labels = {o["key"]: o["label"] for o in item.study.definition["answer"]["options"]}
+    assert page.locator(".choice-option label").all_inner_texts() == [labels[k] for k in slot.option_order]
+    key = "tossup" if person == 2 and item.extra["chance"] == "20" else WORD[item.extra["chance"]]
+    page.get_by_text(labels[key], exact=True).click()
+    return key
+
+
+def write_comment(page, item: Item, person: int) -> str:
+    text = f"Person {person}: ‘{item.expression}’ makes it sound {'unsure' if person == 1 else 'fairly sure'}."
+    page.get_by_label("In your own words").fill(text)
+    return text
+
+
+def scale_reply(request: RecordedRequest) -> Reply:
+    last = request.prompt_text.rsplit("says:", 1)[-1]  # the item asked, after the demonstrations
+    return Reply.answer("6" if "doctor" in last else "4")
+
+
+@dataclass
+class Example:
+    answer: Answer
+    column: str  # the export's answer column
+    offered: str  # what check_study says a participant may answer
+    reply: Callable[[RecordedRequest], Reply]
+    questionnaires: list[dict] = field(default_factory=list)  # per person: label → value typed or clicked
+    stored: list[dict] = field(default_factory=list)  # per person: the questionnaire as stored
+    figures: set[str] = field(default_factory=set)  # figure files the report must write (without extension)
+    grouped_by: list[str] = field(default_factory=list)  # item fields of the summary table
+
+
+EXAMPLE = {
+    "hedge-confidence": Example(
+        click_scale, "value", "1 (Not sure at all) | 2 | 3 | 4 (Half sure) | 5 | 6 | 7 (Completely sure)", scale_reply,
+        questionnaires=[
+            {"How old are you?": "34", "woman": "click", "yes": "click", "postgraduate degree": "click"},
+            {"How old are you?": "52", "man": "click", "no": "click"},
+            {"How old are you?": "27", "woman": "click", "no": "click", "school": "click"}],
+        stored=[{"age": 34, "gender": "woman", "first_language": "yes", "education": "postgraduate degree"},
+                {"age": 52, "gender": "man", "first_language": "no", "education": None},  # optional, not answered
+                {"age": 27, "gender": "woman", "first_language": "no", "education": "school"}],
+        figures={"generic-condition-doctor-expression-probably", "generic-condition-friend-expression-doubtful",
+                 "generic-by-gender"},
+        grouped_by=["condition", "expression"]),
+    "word-choice": Example(
+        choose_option, "choice", "certain: It is certain | likely: It is likely | tossup: It is a toss-up",
+        lambda request: Reply.answer("likely"),
+        figures={"generic-chance-0", "generic-chance-90"}, grouped_by=["chance"]),
+    "chance-slider": Example(
+        move_slider, "value",
+        "a slider from 0 to 100 in steps of 1, marked 0 (No chance), 50 (Even chance), 100 (Certain)",
+        lambda request: Reply.answer("65"),
+        questionnaires=[{"What is your first language?": "Norwegian"}, {"What is your first language?": "Welsh"}],
+        stored=[{"first_language": "Norwegian"}, {"first_language": "Welsh"}],
+        figures={"generic-expression-likely", "generic-expression-almost-certain"}, grouped_by=["expression"]),
+    "open-comments": Example(
+        write_comment, "text", "free text, up to 500 characters",
+        lambda request: Reply.answer(" It sounds unsure, because ‘doubt’ says the speaker expects the opposite.\n")),
+}
+PEOPLE = 2
+
+
+def pid(person: int) -> str:
+    return f"5f1a2b3c4d5e6f7a8b9c0d{person:02d}"
+
+
+# --- one Chromium and one stub for the file ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chromium():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (make browser)")
+    from playwright.sync_api import sync_playwright
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs a loop in this thread
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+
+
+@pytest.fixture
+def browser(chromium, monkeypatch):
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    yield chromium
+    connections.close_all()  # the connection made while Playwright's loop ran (PostgreSQL drops the DB after)
+
+
+@pytest.fixture(scope="module")
+def shared_stub():
+    with StubOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def stub(shared_stub):
+    shared_stub.reset()
+    yield shared_stub
+    shared_stub.reset()
+
+
+# --- a person takes the study ---------------------------------------------------------------------------
+def fill_questionnaire(page, answers: dict[str, str], button: str) -> None:
+    page.get_by_role("heading", name="About you").wait_for()
+    for label, value in answers.items():
+        if value == "click":  # a choice: its label is the radio button's target
+            page.get_by_label(label, exact=True).check()
+        else:
+            page.get_by_label(label).fill(value)
+    page.get_by_role("button", name=button).click()
+
+
+def take_study(browser, live_server, study: Study, example: Example, person: int) -> dict[str, object]:
+    """``person`` takes ``study`` through its link; returns item key → the answer given."""
+    hits: list[str] = []
+    page = offline_page(browser, live_server, hits, viewport={"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={pid(person)}&STUDY_ID=st1&SESSION_ID=se{person}")
+    page.get_by_role("button", name="I agree, continue").click()
+    when = {f.get("when", "before") for f in study.definition.get("questionnaire") or []}
+    if "before" in when:
+        fill_questionnaire(page, example.questionnaires[person - 1], "Continue")
+    page.get_by_role("button", name=re.compile("I have read the instructions")).click()
+    page.get_by_label(re.compile("I pledge to answer")).check()
+    page.get_by_role("button", name="Start the questions").click()
+    given: dict[str, object] = {}
+    total = study.items_per_participant
+    for number in range(1, total + 1):
+        page.get_by_text(f"Question {number} of {total}").wait_for()
+        page.wait_for_selector("form[data-answer-form][data-ready]", state="attached")  # flow.js is running
+        item = Item.objects.get(pk=int(page.locator("input[name=item]").get_attribute("value")))
+        given[item.key] = example.answer(page, item, person)
+        page.click("button:has-text('Next')")
+    if "after" in when:
+        fill_questionnaire(page, example.questionnaires[person - 1], "Finish")
+    page.wait_for_url(f"{PROLIFIC}?cc=*")
+    page.context.close()
+    assert hits
+    return given
+
+
+# --- the test ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("slug", sorted(p.name for p in EXAMPLES.iterdir() if (p / "study.toml").exists()))
+def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, settings, tmp_path):
+    settings.PROLIFIC_COMPLETE_URL = PROLIFIC
+    example = EXAMPLE[slug]  # a new example needs its row here
+    file = EXAMPLES / slug / "study.toml"
+    declared = tomllib.loads(file.read_text(encoding="utf-8"))
+    first = read_first_item(EXAMPLES / slug)
+
+    # check_study: the first item's page and prompt, nothing written
+    out = io.StringIO()
+    call_command("check_study", str(file), stdout=out)
+    shown = out.getvalue()
+    assert f"── item {first} ── participant page" in shown and f"── item {first} ── prompt" in shown
+    assert "chat messages:" in shown and "nothing was written" in shown
+    assert f"  answers: {example.offered}" in shown
+    assert not Study.objects.exists()
+
+    out = io.StringIO()
+    call_command("load_study", str(file), stdout=out)
+    assert f"study '{slug}' created: version 1" in out.getvalue()
+    study = Study.objects.get(slug=slug)
+    version = StudyVersion.objects.get(study=study)
+    assert study.items.filter(is_demonstration=False).count() == count_items(EXAMPLES / slug)
+    study.status = Study.Status.LIVE  # as the admin's status field does
+    study.save(update_fields=["status"])
+
+    people = len(example.questionnaires) or PEOPLE
+    given = {person: take_study(browser, live_server, study, example, person) for person in range(1, people + 1)}
+    for person, answers in given.items():
+        participant = Participant.objects.get(study=study, prolific_pid=pid(person))
+        assert participant.status == Participant.Status.COMPLETED and participant.study_version == version
+        assert participant.questionnaire == (example.stored[person - 1] if example.stored else {})
+        saved = {r.item.key: getattr(r, example.column) for r in participant.responses.select_related("item")}
+        if example.column == "text":  # as the browser sent it
+            answers = {k: v.replace("\n", "\r\n") for k, v in answers.items()}
+        assert saved == answers
+
+    # a model against the loopback stub, in this process
+    make_endpoint(stub, name="stub", model=MODEL)
+    stub.responder = example.reply
+    call_command("elicit", slug, "--endpoint", "stub", "--sync", "--no-check", stdout=io.StringIO())
+    run = ElicitationRun.objects.get(study=study)
+    assert run.status == ElicitationRun.Status.COMPLETED and run.study_version == version
+    items = study.main_items().count()
+    assert len(stub.requests) == items
+    assert ModelResponse.objects.filter(run=run, status=ModelResponse.Status.OK).count() == items
+
+    # the report: the generic section grouped by the file's group_by, the humans beside the model
+    out = io.StringIO()
+    call_command("report", slug, "--out", str(tmp_path / "report"), stdout=out)
+    meta = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))["meta"]
+    assert [v["version"] for v in meta["versions"]] == [f"v1 ({version.sha256[:12]})"]  # the version answered
+    assert meta["versions"][0]["model_answers"] == items and meta["pooled_versions"] is False
+    as_text = {name: str for name in example.grouped_by}  # group values as the report names them
+    summary = pd.read_csv(tmp_path / "report" / "generic_summary.csv", dtype=as_text)
+    assert set(summary["agent"]) == {"human", AGENT}
+    assert example.grouped_by == [c for c in summary.columns if c in declared["report"].get("group_by", [])]
+    human_answers = sum(len(a) for a in given.values())
+    assert summary.loc[summary["agent"] == "human", "answers"].sum() == human_answers
+    assert summary.loc[summary["agent"] == AGENT, "answers"].sum() == items
+    written = {p.stem for p in (tmp_path / "report").glob("*.png")}
+    assert example.figures <= written
+    if example.grouped_by:  # one figure per item group
+        groups = summary[example.grouped_by].drop_duplicates()
+        assert len([name for name in written if name.startswith("generic-") and "-by-" not in name]) == len(groups)
+    expect_report(slug, summary, tmp_path / "report", out.getvalue())
+
+    # the export: one row per answer, the questionnaire's columns, the version
+    export = tmp_path / f"{slug}.csv"
+    call_command("export", slug, "--format", "csv", "--out", str(export), stdout=io.StringIO())
+    rows = read_csv(export, study_layout(study))
+    assert len(rows) == human_answers + items
+    assert set(rows["respondent_type"]) == {"human", "model"}
+    fields = [f["name"] for f in declared.get("questionnaire", [])]
+    assert list(rows.columns)[len(rows.columns) - len(fields):] == fields  # the questionnaire's columns, last
+    humans = rows[rows["respondent_type"] == "human"]
+    for name in fields:
+        by_person = {example.stored[p - 1].get(name) for p in given}
+        assert {None if pd.isna(v) else v for v in humans[name]} == by_person
+    assert set(rows["study_version"]) == {version.number}  # every person and the run saw version 1
+    if example.column == "text":  # free text exported as written, with no number
+        assert rows["value"].isna().all() and rows["text"].str.len().gt(0).all()
+        model = rows[rows["respondent_type"] == "model"]
+        assert set(model["text"]) == {"It sounds unsure, because ‘doubt’ says the speaker expects the opposite."}
+
+
+def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) -> None:
+    """What each example's generic section must say."""
+    rows = summary.set_index([*EXAMPLE[slug].grouped_by, "agent"]) if EXAMPLE[slug].grouped_by else \
+        summary.set_index("agent")
+    if slug == "hedge-confidence":
+        # humans: doctors 6, 7, 7 (the scale ends at 7); friends 3, 4, 5; the model 6 for doctors, 4 for friends
+        doctor = rows.loc[("doctor", "probably", "human")]
+        assert doctor["answers"] == 3 and doctor["mean"] == pytest.approx(20 / 3) and doctor["median"] == 7
+        model = rows.loc[("friend", "probably", AGENT)]
+        assert model["answers"] == 1 and model["mean"] == 4
+        assert model["pa"] == pytest.approx(100 / 3) and model["wasserstein"] == pytest.approx(2 / 3)
+        assert rows.loc[("doctor", "probably", AGENT), "mean"] == 6  # the prompt said who speaks
+        by_gender = pd.read_csv(folder / "generic_questionnaire.csv")
+        assert set(by_gender["field"]) == {"gender"} and set(by_gender["group"]) == {"woman", "man"}
+        man = by_gender.set_index(["condition", "expression", "group"]).loc[("doctor", "probably", "man")]
+        assert man["answers"] == 1 and man["mean"] == 7
+        assert "models have no questionnaire yet" in printed
+    elif slug == "word-choice":
+        assert rows.loc[("90", "human"), "human_majority"] == "likely"
+        assert rows.loc[("90", AGENT), "majority_agreement"] == 1
+        assert rows.loc[("0", AGENT), "majority_agreement"] == 0 and rows.loc[("0", AGENT), "js_distance"] == 1
+        shares = pd.read_csv(folder / "generic_distribution.csv")
+        assert set(shares["option"]) == {"certain", "likely", "tossup", "unlikely", "impossible"}
+    elif slug == "chance-slider":
+        likely = rows.loc[("likely", "human")]
+        assert likely["answers"] == 2 and likely["mean"] == 77.5  # 75 and 80
+        assert rows.loc[("likely", AGENT), "mean"] == 65
+    else:  # free text: counted, no metric, no figure
+        assert list(summary.columns) == ["agent", "answers"]
+        assert "free-text answers: counted only, no metric" in printed
+        assert not list(folder.glob("generic-*.png"))
+
+
+def read_first_item(folder: Path) -> str:
+    return (folder / "items.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[0]
+
+
+def count_items(folder: Path) -> int:
+    return len((folder / "items.csv").read_text(encoding="utf-8").strip().splitlines()) - 1

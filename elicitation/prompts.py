@@ -22,7 +22,17 @@ def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[
     """The instrument's prompt for ``item`` in ``style`` (one of its ``prompt_styles``), with the study's two
     demonstrations when ``few_shot``."""
     demos = study.demonstrations() if demonstrations is None else demonstrations
+    share_study(study, item, *demos)
     return study.kind.build_prompt(item, demos, few_shot, style)
+
+
+def share_study(study: Study, *items: Item) -> None:
+    """Give ``items`` the ``study`` object they belong to (the wording is the study's): one Study object, not a
+    query per item."""
+    study_field = Item._meta.get_field("study")
+    for row in items:
+        if row.study_id == study.pk and not study_field.is_cached(row):
+            row.study = study
 
 
 def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: list[Item] | None = None) -> Prompt:
@@ -33,6 +43,7 @@ def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: 
 
         return refinement_prompt(run, item, sample_index)
     demos = run.study.demonstrations() if demonstrations is None else demonstrations
+    share_study(run.study, item, *demos)
     return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index, run.seed)
 
 

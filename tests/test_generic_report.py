@@ -145,7 +145,7 @@ def test_models_only_says_no_human_answers_yet(tmp_path):
 def test_choice_option_shares_majority_and_js_distance():
     definition = {"answer": {"shape": "choice", "options": [{"key": k, "label": k.lower()} for k in "ABC"]},
                   "report": {"sections": ["generic"]}}
-    study = make_study("choice", definition, instrument="wep_choice", items=("x1", "x2"))
+    study = make_study("choice", definition, instrument="generic", items=("x1", "x2"))
     person(study, "P1", lambda item: {"choice": "A"})
     person(study, "P2", lambda item: {"choice": "A" if item.key == "x1" else "B"})
     model_run(study, lambda item: {"choice": "B"})

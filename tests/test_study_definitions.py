@@ -233,3 +233,18 @@ def test_the_shipped_bahaj_replication_loads_with_the_authors_reading():
     hints = {item.extra.get("hint", "hint0") for item in study.main_items()}
     assert hints == {"hint0", "hint1", "hint3", "hint8"}
     assert {"authors-vanilla", "authors-cot"} <= set(study.kind.prompt_styles)
+
+
+@pytest.mark.django_db
+def test_a_verifiable_set_names_its_reference_study(tmp_path):
+    from surveys.definition.files import STUDIES_DIR
+
+    verifiable = STUDIES_DIR / "belem-verifiable" / "study.toml"
+    messages = problems_of(verifiable)
+    assert messages == [f"{verifiable} at study.reference: no other study called 'demo' to score this one "
+                        "against: load that one first"]
+    load_file(STUDIES_DIR / "belem" / "study.toml")
+    study = load_file(verifiable).study
+    assert study.reference_study.slug == "demo"
+    export_to(study, tmp_path / "out")
+    assert 'reference = "demo"' in (tmp_path / "out" / "study.toml").read_text()

@@ -40,6 +40,7 @@ def definition_of(study: Study) -> dict[str, Any]:
         dump[table][key] = getattr(study, name)
     for name in CODE_FIELDS:
         dump["prolific"][name] = getattr(study, name)
+    dump["study"]["reference"] = study.reference_study.slug if study.reference_study_id else ""
     return dump
 
 

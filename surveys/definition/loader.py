@@ -214,9 +214,17 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
     return problems
 
 
-def _study_values(dump: Mapping[str, Any]) -> dict[str, Any]:
+def _study_values(dump: Mapping[str, Any], file: str) -> dict[str, Any]:
     values = {target: dump[table][key] for (table, key), target in STUDY_FIELDS.items()}
     values.update({name: dump["prolific"][name] for name in CODE_FIELDS if dump["prolific"][name]})
+    reference = dump["study"].get("reference") or ""
+    if reference:
+        values["reference_study"] = Study.objects.filter(slug=reference).first()
+        if values["reference_study"] is None or reference == dump["study"]["slug"]:
+            raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r} to "
+                                           "score this one against: load that one first")])
+    else:
+        values["reference_study"] = None
     return values
 
 
@@ -242,7 +250,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
     try:
         with transaction.atomic():
             created = study is None
-            values = _study_values(dump)
+            values = _study_values(dump, file)
             if created:
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:

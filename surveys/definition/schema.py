@@ -35,6 +35,8 @@ class StudyTable(Table):
     kind: Literal[KINDS] = Field("generic", description="The family logic (parsers, generators, metrics) the "
                                  "study uses; `generic` for a researcher's own study, worded only by this file.")
     description: str = ""
+    reference: str = Field("", description="Slug of the study this one is scored against (a verifiable set's "
+                           "non-verifiable companion, Belem et al.); it must exist when this file is loaded.")
 
 
 class Option(Table):

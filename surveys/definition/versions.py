@@ -49,7 +49,7 @@ def content_hash(definition: Mapping[str, Any], items: Iterable[Mapping[str, Any
     """SHA-256 of the definition (its item source, slug and Prolific codes left out) and its items' fields
     (every column, sorted by key; ``source_row`` left out), as compact, key-sorted JSON."""
     wording = copy.deepcopy(dict(definition))
-    for key in ("slug", "title", "description"):
+    for key in ("slug", "title", "description", "reference"):
         wording.get("study", {}).pop(key, None)
     for key in ANALYSIS_SETTINGS:
         wording.get("participants", {}).pop(key, None)

@@ -23,22 +23,17 @@ from .overprecision import load_overprecision_demo
 from .verbalisation import load_verbalisation_demo
 
 DEMO_DIR = Path(__file__).resolve().parent
-# The Belem demos: (definition under studies/, slug of its reference study: the non-verifiable study a
-# verifiable one is scored against, which a definition does not name), in load order (a reference first).
-BELEM_DEMOS: tuple[tuple[str, str | None], ...] = (
-    ("belem/study.toml", None),
-    ("belem-verifiable/study.toml", "demo"),
-)
+# The Belem demos (definitions under studies/), in load order: the verifiable set names the non-verifiable one it
+# is scored against ([study] reference), so that one comes first.
+BELEM_DEMOS: tuple[str, ...] = ("belem/study.toml", "belem-verifiable/study.toml")
 
 
-
-def load_belem_demo(relative: str, reference_slug: str | None) -> LoadOutcome:
+def load_belem_demo(relative: str) -> LoadOutcome:
     """Load one shipped Belem definition as a live demo study (DefinitionError names any problem)."""
     loaded = load_file(STUDIES_DIR / relative)
     study = loaded.study
     study.status = Study.Status.LIVE
-    study.reference_study = Study.objects.get(slug=reference_slug) if reference_slug else None
-    study.save(update_fields=["status", "reference_study"])
+    study.save(update_fields=["status"])
     controls = study.main_items().filter(is_control=True).count()
     return LoadOutcome(study, True, f"{study.slug}: created, live, {loaded.items} items ({controls} controls), "
                                     f"{loaded.demonstrations} demonstrations; completion code {study.completion_code}")
@@ -48,14 +43,14 @@ def load_demo() -> list[LoadOutcome]:
     """Create the demo studies that do not exist yet; existing ones (same slug) are left untouched."""
     outcomes = []
     with transaction.atomic():
-        for relative, reference in BELEM_DEMOS:
+        for relative in BELEM_DEMOS:
             slug = read_definition(STUDIES_DIR / relative)[0].study.slug
             existing = Study.objects.filter(slug=slug).first()
             if existing is not None:
                 count = existing.main_items().count()
                 outcomes.append(LoadOutcome(existing, False, f"{slug}: already exists ({count} items); left unchanged"))
                 continue
-            outcomes.append(load_belem_demo(relative, reference))
+            outcomes.append(load_belem_demo(relative))
         outcomes.append(LoadOutcome(*load_overprecision_demo()))
     outcomes.append(load_verbalisation_demo())
     return outcomes

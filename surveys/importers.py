@@ -170,20 +170,25 @@ def _column_of(values: dict[str, str], field_name: str, value: str) -> str:
     return matches[0] if matches else ("statement_id" if "statement_id" in values else "-")
 
 
-def length_errors(record: CsvRecord, fields: dict[str, object]) -> list[RowError]:
-    """A RowError per value longer than its Item column allows (PostgreSQL would refuse the whole insert
+def too_long(fields: dict[str, object]) -> list[tuple[str, str]]:
+    """(field, message) per value longer than its Item column allows (PostgreSQL would refuse the whole insert
     with a DataError naming neither line nor column)."""
-    errors = []
+    found = []
     for name, value in fields.items():
         try:
             limit = Item._meta.get_field(name).max_length
         except FieldDoesNotExist:
             continue
         if limit and isinstance(value, str) and len(value) > limit:
-            errors.append(record.error(_column_of(record.values, name, value),
-                                       f"{len(value)} characters; at most {limit} are allowed"
-                                       + (" (in the item's key built from it)" if name == "key" else "")))
-    return errors
+            found.append((name, f"{len(value)} characters; at most {limit} are allowed"))
+    return found
+
+
+def length_errors(record: CsvRecord, fields: dict[str, object]) -> list[RowError]:
+    """A RowError per value longer than its Item column allows, naming the CSV column it came from."""
+    return [record.error(_column_of(record.values, name, fields[name]),  # type: ignore[arg-type]
+                         message + (" (in the item's key built from it)" if name == "key" else ""))
+            for name, message in too_long(fields)]
 
 
 def import_items(study: Study, source: str | Path | IO[bytes] | IO[str]) -> ImportResult:

@@ -16,9 +16,7 @@ import io
 import json
 from typing import Any, Mapping
 
-from django.core.exceptions import FieldDoesNotExist
-
-from surveys.importers import ImportFailed, length_errors, read_csv_records
+from surveys.importers import ImportFailed, length_errors, read_csv_records, too_long
 from surveys.instruments import ImportRowError
 from surveys.models import Item
 
@@ -82,6 +80,11 @@ def fields_of(values: Mapping[str, Any], key_column: str = "key") -> dict[str, A
     return fields
 
 
+def _column_and_message(exc: ValueError) -> tuple[str, str]:
+    """(column, message) of a :func:`fields_of` error (or "-" and its text for any other ValueError)."""
+    return exc.args if len(exc.args) == 2 else ("-", str(exc))  # type: ignore[return-value]
+
+
 def read_items(kind: Any, data: bytes, file: str, key_column: str = "key") -> tuple[list[dict[str, Any]], list[Problem]]:
     """(item field dicts, problems) of an item file's bytes; ``kind`` is the study's instrument."""
     if file.lower().endswith(".jsonl"):
@@ -114,7 +117,7 @@ def _read_csv(kind: Any, data: bytes, file: str, key_column: str) -> tuple[list[
             problems.append(Problem(file, f"{record.where()}, column {exc.column!r}", exc.message))
             continue
         except ValueError as exc:
-            column, message = exc.args if len(exc.args) == 2 else ("-", str(exc))
+            column, message = _column_and_message(exc)
             problems.append(Problem(file, f"{record.where()}, column {column!r}", message))
             continue
         for fields in rows:
@@ -157,17 +160,10 @@ def _read_jsonl(data: bytes, file: str) -> tuple[list[dict[str, Any]], list[Prob
         try:
             fields = fields_of(values)
         except ValueError as exc:
-            column, message = exc.args if len(exc.args) == 2 else ("-", str(exc))
+            column, message = _column_and_message(exc)
             problems.append(Problem(file, f"line {number}, field {column!r}", message))
             continue
-        for name, value in fields.items():
-            try:
-                limit = Item._meta.get_field(name).max_length
-            except FieldDoesNotExist:
-                continue
-            if limit and isinstance(value, str) and len(value) > limit:
-                problems.append(Problem(file, f"line {number}, field {name!r}",
-                                        f"{len(value)} characters; at most {limit} are allowed"))
+        problems.extend(Problem(file, f"line {number}, field {name!r}", message) for name, message in too_long(fields))
         if fields["key"] in seen:
             problems.append(Problem(file, f"line {number}, field 'key'",
                                     f"duplicate item key {fields['key']!r} (first on line {seen[fields['key']]})"))
@@ -191,7 +187,7 @@ def demonstration_fields(demonstrations: list[Mapping[str, Any]], file: str) -> 
         try:
             fields = fields_of(values)
         except ValueError as exc:
-            column, message = exc.args if len(exc.args) == 2 else ("-", str(exc))
+            column, message = _column_and_message(exc)
             problems.append(Problem(file, f"demonstrations[{number - 1}].{column}", message))
             continue
         answer = demo.get("answer")

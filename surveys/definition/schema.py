@@ -9,7 +9,8 @@ Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections import Counter
+from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -18,6 +19,12 @@ from analysis.report_sections import SECTIONS  # the registry of report sections
 FORMAT = 1
 KINDS = ("speaker_belief", "wep_probability", "wep_choice", "interval_confidence", "verbalisation_choice",
          "generic")
+
+
+def repeated(values: Iterable[str]) -> list[str]:
+    """The values that occur more than once, sorted."""
+    seen = Counter(values)
+    return sorted(v for v, n in seen.items() if n > 1)
 
 
 class Table(BaseModel):
@@ -85,9 +92,7 @@ class AnswerTable(Table):
                     raise ValueError(f"scale label at {key} lies outside {self.min:g}–{self.max:g}")
         if self.shape == "choice" and not self.options:
             raise ValueError("a choice needs at least one option (answer.options is empty)")
-        keys = [o.key for o in self.options]
-        duplicates = sorted({k for k in keys if keys.count(k) > 1})
-        if duplicates:
+        if duplicates := repeated(o.key for o in self.options):
             raise ValueError(f"option keys repeat: {', '.join(duplicates)}")
         return self
 
@@ -214,9 +219,7 @@ class QuestionnaireField(Table):
             raise ValueError(f"field {self.name!r}: min and max are only for type = \"number\"")
         if self.min is not None and self.max is not None and self.min >= self.max:
             raise ValueError(f"min ({self.min:g}) must be below max ({self.max:g})")
-        keys = [c.key for c in self.choices]
-        duplicates = sorted({k for k in keys if keys.count(k) > 1})
-        if duplicates:
+        if duplicates := repeated(c.key for c in self.choices):
             raise ValueError(f"field {self.name!r}: choice keys repeat: {', '.join(duplicates)}")
         return self
 
@@ -250,8 +253,7 @@ class ReportTable(Table):
     @field_validator("group_by")
     @classmethod
     def _distinct(cls, names: list[str]) -> list[str]:
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
+        if duplicates := repeated(names):
             raise ValueError(f"group_by names {', '.join(map(repr, duplicates))} more than once")
         return names
 
@@ -287,9 +289,7 @@ class Definition(Table):
     def _coherent(self) -> "Definition":
         if self.study.kind == "generic" and self.answer is None:
             raise ValueError("a generic study needs an [answer] table")
-        names = [f.name for f in self.questionnaire]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
+        if duplicates := repeated(f.name for f in self.questionnaire):
             raise ValueError(f"questionnaire field names repeat: {', '.join(duplicates)}")
         return self
 

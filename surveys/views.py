@@ -150,6 +150,8 @@ def _instructions_context(study: Study) -> dict[str, Any]:
 def _item_context(study: Study, progress: Progress, error: str = "", refused: Any = None) -> dict[str, Any]:
     """The question page's context; ``refused``: the submission the page refused (shown again as the shape says)."""
     slot = progress.slot
+    if slot.item.study_id == study.pk:
+        slot.item.study = study  # its wording is the study's: the object at hand, not another query
     shape = study.kind.shape
     return {
         "selected": shape.refused_selection(refused) if error and refused is not None else None,

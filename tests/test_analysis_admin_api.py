@@ -59,7 +59,7 @@ def test_report_page_shows_tables_and_figures(admin_client, studies):
                     "Knowledge bias", "Participants excluded by the attention filter"):
         assert heading in page
     assert "modelx (greedy)" in page and "Human Individual" in page and "ΔPA" in page
-    assert page.count('src="data:image/png;base64,') == 7  # 5 histogram grids + 2 true/false figures
+    assert page.count('src="data:image/png;base64,') == 8  # 5 histogram grids + 2 true/false figures + generic
     assert "v-spam" in page  # excluded participants are listed
 
 

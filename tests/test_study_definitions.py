@@ -218,6 +218,9 @@ def test_items_added_after_loading_make_a_new_version(tmp_path):
     study = Study.objects.get(slug="tang-file")
     from surveys.designs import generate_items
 
+    generate_items(study, "tang-rq1", settings=["MCNC"])  # no answers yet: version 1 is updated in place
+    assert [v.number for v in study.versions.all()] == [1]
+    add_participant(study, "P1", [(study.main_items().first(), 70)])
     generate_items(study, "tang-rq1", settings=["ENC"])
     assert [v.number for v in study.versions.all()] == [1, 2]
     assert study.versions.get(number=2).sha256 != study.versions.get(number=1).sha256

@@ -110,6 +110,10 @@ def sync(study: Study) -> StudyVersion | None:
     study.definition = definition
     if current is not None and current.sha256 == sha:
         return None
+    if current is not None and not has_answers(study) and not study.versions.filter(sha256=sha).exists():
+        # nobody has been given this version yet: it is updated in place (a version marks what answers saw)
+        StudyVersion.objects.filter(pk=current.pk).update(sha256=sha, definition=definition)
+        return None
     return add_version(study, sha, definition)
 
 

@@ -237,9 +237,10 @@ def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
     with transaction.atomic():
         # created answering ("started") and completed once their answers are in: the database refuses
         # answers for a completed participant (surveys migration 0003)
+        version = study.versions.order_by("-number").first()  # bulk_create skips Participant.save: set it here
         participants = Participant.objects.bulk_create([
             Participant(study=study, prolific_pid=pid, status=Participant.Status.STARTED, started_at=now,
-                        completed_at=now, status_changed_at=now, user_agent="imported")
+                        completed_at=now, status_changed_at=now, user_agent="imported", study_version=version)
             for pid in by_pid
         ], batch_size=500)
         if any(p.pk is None for p in participants):  # a backend that returns no primary keys

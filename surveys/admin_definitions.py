@@ -13,10 +13,9 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from .admin_views import _study_for
-from .definition.errors import DefinitionError, Problem
+from .definition.errors import DefinitionError
 from .definition.export import ITEMS_FILE, export
-from .definition.loader import load
-from .models import Study
+from .definition.loader import load_as
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -67,8 +66,8 @@ def load_definition_view(model_admin: admin.ModelAdmin, request: HttpRequest) ->
                 raise FileNotFoundError(name) from None
 
         try:
-            loaded = _load_owned(request, upload.read(), upload.name, read, form.cleaned_data["slug"] or None,
-                                 form.cleaned_data["new_version"])
+            loaded = load_as(request.user, upload.read(), upload.name, read, slug=form.cleaned_data["slug"] or None,
+                             new_version=form.cleaned_data["new_version"])
         except DefinitionError as exc:
             context.update(problems=exc.problems, filename=upload.name)
         else:
@@ -78,23 +77,6 @@ def load_definition_view(model_admin: admin.ModelAdmin, request: HttpRequest) ->
     context["form"] = form
     return render(request, "admin/surveys/study/load_definition.html", context,
                   status=422 if context.get("problems") else 200)
-
-
-def _load_owned(request: HttpRequest, raw: bytes, name: str, read: Any, slug: str | None, new_version: bool):
-    """Load for ``request.user``: a study of the same slug they may not change is refused, not overwritten."""
-    from access.ownership import visible
-
-    target = slug
-    if target is None:
-        from .definition.files import parse_toml
-
-        target = (parse_toml(raw.decode("utf-8", "replace"), name).get("study") or {}).get("slug")
-    existing = Study.objects.filter(slug=target).first() if target else None
-    if existing is not None and not (visible(Study.objects.filter(pk=existing.pk), request.user).exists()
-                                     and request.user.has_perm("surveys.change_study")):
-        raise DefinitionError([Problem(name, "study.slug", f"a study called {target!r} exists and is not yours to "
-                                       "change: load it under another slug")])
-    return load(raw, name, read, slug=slug, new_version=new_version, owner=request.user)
 
 
 def download_definition_view(model_admin: admin.ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:

@@ -15,9 +15,7 @@ from config.json_input import JSONParser
 
 from .definition.errors import DefinitionError, Problem
 from .definition.export import ITEMS_FILE, export
-from .definition.files import parse_toml
-from .definition.loader import load
-from .models import Study
+from .definition.loader import load_as
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
@@ -70,8 +68,6 @@ class DefinitionActions:
     """Actions of StudyViewSet for definition files."""
 
     def _load_request(self, request) -> ApiResponse:
-        from access.ownership import visible
-
         data = request.data
         try:
             definition = data.get("definition")
@@ -88,14 +84,6 @@ class DefinitionActions:
             if isinstance(given, dict):
                 files.update({str(k): _text(v, str(k)) for k, v in given.items()})
             slug = (data.get("slug") or "").strip() or None
-            target = slug or (parse_toml(raw.decode("utf-8", "replace"), name).get("study") or {}).get("slug")
-            existing = Study.objects.filter(slug=target).first() if isinstance(target, str) else None
-            if existing is not None and not visible(Study.objects.filter(pk=existing.pk), request.user).exists():
-                raise DefinitionError([Problem(name, "study.slug", f"a study called {target!r} exists and is not "
-                                               "yours: load it under another slug")])
-            if existing is not None and not request.user.has_perm("surveys.change_study"):
-                raise DefinitionError([Problem(name, "study.slug", f"study {target!r} exists and you may not "
-                                               "change studies")])
 
             def read(file: str) -> bytes:
                 try:
@@ -103,8 +91,7 @@ class DefinitionActions:
                 except KeyError:
                     raise FileNotFoundError(file) from None
 
-            loaded = load(raw, name, read, slug=slug, new_version=_truthy(data.get("new_version")),
-                          owner=request.user)
+            loaded = load_as(request.user, raw, name, read, slug=slug, new_version=_truthy(data.get("new_version")))
         except DefinitionError as exc:
             return _failure(exc)
         body = {"slug": loaded.study.slug, "created": loaded.created, "new_version": loaded.new_version,

@@ -74,6 +74,21 @@ def files_beside(path: Path) -> FileReader:
     return read
 
 
+def load_as(user: Any, raw: bytes, file: str, read_file: FileReader | None, *, slug: str | None = None,
+            new_version: bool = False) -> Loaded:
+    """:func:`load` for ``user`` (the admin and the API): a study of the same slug that ``user`` may not see or
+    change is refused, never overwritten; a created study is theirs."""
+    from access.ownership import visible
+
+    target = slug or (parse_toml(raw.decode("utf-8", "replace"), file).get("study") or {}).get("slug")
+    existing = Study.objects.filter(slug=target).first() if isinstance(target, str) else None
+    if existing is not None and not (visible(Study.objects.filter(pk=existing.pk), user).exists()
+                                     and user.has_perm("surveys.change_study")):
+        raise DefinitionError([Problem(file, "study.slug", f"a study called {target!r} exists and is not yours to "
+                                       "change: load it under another slug")])
+    return load(raw, file, read_file, slug=slug, new_version=new_version, owner=user)
+
+
 def load_file(path: str | Path, **options: Any) -> Loaded:
     """Load the definition file at ``path`` (its item files read from beside it); see :func:`load`."""
     path = Path(path)

@@ -180,6 +180,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# The test suite (tests/conftest.py sets TEST_FAST_PASSWORD_HASHER=1, inherited by the servers it starts) hashes
+# with MD5: PBKDF2's million rounds cost about 0.7 s for each of the ~250 users the tests create. Never set it in
+# production; the default hashers stay in the list, so passwords hashed either way are checked.
+if env_bool("TEST_FAST_PASSWORD_HASHER", False):
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher",
+                        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+                        "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+                        "django.contrib.auth.hashers.Argon2PasswordHasher",
+                        "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+                        "django.contrib.auth.hashers.ScryptPasswordHasher"]
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True

@@ -149,6 +149,17 @@ class ElicitationRun(models.Model):
                                             ("mixed", "mixed confidence: answers of every level")],
         help_text="Self-refinement: which of the source run's answers to the question are drawn from.")
     refine_seed = models.BigIntegerField(null=True, blank=True, help_text="Self-refinement: seed of the draws.")
+    # Agents declared in the study's definition file ([[agents]], issue 21): the run of one agent carries its
+    # name and its settings as the file declared them, and the personas it asks (each persona answers every
+    # target item; sample index = persona index × samples per item + sample).
+    agent = models.CharField(max_length=60, blank=True, db_index=True,
+                             help_text="The definition's agent this run is (empty: a run started by hand).")
+    agent_settings = models.JSONField(default=dict, blank=True,
+                                      help_text="The agent's table as the definition file declared it.")
+    personas = models.JSONField(default=list, blank=True,
+                                help_text='The personas asked, in order: [{"fields": {...}, "source": "..."}].')
+    persona_seed = models.BigIntegerField(null=True, blank=True,
+                                          help_text="Seed of the persona draw from the study's participants.")
     # Created through the API with an Idempotency-Key header (elicitation/idempotency.py): a retried request
     # with the same key from the same user gets this run back instead of creating a second one.
     idempotency_key = models.CharField(max_length=200, blank=True, editable=False)
@@ -231,6 +242,8 @@ class ModelResponse(TypedAnswer, models.Model):
     lower = models.FloatField(null=True, blank=True, help_text="Lower bound (interval kinds).")
     upper = models.FloatField(null=True, blank=True, help_text="Upper bound (interval kinds).")
     text = models.TextField(blank=True, default="", help_text="A free-text answer: the raw output, stripped.")
+    persona = models.JSONField(null=True, blank=True,
+                               help_text="The persona's field values this answer was asked under (null: none).")
     parse_error = models.CharField(max_length=300, blank=True)
     distribution = models.JSONField(null=True, blank=True,
                                     help_text='{"0": p, "5": p, …, "100": p, "-1": non-number mass}')

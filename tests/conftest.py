@@ -11,6 +11,7 @@ import pytest
 from stub_openai import LOOPBACK_SETTINGS, allow_loopback
 
 allow_loopback(os.environ)  # subprocesses (workers, servers) inherit it
+os.environ.setdefault("TEST_FAST_PASSWORD_HASHER", "1")  # config/settings.py: MD5 in tests (servers inherit it)
 
 
 @pytest.fixture(autouse=True)

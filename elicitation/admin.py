@@ -15,7 +15,7 @@ from config.permissions import allowed
 from surveys.models import Item
 
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
-                          run_monitor_view, run_progress_view, run_refine_view)
+                          run_agents_view, run_monitor_view, run_progress_view, run_refine_view)
 from . import preflight
 from .endpoint_form import EndpointForm
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
@@ -125,6 +125,8 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
                  name="elicitation_elicitationrun_action"),
             path("<path:object_id>/refine/", wrap(lambda r, object_id: run_refine_view(self, r, object_id)),
                  name="elicitation_elicitationrun_refine"),
+            path("run-agents/<slug:slug>/", wrap(lambda r, slug: run_agents_view(self, r, slug)),
+                 name="elicitation_run_agents"),
             path("item/<int:item_id>/prompt/", wrap(lambda r, item_id: item_prompt_view(self, r, item_id)),
                  name="elicitation_item_prompt"),
             path("item/<int:item_id>/answers/", wrap(lambda r, item_id: item_answers_view(self, r, item_id)),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping
 
-from analysis.questionnaire import study_fields, typed_values
 from surveys.definition.templates import template_fields
 from surveys.models import Participant, Study, Withdrawal
 from surveys.respondent_ids import hashed_id
@@ -52,6 +51,8 @@ def personas_for(study: Study, agent: Mapping[str, Any]) -> tuple[list[dict[str,
 def participant_fields(study: Study, needed: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """(questionnaire answers, salted respondent ids) of ``study``'s completed, non-test participants who did
     not withdraw and answered every field in ``needed``, in the order they joined."""
+    from analysis.questionnaire import study_fields, typed_values  # pyarrow: only when personas are drawn
+
     fields = study_fields(study)
     names = [f.name for f in fields]
     withdrawn = set(Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN)

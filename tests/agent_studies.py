@@ -21,7 +21,12 @@ def example_text(agents: list[dict[str, Any]] | None = None) -> str:
     if agents is None:
         return text
     head = re.split(r"\n# A model agent", text)[0].rstrip() + "\n"
-    return head + ("\n" + tomli_w.dumps({"agents": agents}) if agents else "")
+    for table in agents:  # as [[agents]] tables (tomli_w writes a list of flat tables inline)
+        plain = {k: v for k, v in table.items() if k != "persona"}
+        head += "\n[[agents]]\n" + tomli_w.dumps(plain)
+        if "persona" in table:
+            head += "\n[agents.persona]\n" + tomli_w.dumps(table["persona"])
+    return head
 
 
 def load_example(agents: list[dict[str, Any]] | None = None, **options: Any) -> Loaded:

@@ -62,7 +62,8 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     actions = ("start_runs", "cancel_runs", "resume_runs")
     readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
                        "finished_at", "source", "source_file", "source_sha256",
-                       "refines", "refine_shown", "refine_setting", "refine_seed")
+                       "refines", "refine_shown", "refine_setting", "refine_seed",
+                       "agent", "agent_settings", "personas", "persona_seed")
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
@@ -72,6 +73,8 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
         ("Source", {"fields": ("source", "source_file", "source_sha256")}),  # imported runs: the file
         # self-refinement runs (Bahaj et al.): "Self-refine this run" on the run page, the API or manage.py refine
         ("Self-refinement", {"fields": ("refines", "refine_shown", "refine_setting", "refine_seed")}),
+        # a study's declared agent ([[agents]]): "Run the declared agents", the API or elicit --all-agents
+        ("Declared agent", {"fields": ("agent", "agent_settings", "personas", "persona_seed")}),
     )
 
     def get_queryset(self, request):

@@ -57,6 +57,8 @@ def test_bad_agents_are_named_by_key_path():
     assert "not one of the choices" in found["agents[3].persona.people[0].gender"]
     assert "not a questionnaire field" in found["agents[3].persona.people[1].height"]
     assert "lacks 'first_language'" in found["agents[3].persona.people[1]"]
+    scored = problems([agent(mode="likelihood", persona={"template": TEMPLATE, "people": PEOPLE})])
+    assert "likelihood mode" in scored["agents[0].persona"]
     schema = problems([agent(name="Bad Name", persona={"template": TEMPLATE}),
                        agent(name="x", persona={"template": TEMPLATE, "people": PEOPLE, "from": "participants"})])
     assert "agents[0].name" in schema and "either people" in schema["agents[0].persona"]
@@ -176,3 +178,19 @@ def test_the_admin_button_lists_and_runs_the_declared_agents(stub, monkeypatch):
     run = ElicitationRun.objects.get()
     assert run.agent == "mirror" and run.status == "running"
     assert f"skipped: running (run {run.pk})" in client.get(url).content.decode()
+
+
+def test_an_agent_cannot_use_an_endpoint_that_is_not_shared_with_the_user(stub):
+    from django.contrib.auth.models import Permission
+
+    owner = User.objects.create_user("owner", is_staff=True)
+    make_endpoint(stub, owner=owner)  # "stub" is the owner's, not shared
+    study = load_example([agent()]).study
+    staffer = User.objects.create_user("staffer", is_staff=True)
+    staffer.user_permissions.add(*Permission.objects.filter(
+        content_type__app_label="elicitation", codename__in=["add_elicitationrun", "change_elicitationrun"]))
+    study.shared_with.add(staffer)
+    client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staffer).key}")
+    refused = client.post(f"/api/studies/{study.slug}/run-agents/?check=false")
+    assert refused.status_code == 409 and "no endpoint called 'stub'" in refused.json()["detail"]
+    assert not ElicitationRun.objects.exists()

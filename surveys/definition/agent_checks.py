@@ -31,7 +31,10 @@ def agent_problems(dump: Mapping[str, Any], prompt_styles: tuple[str, ...], file
         if agent["mode"] in ONE_ANSWER_MODES and agent["samples"] != 1:
             problems.append(Problem(file, f"{at}.samples", f"the {agent['mode']} mode gives one answer per item: "
                                     "set samples = 1 (or mode = \"sampled\")"))
-        if agent.get("persona"):
+        if agent.get("persona") and agent["mode"] == "likelihood":
+            problems.append(Problem(file, f"{at}.persona", "the likelihood mode scores the item's texts without a "
+                                    "prompt: a persona has nowhere to go (use another mode, or no persona)"))
+        elif agent.get("persona"):
             problems += _persona_problems(agent["persona"], fields, f"{at}.persona", file)
     return problems
 

@@ -30,5 +30,6 @@ router.register("prolific/submissions", prolific_api.SubmissionViewSet)
 
 urlpatterns = [
     path("", include("analysis.api_urls")),
+    path("studies/<slug:slug>/run-agents/", elicitation_api.RunAgentsView.as_view(), name="api-study-run-agents"),
     path("", include(router.urls)),
 ]

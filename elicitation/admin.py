@@ -15,7 +15,7 @@ from config.permissions import allowed
 from surveys.models import Item
 
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
-                          run_monitor_view, run_progress_view, run_refine_view)
+                          run_agents_view, run_monitor_view, run_progress_view, run_refine_view)
 from . import preflight
 from .endpoint_form import EndpointForm
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
@@ -62,7 +62,8 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     actions = ("start_runs", "cancel_runs", "resume_runs")
     readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
                        "finished_at", "source", "source_file", "source_sha256",
-                       "refines", "refine_shown", "refine_setting", "refine_seed")
+                       "refines", "refine_shown", "refine_setting", "refine_seed",
+                       "agent", "agent_settings", "personas", "persona_seed")
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
@@ -72,6 +73,8 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
         ("Source", {"fields": ("source", "source_file", "source_sha256")}),  # imported runs: the file
         # self-refinement runs (Bahaj et al.): "Self-refine this run" on the run page, the API or manage.py refine
         ("Self-refinement", {"fields": ("refines", "refine_shown", "refine_setting", "refine_seed")}),
+        # a study's declared agent ([[agents]]): "Run the declared agents", the API or elicit --all-agents
+        ("Declared agent", {"fields": ("agent", "agent_settings", "personas", "persona_seed")}),
     )
 
     def get_queryset(self, request):
@@ -125,6 +128,8 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
                  name="elicitation_elicitationrun_action"),
             path("<path:object_id>/refine/", wrap(lambda r, object_id: run_refine_view(self, r, object_id)),
                  name="elicitation_elicitationrun_refine"),
+            path("run-agents/<slug:slug>/", wrap(lambda r, slug: run_agents_view(self, r, slug)),
+                 name="elicitation_run_agents"),
             path("item/<int:item_id>/prompt/", wrap(lambda r, item_id: item_prompt_view(self, r, item_id)),
                  name="elicitation_item_prompt"),
             path("item/<int:item_id>/answers/", wrap(lambda r, item_id: item_answers_view(self, r, item_id)),

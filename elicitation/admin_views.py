@@ -1,5 +1,6 @@
 """Admin pages of the elicitation app: the run monitor (with its JSON feed), run actions, one item's
-participant page beside its prompts, and one item's human and model answers side by side."""
+participant page beside its prompts, one item's human and model answers side by side, and "Run the declared
+agents" of a study."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,7 +17,7 @@ from django.urls import reverse
 
 from access.ownership import require, visible
 from config.permissions import allowed, check, may_see_raw_ids
-from surveys.models import Item, Response
+from surveys.models import Item, Response, Study
 
 from . import preflight
 from .estimate import estimate_run
@@ -144,6 +145,40 @@ def run_refine_view(model_admin, request: HttpRequest, object_id: str) -> HttpRe
             return redirect("admin:elicitation_elicitationrun_monitor", run.pk)
     return TemplateResponse(request, "elicitation/admin/run_refine.html", _context(
         model_admin, request, f"Self-refine run {source.pk}", run=source, form=form))
+
+
+RUN_AGENTS_PERMS = ("elicitation.add_elicitationrun", "elicitation.change_elicitationrun")
+
+
+def run_agents_view(model_admin, request: HttpRequest, slug: str) -> HttpResponse:
+    """"Run the declared agents" of study ``slug``: GET lists its agents with what starting them would do (their
+    run on the current version, if any); POST starts those not run yet (elicitation.declared_agents) and goes to
+    the study's runs."""
+    from .declared_agents import AgentError, current_run, declared, skip_reason, start_agents
+
+    check(request.user, *RUN_AGENTS_PERMS)
+    study = get_object_or_404(visible(Study.objects.all(), request.user), slug=slug)
+    if request.method == "POST":
+        try:
+            outcomes = start_agents(study, request.user)
+        except AgentError as exc:
+            messages.error(request, f"No agent was started: {exc}")
+        else:
+            for outcome in outcomes:
+                if outcome.action == "started":
+                    messages.success(request, f"Agent {outcome.agent}: run {outcome.run.pk} started.")
+                else:
+                    messages.info(request, f"Agent {outcome.agent}: skipped, {outcome.reason}.")
+            return redirect(reverse("admin:elicitation_elicitationrun_changelist") + f"?study__id__exact={study.pk}")
+    rows = []
+    for agent in declared(study):
+        run = current_run(study, agent["name"])
+        rows.append({"agent": agent, "run": run, "plan": skip_reason(run) or "start",
+                     "personas": (agent.get("persona") or {}).get("from") or
+                     (f"{len((agent.get('persona') or {}).get('people') or [])} written in the file"
+                      if agent.get("persona") else "none")})
+    return TemplateResponse(request, "elicitation/admin/run_agents.html", _context(
+        model_admin, request, f"Run the declared agents of {study.slug}", study=study, rows=rows))
 
 
 def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:

@@ -1,4 +1,5 @@
-"""REST endpoints of model endpoints, runs (create, start, cancel, resume, refine, progress) and model responses.
+"""REST endpoints of model endpoints, runs (create, start, cancel, resume, refine, progress), model responses,
+and a study's declared agents (POST /api/studies/{slug}/run-agents/).
 
 Writes go through the same functions as the admin and ``manage.py elicit`` (elicitation.runs): a run is
 validated by ``create_run`` (ValidationError → 400 naming the field) and state changes that do not apply
@@ -15,9 +16,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
 
 from access.api import OwnedViewSetMixin, SharingSerializerMixin
-from access.ownership import require
+from access.ownership import require, visible
 from config.filters import ChoiceFilter, IdFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Item, Study
@@ -327,3 +329,41 @@ class ModelResponseViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
                                                                                          "sample_index")
     serializer_class = ModelResponseSerializer
     filterset_class = ModelResponseFilter
+
+
+class AgentOutcomeSchema(serializers.Serializer):
+    agent = serializers.CharField(help_text="The agent's name in the definition.")
+    action = serializers.ChoiceField(choices=["started", "skipped"])
+    run = serializers.IntegerField(allow_null=True, help_text="The run started, or the one that made it skip.")
+    reason = serializers.CharField(help_text="Why it was skipped (empty when started).")
+
+
+class RunAgentsResult(serializers.Serializer):
+    started = AgentOutcomeSchema(many=True)
+    skipped = AgentOutcomeSchema(many=True)
+
+
+class RunAgentsView(APIView):
+    """POST /api/studies/{slug}/run-agents/: start the agents the study's definition declares that have no run
+    on its current version (elicitation.declared_agents)."""
+
+    required_permissions = {"POST": ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]}
+
+    @extend_schema(summary="Start the study's declared agents ([[agents]]) not run yet on its current version",
+                   description="Those running or done on the current version are skipped (with the reason). 409 "
+                               "when an agent cannot start (no such endpoint, key unset, no participants for its "
+                               "personas, pre-flight check failed): then none is started.",
+                   request=None, parameters=[CHECK_PARAMETER],
+                   responses={200: RunAgentsResult, 404: Detail, 409: Detail})
+    def post(self, request, slug: str):
+        from django.shortcuts import get_object_or_404
+
+        from .declared_agents import AgentError, start_agents
+
+        study = get_object_or_404(visible(Study.objects.all(), request.user), slug=slug)
+        try:
+            outcomes = start_agents(study, request.user, check=check_wanted(request))
+        except AgentError as exc:
+            return ApiResponse({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return ApiResponse({kind: [o.as_dict() for o in outcomes if o.action == action]
+                            for kind, action in (("started", "started"), ("skipped", "skipped"))})

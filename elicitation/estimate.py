@@ -61,7 +61,7 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
     endpoint, study = run.endpoint, run.study
     demos = study.demonstrations()
     items = list(run.target_items()) if items is None else list(items)
-    per_item_samples = {item.pk: run.samples_per_item for item in items}
+    per_item_samples = {item.pk: run.answers_per_item() for item in items}
     if answers_left_only and run.pk:
         done = (ModelResponse.objects.filter(run=run)
                 .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED])

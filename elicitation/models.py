@@ -207,6 +207,10 @@ class ElicitationRun(models.Model):
         subset = self.items.all()
         return subset if subset.exists() else self.study.main_items()
 
+    def answers_per_item(self) -> int:
+        """Answers the run asks of each item: its samples, once per persona when it has personas."""
+        return self.samples_per_item * max(1, len(self.personas or []))
+
 
 class StoredPrompt(models.Model):
     """A prompt exactly as sent, stored once and addressed by its SHA-256 hash."""

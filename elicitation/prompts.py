@@ -12,6 +12,7 @@ from surveys.instruments import Prompt
 from surveys.models import Item, Study
 
 from . import row_sql
+from .persona_prompts import persona_prompt
 from .models import ModelEndpoint, StoredPrompt
 
 PromptContent = str | list[dict[str, str]]
@@ -37,14 +38,21 @@ def share_study(study: Study, *items: Item) -> None:
 
 def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: list[Item] | None = None) -> Prompt:
     """The prompt of one (item, sample) of ``run``: the instrument's, or Table 2's for a self-refinement run
-    (elicitation/refinement.py), whose prompt depends on the sample's draw."""
+    (elicitation/refinement.py), whose prompt depends on the sample's draw. A run with personas asks sample
+    ``persona index × samples per item + sample``: the sample's prompt with the persona's preamble
+    (elicitation/persona_prompts.py); workers, ``--sync``, the stored prompt and the estimates all come here."""
     if getattr(run, "refines_id", None) is not None:
         from .refinement import refinement_prompt
 
         return refinement_prompt(run, item, sample_index)
     demos = run.study.demonstrations() if demonstrations is None else demonstrations
     share_study(run.study, item, *demos)
-    return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index, run.seed)
+    personas = getattr(run, "personas", None)
+    if not personas:
+        return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index, run.seed)
+    persona_index, sample = divmod(sample_index, max(1, run.samples_per_item))
+    prompt = run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample, run.seed)
+    return persona_prompt(run, prompt, persona_index)
 
 
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:

@@ -68,16 +68,21 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
                prompt_version: str | None = None, prompt_style: str = "standard",
                created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "",
-               before_save: Callable[[ModelEndpoint], None] | None = None) -> ElicitationRun:
+               before_save: Callable[[ModelEndpoint], None] | None = None, agent: str = "",
+               agent_settings: dict | None = None, personas: list | None = None,
+               persona_seed: int | None = None) -> ElicitationRun:
     """A new draft run (validated; ValidationError names the bad settings). With an ``idempotency_key``
     (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError.
     ``before_save(endpoint)`` runs once the settings are valid, before anything is saved, and may refuse the run
-    by raising (e.g. the endpoint's pre-flight check, elicitation.preflight)."""
+    by raising (e.g. the endpoint's pre-flight check, elicitation.preflight). A declared agent's run
+    (elicitation.declared_agents) carries ``agent``, its ``agent_settings``, its ``personas`` and their
+    ``persona_seed``."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
                          top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
                          created_by=created_by, idempotency_key=idempotency_key,
-                         idempotency_fingerprint=idempotency_fingerprint)
+                         idempotency_fingerprint=idempotency_fingerprint, agent=agent,
+                         agent_settings=agent_settings or {}, personas=personas or [], persona_seed=persona_seed)
     if prompt_version:
         run.prompt_version = prompt_version
     run.full_clean()
@@ -97,11 +102,15 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
 
 
 def ensure_rows(run: ElicitationRun) -> int:
-    """Create the pending row of every (item, sample) the run still lacks; the number of rows."""
+    """Create the pending row of every (item, sample) the run still lacks; the number of rows. A run with
+    personas asks every item once per persona per sample: sample index = persona index × samples per item +
+    sample, and the row carries the persona's field values."""
     item_ids = list(run.target_items().values_list("pk", flat=True))
+    personas = [p["fields"] for p in run.personas] if run.personas else [None]
+    per = run.samples_per_item
     ModelResponse.objects.bulk_create(
-        [ModelResponse(run=run, item_id=item_id, sample_index=s)
-         for item_id in item_ids for s in range(run.samples_per_item)],
+        [ModelResponse(run=run, item_id=item_id, sample_index=p * per + s, persona=fields)
+         for item_id in item_ids for p, fields in enumerate(personas) for s in range(per)],
         ignore_conflicts=True, batch_size=500,
     )
     return ModelResponse.objects.filter(run=run).count()
@@ -120,7 +129,7 @@ def items_per_task(run: ElicitationRun, n_items: int) -> int:
     and never so many that fewer than ``TASKS_PER_SLOT`` tasks per endpoint slot are queued (a task answers its
     items one after the other: with many tasks all slots stay busy to the end of a run). One item per task for
     sampled and multi-request runs whose item alone asks that many."""
-    per_item = run.samples_per_item * requests_per_answer(run)
+    per_item = run.answers_per_item() * requests_per_answer(run)
     by_requests = int(conf.requests_per_task() // max(1.0, per_item))
     spread = math.ceil(n_items / (TASKS_PER_SLOT * max(1, run.endpoint.max_concurrency)))
     return max(1, min(by_requests, spread))
@@ -290,7 +299,7 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     counts = {status: n for status, n in rows.values_list("status").annotate(n=Count("id")).order_by()}
     total = sum(counts.values())
     if total == 0 and run.status == Status.DRAFT:
-        total = run.target_items().count() * run.samples_per_item
+        total = run.target_items().count() * run.answers_per_item()
     sums = rows.aggregate(prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"),
                           cost=Sum("cost_usd"), requests=Sum("requests"))
     now = timezone.now()

@@ -146,7 +146,7 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     list_display = ("title", "slug", "status", "instrument", "item_count", "participants_progress", "links")
     list_filter = ("status", "instrument")
     search_fields = ("title", "slug", "description")
-    readonly_fields = ("prolific_link", "created_at")
+    readonly_fields = ("prolific_link", "created_at", "declared_agents")
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
         ("Shown to participants", {"fields": ("language", "consent_text", "instructions", "pledge_text")}),
@@ -160,6 +160,8 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "
                                      "enter the completion codes there."}),
+        ("Model agents", {"fields": ("declared_agents",),
+                          "description": "The model configurations the definition file declares ([[agents]])."}),
         ("Access", {"fields": ("owner", "shared_with"),
                     "description": "Who may use this study and its data (access.ownership)."}),
         ("Version", {"fields": ("new_version",),
@@ -283,7 +285,19 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
             (reverse("admin:surveys_study_raw_responses", args=[obj.pk]), "raw CSV"),
             (reverse("admin:surveys_item_changelist") + f"?study__id__exact={obj.pk}", "items"),
             (reverse("admin:surveys_participant_changelist") + f"?study__id__exact={obj.pk}", "participants"),
+            *([(reverse("admin:elicitation_run_agents", args=[obj.slug]), "run the declared agents")]
+              if (obj.definition or {}).get("agents") else []),
         ])
+
+    @admin.display(description="declared agents")
+    def declared_agents(self, obj: Study) -> str:
+        """The definition's agents by name, and the button that starts those not run yet."""
+        agents = (obj.definition or {}).get("agents") or [] if obj.pk else []
+        if not agents:
+            return "none (add [[agents]] tables to the study's definition file)"
+        return format_html('{} <a class="button" href="{}">Run the declared agents</a>',
+                           ", ".join(f"{a['name']} ({a['endpoint']}, {a['mode']})" for a in agents),
+                           reverse("admin:elicitation_run_agents", args=[obj.slug]))
 
     @admin.display(description="Prolific study link")
     def prolific_link(self, obj: Study) -> str:

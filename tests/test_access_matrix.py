@@ -96,6 +96,7 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "admin run": ("admin", reverse("admin:elicitation_elicitationrun_monitor", args=[run.pk]), MARK),
         "admin item answers": ("admin", reverse("admin:elicitation_item_answers", args=[item.pk]), "alpha-1"),
         "admin report": ("admin", reverse("admin:analysis_studyanalysis_report", args=[s.pk]), MARK),
+        "admin run agents": ("admin", reverse("admin:elicitation_run_agents", args=["alpha"]), "Study alpha"),
         "preview": ("admin", reverse("surveys:preview", args=["alpha"]), "alpha"),
     }
 
@@ -124,6 +125,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin run":           (S, S, D, D, S),
     "admin item answers":  (P, P, D, D, P),
     "admin report":        (S, S, D, S, S),
+    "admin run agents":    (S, S, D, D, S),
     "preview":             (S, S, D, D, S),
 }
 

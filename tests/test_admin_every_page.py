@@ -108,6 +108,8 @@ def admin_urls(user) -> list[str]:
                         urls += [reverse(f"admin:{name}", args=[obj.pk, fmt]) for fmt in FORMATS]
                     else:
                         urls.append(reverse(f"admin:{name}", args=[obj.pk]))
+            elif params == {"slug"}:  # a study's page by slug ("Run the declared agents")
+                urls += [reverse(f"admin:{name}", args=[s.slug]) for s in one_per_kind(Study.objects.all())]
             elif params == {"id"}:  # a user's password form
                 urls.append(reverse(f"admin:{name}", args=[user.pk]))
             else:

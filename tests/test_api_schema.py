@@ -39,7 +39,7 @@ pytestmark = pytest.mark.django_db
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
 COVERAGE_CASES = int(os.environ.get("FUZZ_COVERAGE_CASES", "30"))
 HUGE_NUMBER = 99999999999999999999
-BODILESS_ACTIONS = ("/start/", "/cancel/", "/resume/", "/attention/", "/publish/", "/sync/", "/send/")
+BODILESS_ACTIONS = ("/start/", "/cancel/", "/resume/", "/attention/", "/publish/", "/sync/", "/send/", "/run-agents/")
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 

@@ -25,6 +25,7 @@ from analysis.exports import read_csv, study_layout
 from elicitation.models import ElicitationRun, ModelResponse
 from stub_openai import RecordedRequest, Reply, StubOpenAI, make_endpoint
 from surveys.models import Assignment, Item, Participant, Study, StudyVersion
+from surveys.respondent_ids import hashed_id
 from test_browser import CHROMIUM, CHROMIUM_ARGS, PROLIFIC, offline_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -50,7 +51,18 @@ CHANCE = {"likely": 70, "unlikely": 20, "almost certain": 90, "possible": 40}
 
 def move_slider(page, item: Item, person: int) -> int:
     """0–100 slider moved with the keyboard: Home to 0, then right arrow to the chance."""
-    value = CHANCE[item.expression] + 5 * person
+    return slide_to(page, CHANCE[item.expression] + 5 * person)
+
+
+MIRROR = {"probably": 70, "almost certainly": 90, "possibly": 40, "unlikely": 20, "doubtful": 15, "about even": 50}
+
+
+def slide_mirror(page, item: Item, person: int) -> int:
+    """persona-mirror's 0–100 slider: each expression's chance, each person a little different."""
+    return slide_to(page, MIRROR[item.expression] + 2 * person)
+
+
+def slide_to(page, value: int) -> int:
     slider = page.locator("input[type=range]")
     slider.focus()
     page.keyboard.press("Home")
@@ -121,6 +133,17 @@ EXAMPLE = {
         questionnaires=[{"What is your first language?": "Norwegian"}, {"What is your first language?": "Welsh"}],
         stored=[{"first_language": "Norwegian"}, {"first_language": "Welsh"}],
         figures={"generic-expression-likely", "generic-expression-almost-certain"}, grouped_by=["expression"]),
+    "persona-mirror": Example(
+        slide_mirror, "value",
+        "a slider from 0 to 100 in steps of 1, marked 0 (Certainly not), 50 (As likely as not), 100 (Certainly)",
+        lambda request: Reply.answer("60"),
+        questionnaires=[{"How old are you?": "34", "Woman": "click", "English": "click"},
+                        {"How old are you?": "61", "Man": "click", "Spanish": "click"},
+                        {"How old are you?": "25", "Non-binary": "click", "English": "click"}],
+        stored=[{"age": 34, "gender": "woman", "first_language": "English"},
+                {"age": 61, "gender": "man", "first_language": "Spanish"},
+                {"age": 25, "gender": "non-binary person", "first_language": "English"}],
+        figures={"generic-expression-probably"}, grouped_by=["expression"]),
     "open-comments": Example(
         write_comment, "text", "free text, up to 500 characters",
         lambda request: Reply.answer(" It sounds unsure, because ‘doubt’ says the speaker expects the opposite.\n")),
@@ -291,6 +314,16 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         assert rows["value"].isna().all() and rows["text"].str.len().gt(0).all()
         model = rows[rows["respondent_type"] == "model"]
         assert set(model["text"]) == {"It sounds unsure, because ‘doubt’ says the speaker expects the opposite."}
+    if declared.get("agents"):  # the declared agents, with personas drawn from the people who took part
+        stub.reset()
+        stub.default = Reply.answer("55")
+        call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+        agent_run = ElicitationRun.objects.get(study=study, agent=declared["agents"][0]["name"])
+        assert agent_run.status == ElicitationRun.Status.COMPLETED
+        assert sorted(p["source"] for p in agent_run.personas) == sorted(hashed_id(pid(p)) for p in given)
+        assert sorted(p["fields"]["age"] for p in agent_run.personas) == sorted(s["age"] for s in example.stored)
+        assert ModelResponse.objects.filter(run=agent_run, status=ModelResponse.Status.OK).count() == items * people
+        assert all(r.body["messages"][0]["content"].startswith("You are a ") for r in stub.requests)
 
 
 def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) -> None:
@@ -316,6 +349,10 @@ def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) 
         assert rows.loc[("0", AGENT), "majority_agreement"] == 0 and rows.loc[("0", AGENT), "js_distance"] == 1
         shares = pd.read_csv(folder / "generic_distribution.csv")
         assert set(shares["option"]) == {"certain", "likely", "tossup", "unlikely", "impossible"}
+    elif slug == "persona-mirror":
+        probably = rows.loc[("probably", "human")]
+        assert probably["answers"] == 3 and probably["mean"] == 74  # 72, 74 and 76
+        assert rows.loc[("probably", AGENT), "mean"] == 60
     elif slug == "chance-slider":
         likely = rows.loc[("likely", "human")]
         assert likely["answers"] == 2 and likely["mean"] == 77.5  # 75 and 80

@@ -61,6 +61,8 @@ API_ROUTES = [  # (method, url, permissions needed)
                                                "surveys.view_participant"]),
     # a self-refinement creates a run and starts it ({run}: the fixture's run)
     ("post", "/api/runs/{run}/refine/", ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]),
+    # starting a study's declared agents creates runs and starts them (409 here: "perm" declares none)
+    ("post", "/api/studies/perm/run-agents/", ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]),
 ]
 
 
@@ -111,6 +113,8 @@ def admin_routes(data) -> list[tuple[str, str, list[str]]]:
         ("post", reverse("admin:analysis_studyanalysis_attention", args=[study]),
          ["analysis.view_studyanalysis", "surveys.change_participant"]),
         ("get", reverse("admin:elicitation_elicitationrun_refine", args=[run]),
+         ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]),
+        ("get", reverse("admin:elicitation_run_agents", args=[data["study"].slug]),
          ["elicitation.add_elicitationrun", "elicitation.change_elicitationrun"]),
     ]
 

@@ -21,6 +21,7 @@ from surveys.instruments import get_instrument
 from surveys.models import Item, Study, StudyVersion
 
 from . import versions
+from .agent_checks import agent_problems
 from .errors import DefinitionError, Problem
 from .files import parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
@@ -123,6 +124,7 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     kind = get_instrument(probe.instrument).for_study(probe)
     item_rows, demo_rows, problems = _items(definition, dump, kind, probe, file, read_file)
     problems += _check_templates(dump, kind, probe, item_rows + demo_rows, file)
+    problems += agent_problems(dump, tuple(kind.prompt_styles), file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)

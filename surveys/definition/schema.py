@@ -5,7 +5,8 @@ never silently ignored. ``json_schema()`` is the JSON Schema editors complete ke
 ``docs/reference/study-definition.schema.json``). Templates are Jinja2 strings (surveys/definition/templates.py).
 
 Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
-``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``.
+``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``,
+``[[agents]]`` (with ``[agents.persona]``).
 """
 from __future__ import annotations
 
@@ -258,6 +259,55 @@ class ReportTable(Table):
         return names
 
 
+class PersonaTable(Table):
+    """``[agents.persona]``: who the model is asked to be. ``template`` (Jinja2 over questionnaire field names)
+    is rendered for each persona and placed in the system message or before the first user message's text;
+    the personas are ``people`` written here, or drawn ``from = "participants"`` (the study's completed,
+    non-test, non-withdrawn participants' questionnaire answers) at the run's start: all of them, or
+    ``sample`` of them stratified by the template's fields (elicitation/persona_sample.py), seeded by ``seed``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+    template: str = Field(min_length=1, description="Jinja2 over questionnaire field names, e.g. \"You are a "
+                          "{{ age }}-year-old {{ gender }} native speaker of {{ first_language }}.\"")
+    placement: Literal["system", "user"] = Field("system", description="system: in the system message (first in "
+                                                 "a completions prompt); user: before the first user message's text.")
+    people: list[dict[str, Any]] = Field(default_factory=list, description="Personas written in the file: "
+                                         "questionnaire field values, e.g. {age = 30, gender = \"woman\"}.")
+    from_: Literal["participants"] | None = Field(None, alias="from", description="\"participants\": drawn from "
+                                                 "the study's participants' questionnaire answers at the run's start.")
+    sample: int | None = Field(None, ge=1, description="From participants: draw this many (stratified by the "
+                               "template's fields); unset: one persona per participant.")
+    seed: int | None = Field(None, description="From participants: the draw's seed (unset: the agent's seed, "
+                             "else a random one; the run records the seed used).")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "PersonaTable":
+        if bool(self.people) == (self.from_ is not None):
+            raise ValueError("give either people (a list of personas) or from = \"participants\", not both or neither")
+        if self.sample is not None and self.from_ is None:
+            raise ValueError("sample is only for personas drawn from participants")
+        return self
+
+
+class AgentTable(Table):
+    """``[[agents]]``: a model configuration the study declares, started with ``manage.py elicit SLUG
+    --all-agents``. Agents are not part of the study's content (versions.py): adding one needs no new version."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=60, description="The agent's name (lower case, "
+                      "digits, - and _), unique in the file; the run carries it.")
+    endpoint: str = Field(min_length=1, max_length=100, description="A registered endpoint's name (add_endpoint).")
+    mode: Literal["greedy", "sampled", "top_logprobs", "full_distribution", "likelihood"] = "greedy"
+    samples: int = Field(1, ge=1, le=1000, description="Answers per item (and per persona).")
+    temperature: float | None = Field(None, ge=0, le=5, description="Unset: 1.0 for sampled runs, else 0.")
+    prompt_style: str = Field("standard", description="One of the kind's prompt styles or the file's "
+                              "[prompt.styles.NAME].")
+    max_tokens: int = Field(8, ge=1, le=100_000)
+    few_shot: bool = Field(True, description="Show the study's demonstrations (kinds whose prompts show them).")
+    seed: int | None = Field(None, description="Sent where the endpoint takes one (+ sample index).")
+    persona: PersonaTable | None = None
+
+
 class Demonstration(Table):
     """``[[demonstrations]]``: a worked example shown on the instructions page and in few-shot prompts; its
     fields are an item's, plus ``answer``."""
@@ -284,6 +334,7 @@ class Definition(Table):
     questionnaire: list[QuestionnaireField] = Field(default_factory=list)
     prolific: ProlificTable = Field(default_factory=ProlificTable)
     report: ReportTable = Field(default_factory=ReportTable)
+    agents: list[AgentTable] = Field(default_factory=list, description="Model configurations the study declares.")
 
     @model_validator(mode="after")
     def _coherent(self) -> "Definition":

@@ -1,4 +1,5 @@
 """python manage.py elicit <study> --endpoint NAME --mode greedy [...] [--wait | --sync]
+python manage.py elicit <study> --all-agents [--wait | --sync]
 python manage.py elicit --resume RUN [--wait | --sync] | --cancel RUN | --status RUN"""
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from access.cli import add_as_argument, acting_user, scoped
 from elicitation import conf
 from elicitation.estimate import estimate_run
 from elicitation import preflight
+from elicitation.declared_agents import AgentError, AgentOutcome, start_agents
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
@@ -30,6 +32,9 @@ class Command(BaseCommand):
         add_as_argument(parser)
         parser.add_argument("study", nargs="?", help="slug of the study whose items are posed")
         parser.add_argument("--endpoint", help="name of a registered endpoint (see add_endpoint)")
+        parser.add_argument("--all-agents", action="store_true",
+                            help="start every agent the study's definition declares ([[agents]]) that has no run "
+                                 "on the study's current version yet (those running or done are skipped)")
         parser.add_argument("--mode", default="greedy", choices=[m for m, _ in ElicitationRun.Mode.choices])
         parser.add_argument("--samples", type=int, default=1, help="answers per item (sampled mode)")
         parser.add_argument("--temperature", type=float, help="sampling temperature (sampled mode; default 1.0, none "
@@ -61,6 +66,8 @@ class Command(BaseCommand):
             return self._cancel(self._run(o["cancel"], acting_user(o)))
         if o["status"]:
             return self._print_progress(self._run(o["status"], acting_user(o)))
+        if o["all_agents"]:
+            return self._all_agents(o)
         if o["resume"]:
             run = self._run(o["resume"], acting_user(o))
             self._print_estimate(run, left_only=True)
@@ -99,6 +106,60 @@ class Command(BaseCommand):
             self.stdout.write(f"queued on Celery queue {conf.queue()!r}; {where}")
         if o["wait"]:
             self._wait(run)
+
+    def _all_agents(self, o: dict) -> None:
+        """Start the study's declared agents, then answer them here (``--sync``) or follow them (``--wait``),
+        one progress line per agent."""
+        if not o["study"]:
+            raise CommandError("give a study slug: manage.py elicit SLUG --all-agents")
+        study = get_study(o["study"], acting_user(o))
+        try:
+            outcomes = start_agents(study, acting_user(o), queue=not o["sync"], check=not o["no_check"])
+        except AgentError as exc:
+            raise CommandError(str(exc)) from None
+        for outcome in outcomes:
+            if outcome.action == "started":
+                self.stdout.write(f"agent {outcome.agent}: started run {outcome.run.pk} "
+                                  f"({outcome.run.mode} on {outcome.run.endpoint.name})")
+            else:
+                self.stdout.write(f"agent {outcome.agent}: skipped, {outcome.reason}")
+        started = [o_ for o_ in outcomes if o_.action == "started"]
+        if o["sync"]:
+            for outcome in started:
+                run_sync(outcome.run)
+        elif o["wait"]:
+            self._wait_agents(started)
+        self._agents_progress(outcomes)
+        if any(outcome.run.status == Status.FAILED for outcome in started):
+            raise CommandError("some agents' runs finished with failures; --resume RUN retries them")
+
+    def _agents_progress(self, outcomes: list[AgentOutcome]) -> None:
+        """One line per agent: its run's status and counts."""
+        for outcome in outcomes:
+            if outcome.run is None:
+                continue
+            outcome.run.refresh_from_db()
+            p = progress(outcome.run, failures=0)
+            self.stdout.write(f"  {outcome.agent:<24} run {outcome.run.pk} [{p['status_display']}] "
+                              f"{p['done']}/{p['total']} done, {p['failed']} failed, {p['pending']} pending; "
+                              f"cost ${p['cost_usd']}")
+
+    def _wait_agents(self, started: list[AgentOutcome], poll: float = 2.0) -> None:
+        """Poll the started runs until none is running, printing their lines when the figures change."""
+        last = None
+        try:
+            while True:
+                for outcome in started:
+                    outcome.run.refresh_from_db()
+                figures = [(o_.run.status, progress(o_.run, failures=0)["done"]) for o_ in started]
+                if figures != last:
+                    self._agents_progress(started)
+                    last = figures
+                if all(o_.run.status != Status.RUNNING for o_ in started):
+                    return
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            self.stdout.write("stopped watching; the runs go on in the workers")
 
     # --- pieces ------------------------------------------------------------------------------
     def _check(self, endpoint: ModelEndpoint, o: dict) -> None:

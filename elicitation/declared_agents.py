@@ -1,0 +1,136 @@
+"""Starting the agents a study's definition declares (``[[agents]]``): ``manage.py elicit SLUG --all-agents``,
+``POST /api/studies/{slug}/run-agents/`` and the study admin's "Run the declared agents".
+
+An agent is run once per study version: a run of the same agent (``run.agent``) on the study's current
+version that is running or done is skipped (and one stopped is left for ``--resume``), a draft one is started.
+Before anything is created every agent to start is checked (its endpoint exists and is visible, its key is
+set, its personas can be had), so a problem with one agent starts none.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from django.core.exceptions import ValidationError
+
+from access.ownership import visible
+from surveys.definition import versions
+from surveys.models import Study
+
+from . import preflight
+from .models import ElicitationRun, ModelEndpoint
+from .personas import PersonaError, personas_for
+from .runs import RunStateError, create_run, missing_key, start_run
+
+Status = ElicitationRun.Status
+
+
+class AgentError(ValueError):
+    """The declared agents cannot be started; the message names the agent (and its endpoint)."""
+
+
+@dataclass
+class AgentOutcome:
+    """What became of one declared agent: ``started`` (its run) or ``skipped`` (why, and the run it has)."""
+
+    agent: str
+    action: str
+    run: ElicitationRun | None
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "action": self.action, "run": self.run.pk if self.run else None,
+                "reason": self.reason}
+
+
+def declared(study: Study) -> list[dict[str, Any]]:
+    """The agents ``study``'s definition declares, as the file declared them."""
+    return list((study.definition or {}).get("agents") or [])
+
+
+def current_run(study: Study, name: str) -> ElicitationRun | None:
+    """The newest run of agent ``name`` on ``study``'s current version."""
+    version = versions.current_version(study)
+    runs = ElicitationRun.objects.filter(study=study, agent=name)
+    runs = runs.filter(study_version=version) if version else runs.filter(study_version__isnull=True)
+    return runs.order_by("-pk").first()
+
+
+def skip_reason(run: ElicitationRun | None) -> str:
+    """Why an agent whose newest run is ``run`` is not started again ("" when it is to be started)."""
+    if run is None or run.status == Status.DRAFT:
+        return ""
+    if run.status == Status.RUNNING:
+        return f"running (run {run.pk})"
+    if run.status == Status.COMPLETED:
+        return f"done (run {run.pk})"
+    return f"{run.get_status_display().lower()} (run {run.pk}): carry it on with manage.py elicit --resume {run.pk}"
+
+
+def _endpoint(agent: Mapping[str, Any], user: Any) -> ModelEndpoint:
+    endpoints = ModelEndpoint.objects.all() if user is None else visible(ModelEndpoint.objects.all(), user)
+    endpoint = endpoints.filter(name=agent["endpoint"]).first()
+    if endpoint is None:
+        raise AgentError(f"agent {agent['name']!r}: no endpoint called {agent['endpoint']!r} (register it with "
+                         "manage.py add_endpoint, or name another endpoint in the agent's table)")
+    if problem := missing_key(endpoint):
+        raise AgentError(f"agent {agent['name']!r}: {problem}")
+    return endpoint
+
+
+def _temperature(study: Study, agent: Mapping[str, Any]) -> float:
+    if agent.get("temperature") is not None:
+        return float(agent["temperature"])
+    sampled = agent["mode"] == ElicitationRun.Mode.SAMPLED
+    return 1.0 if sampled and study.kind.sends_temperature(agent["prompt_style"]) else 0.0
+
+
+def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: bool = True) -> list[AgentOutcome]:
+    """Start every agent ``study`` declares that has no run on its current version yet (a draft one is
+    started), in the file's order; the others are skipped with the reason. ``user`` (None: anyone) must see
+    the endpoints; ``queue=False`` leaves the items for ``run_sync``; ``check`` runs each endpoint's
+    pre-flight check once. AgentError, before anything is created, when an agent cannot start."""
+    agents = declared(study)
+    if not agents:
+        raise AgentError(f"study {study.slug!r} declares no agents (add [[agents]] tables to its definition)")
+    outcomes: list[AgentOutcome] = []
+    todo: list[tuple[dict[str, Any], ElicitationRun | None, ModelEndpoint, list, int | None]] = []
+    for agent in agents:
+        run = current_run(study, agent["name"])
+        if reason := skip_reason(run):
+            outcomes.append(AgentOutcome(agent["name"], "skipped", run, reason))
+            continue
+        endpoint = _endpoint(agent, user)
+        try:
+            personas, seed = personas_for(study, agent) if run is None else (run.personas, run.persona_seed)
+        except PersonaError as exc:
+            raise AgentError(str(exc)) from None
+        todo.append((agent, run, endpoint, personas, seed))
+    checked: set[int] = set()
+    for agent, run, endpoint, personas, seed in todo:
+        if endpoint.pk not in checked:
+            try:
+                preflight.require(endpoint, check)
+            except preflight.PreflightFailed as exc:
+                raise AgentError(f"agent {agent['name']!r}: {exc}") from None
+            checked.add(endpoint.pk)
+    for agent, run, endpoint, personas, seed in todo:
+        if run is None:
+            try:
+                run = create_run(study, endpoint, agent["mode"], samples=agent["samples"],
+                                 temperature=_temperature(study, agent), seed=agent.get("seed"),
+                                 few_shot=agent["few_shot"], max_tokens=agent["max_tokens"],
+                                 prompt_style=agent["prompt_style"], name=f"agent {agent['name']}",
+                                 created_by=user if getattr(user, "is_authenticated", False) else None,
+                                 agent=agent["name"], agent_settings=dict(agent), personas=personas,
+                                 persona_seed=seed)
+            except ValidationError as exc:
+                raise AgentError(f"agent {agent['name']!r}: run not created: {'; '.join(exc.messages)}") from None
+        try:
+            start_run(run, queue=queue)
+        except RunStateError as exc:
+            raise AgentError(f"agent {agent['name']!r}: {exc}") from None
+        run.refresh_from_db()
+        outcomes.append(AgentOutcome(agent["name"], "started", run))
+    order = {a["name"]: i for i, a in enumerate(agents)}
+    return sorted(outcomes, key=lambda o: order[o.agent])

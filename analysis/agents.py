@@ -41,7 +41,10 @@ DEFAULT_PROMPT_STYLE = ElicitationRun._meta.get_field("prompt_style").default
 def agent_name(run: ElicitationRun) -> str:
     """The report name of ``run``'s configuration, e.g. ``gpt4o (greedy)``, ``gpt4o (sampled T=1)``,
     ``llama (top_logprobs, zero-shot)``. An imported model is named as the import gave it
-    (``gpt-3.5-turbo``), a live endpoint by its name."""
+    (``gpt-3.5-turbo``), a live endpoint by its name. A run of an agent declared in the study's definition file
+    (``[[agents]]``) is named as the file names it."""
+    if run.agent:
+        return run.agent
     parts = [run.mode]
     if run.mode == ElicitationRun.Mode.SAMPLED or run.temperature:
         parts[0] = f"{run.mode} T={run.temperature:g}"

@@ -100,6 +100,10 @@ def test_all_agents_starts_those_not_run_and_skips_the_others(stub):
     assert runs["sampled-two"].temperature == 1.0 and runs["greedy-one"].temperature == 0.0
     assert ModelResponse.objects.filter(run=runs["sampled-two"]).count() == 12
     assert f"agent greedy-one: started run {runs['greedy-one'].pk}" in out
+    from analysis.agents import agent_name
+    assert agent_name(runs["sampled-two"]) == "sampled-two"  # the report names an agent as the file does
+    runs["sampled-two"].agent = ""
+    assert agent_name(runs["sampled-two"]) == "stub (sampled T=1)"  # a run started by hand: its settings
     assert "greedy-one" in out and "6/6 done" in out and "12/12 done" in out  # one line per agent
     requests = len(stub.requests)
 

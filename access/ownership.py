@@ -22,6 +22,7 @@ OWNED_BY: dict[str, str] = {
     "elicitation.modelendpoint": "",
     "surveys.item": "study",
     "surveys.participant": "study",
+    "surveys.recruitmentchannel": "study",
     "surveys.assignment": "participant__study",
     "surveys.response": "participant__study",
     "elicitation.elicitationrun": "study",

@@ -55,8 +55,8 @@ PUBLIC = "/s/"  # the participant pages: a live study's title and questions are 
 DENIED_STATUSES = {301, 302, 303, 401, 403, 404, 405, 429}
 RESEARCHER = [f"{app}.{action}_{model}" for app, model in
               [("surveys", "study"), ("surveys", "item"), ("surveys", "participant"), ("surveys", "response"),
-               ("surveys", "withdrawal"), ("elicitation", "modelendpoint"), ("elicitation", "elicitationrun"),
-               ("elicitation", "modelresponse"), ("elicitation", "storedprompt"), ("prolific", "prolificstudy"),
+               ("surveys", "withdrawal"), ("surveys", "recruitmentchannel"), ("elicitation", "modelendpoint"),
+               ("elicitation", "elicitationrun"), ("elicitation", "modelresponse"), ("elicitation", "storedprompt"), ("prolific", "prolificstudy"),
                ("prolific", "submission"), ("authtoken", "tokenproxy")]
               for action in ("view", "add", "change", "delete")] + ["analysis.view_studyanalysis"]
 #: An assistant: everything a researcher has except participants (so no raw PIDs), alpha shared with them.
@@ -124,7 +124,7 @@ def seed_world(belem_dir: Path, participants: int = 6) -> World:
     from surveys.respondent_ids import hashed_id
     from elicitation.models import ModelResponse, StoredPrompt
     from prolific.models import ProlificStudy, Submission
-    from surveys.models import Response, Withdrawal
+    from surveys.models import RecruitmentChannel, Response, Withdrawal
 
     w = World()
     w.users = {"owner": _user("owner", RESEARCHER), "shared": _user("shared", RESEARCHER),
@@ -156,6 +156,7 @@ def seed_world(belem_dir: Path, participants: int = 6) -> World:
         "axes.accessfailurelog": AccessFailureLog.objects.create(**attempt, attempt_time=now, locked_out=False),
         "surveys.study": alpha, "analysis.studyanalysis": alpha, "surveys.item": response.item,
         "surveys.participant": response.participant, "surveys.response": response, "surveys.withdrawal": withdrawal,
+        "surveys.recruitmentchannel": RecruitmentChannel.objects.create(study=alpha, name="sona", id_param="id"),
         "elicitation.modelendpoint": run.endpoint, "elicitation.elicitationrun": run,
         "elicitation.modelresponse": model_response, "elicitation.storedprompt": prompt,
         "prolific.prolificstudy": ProlificStudy.objects.get(study=alpha), "prolific.submission": Submission.objects.filter(
@@ -208,6 +209,7 @@ def _walk(patterns, prefix: str = "", namespace: str = ""):
 
 
 API_MODELS = {"study": "surveys.study", "item": "surveys.item", "participant": "surveys.participant",
+              "recruitmentchannel": "surveys.recruitmentchannel",
               "response": "surveys.response", "modelendpoint": "elicitation.modelendpoint",
               "elicitationrun": "elicitation.elicitationrun", "modelresponse": "elicitation.modelresponse",
               "prolificstudy": "prolific.prolificstudy", "submission": "prolific.submission"}

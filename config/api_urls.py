@@ -7,6 +7,7 @@ from rest_framework.routers import APIRootView, DefaultRouter
 from elicitation import api as elicitation_api
 from prolific import api as prolific_api
 from surveys import api as surveys_api
+from surveys import api_channels
 
 
 
@@ -22,6 +23,7 @@ router.register("studies", surveys_api.StudyViewSet)
 router.register("items", surveys_api.ItemViewSet)
 router.register("participants", surveys_api.ParticipantViewSet)
 router.register("responses", surveys_api.ResponseViewSet)
+router.register("channels", api_channels.ChannelViewSet)
 router.register("endpoints", elicitation_api.ModelEndpointViewSet)
 router.register("runs", elicitation_api.ElicitationRunViewSet)
 router.register("model-responses", elicitation_api.ModelResponseViewSet)

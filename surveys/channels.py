@@ -48,6 +48,17 @@ def channel_of(study: Study, params: Mapping[str, str]) -> RecruitmentChannel | 
     return channel
 
 
+def names_other_channel(params: Mapping[str, str]) -> bool:
+    """Whether a link names a channel besides Prolific (existing or not): its pages then never name Prolific."""
+    return (params.get(CHANNEL_PARAM) or "").strip() not in ("", PROLIFIC_CHANNEL)
+
+
+def has_channels(study: Study) -> bool:
+    """Whether ``study`` has channels besides Prolific: a page that cannot tell which one a person came
+    through then names none."""
+    return RecruitmentChannel.objects.filter(study=study).exists()
+
+
 def brings_id(channel: RecruitmentChannel, params: Mapping[str, str]) -> bool:
     """Whether the link itself says who the participant is (else the session does, or a new id is made)."""
     return bool(channel.id_param and (params.get(channel.id_param) or "").strip())

@@ -40,7 +40,7 @@ from .assignment import assign
 from .entry_counter import count_entry
 from .flow_errors import FlowError
 from .instruments import AnswerError
-from .models import Assignment, Participant, Response, Study
+from .models import Assignment, Participant, RecruitmentChannel, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
 from . import channels, questionnaire
@@ -157,17 +157,22 @@ def check_entry_params(params: Mapping[str, str]) -> EntryParams:
     )
 
 
-def check_study_open(study: Study) -> None:
-    """Raise StudyNotOpen unless ``study`` accepts new participants."""
+def check_study_open(study: Study, channel: RecruitmentChannel | None = None) -> None:
+    """Raise StudyNotOpen unless ``study`` accepts new participants; the message names Prolific only to
+    Prolific's participants (``channel`` None), nothing to those of another channel."""
+    prolific = channel is None
     if study.status == Study.Status.DRAFT:
         raise StudyNotOpen(_("This study has not started yet"),
-                           _("The study is not open yet. Please try again later or return it on Prolific."))
+                           _("The study is not open yet. Please try again later or return it on Prolific.")
+                           if prolific else _("The study is not open yet. Please try again later."))
     if study.status == Study.Status.CLOSED:
         raise StudyNotOpen(_("This study is closed"),
-                           _("The study is no longer accepting participants. Please return it on Prolific."))
+                           _("The study is no longer accepting participants. Please return it on Prolific.")
+                           if prolific else _("The study is no longer accepting participants."))
     if not study.main_items().exists():
         raise StudyNotOpen(_("This study is not ready"),
-                           _("The study has no questions yet. Please return it on Prolific."))
+                           _("The study has no questions yet. Please return it on Prolific.")
+                           if prolific else _("The study has no questions yet. Please try again later."))
 
 
 class TooManyEntries(FlowError):
@@ -176,13 +181,16 @@ class TooManyEntries(FlowError):
     status = 429
 
 
-def check_entry_rate(study: Study, client: str) -> None:
+def check_entry_rate(study: Study, client: str, channel: RecruitmentChannel | None = None) -> None:
     """Count a new participant from ``client`` (its address); TooManyEntries past the limit."""
     limit = settings.ENTRY_MAX_PER_CLIENT
     if limit and client and count_entry(study.pk, client, settings.ENTRY_WINDOW_SECONDS) > limit:
-        raise TooManyEntries("Too many new participants from your network",
-                             "This study admits only a few new participants per network at a time. "
-                             "Please wait a few minutes and open the link from Prolific again.")
+        raise TooManyEntries(_("Too many new participants from your network"),
+                             _("This study admits only a few new participants per network at a time. "
+                               "Please wait a few minutes and open the link from Prolific again.")
+                             if channel is None else
+                             _("This study admits only a few new participants per network at a time. "
+                               "Please wait a few minutes and open the link you were given again."))
 
 
 def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client: str = "") -> Participant:
@@ -208,9 +216,9 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
                         _("The address carries a test marker that this site did not issue for this study. "
                           "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
                           "or the admin.")) from None
-    check_study_open(study)
-    check_not_withdrawn(study, ids.pid)
-    check_entry_rate(study, client)
+    check_study_open(study, channel)
+    check_not_withdrawn(study, ids.pid, channel)
+    check_entry_rate(study, client, channel)
     participant, _created = Participant.objects.get_or_create(
         study=study,
         prolific_pid=ids.pid,

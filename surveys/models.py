@@ -308,6 +308,8 @@ class RecruitmentChannel(models.Model):
             raise ValidationError({"name": f"“{PROLIFIC_CHANNEL}” is the default channel; choose another name."})
         if self.id_param and not self.id_param.replace("_", "").isalnum():
             raise ValidationError({"id_param": "A URL parameter name: letters, digits and underscores."})
+        if self.id_param == "channel":  # surveys.channels.CHANNEL_PARAM: the link's own parameter
+            raise ValidationError({"id_param": "“channel” names the channel in the link; choose another parameter."})
         if self.completion_url:
             try:
                 self.completion_url.format(code="C", id="I")

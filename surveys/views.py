@@ -63,12 +63,15 @@ def problem(request: HttpRequest, error: FlowError, study: Study | None = None) 
                                                     "study": study}, status=error.status)
 
 
-def _study(slug: str) -> Study:
+def _study(slug: str, prolific: bool = True) -> Study:
+    """The study at ``slug``; FlowError (404) without one, naming Prolific only when ``prolific``."""
     try:
         return Study.objects.get(slug=slug)
     except Study.DoesNotExist:
         raise FlowError(_("No study at this address"),
-                        _("There is no study at this address. Please check the link on Prolific."), status=404) from None
+                        _("There is no study at this address. Please check the link on Prolific.") if prolific
+                        else _("There is no study at this address. Please check the link you were given."),
+                        status=404) from None
 
 
 def in_study_language(study: Study):
@@ -113,10 +116,13 @@ def participant_page(*steps: Step) -> Callable:
                     return problem(request, FlowError(
                         _("We could not find your place in this study"),
                         _("Please open the study again with the link on Prolific; you will continue where you "
-                          "left off."),
+                          "left off.") if not channels.has_channels(study) else
+                        _("Please open the study again with the link you were given; you will continue where "
+                          "you left off."),
                     ), study)
             study = participant.study
             request.test_participant = participant.is_test  # base.html's banner on every page
+            request.via_channel = participant.channel_id is not None  # the banner then names no Prolific
             with in_study_language(study):
                 progress = flow.current_step(participant)
                 if progress.step not in steps:
@@ -172,7 +178,7 @@ def _item_context(study: Study, progress: Progress, error: str = "", refused: An
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     """The study link: validate the Prolific parameters, find or create the participant, go to their step."""
     try:
-        study = _study(slug)
+        study = _study(slug, prolific=not channels.names_other_channel(request.GET))
     except FlowError as exc:
         return problem(request, exc)
     if request.session.get(_session_key(study)) and not flow.names_participant(study, request.GET):

@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from .flow_errors import FlowError
-from .models import Assignment, Participant, Response, Study, Withdrawal
+from .models import Assignment, Participant, RecruitmentChannel, Response, Study, Withdrawal
 from .respondent_ids import hashed_id
 
 
@@ -30,13 +30,16 @@ def respondent_id(pid: str) -> str:
     return hashed_id(pid)
 
 
-def check_not_withdrawn(study: Study, pid: str) -> None:
-    """Raise FlowError (403) when ``pid`` withdrew from ``study``: nothing of theirs is created again."""
+def check_not_withdrawn(study: Study, pid: str, channel: RecruitmentChannel | None = None) -> None:
+    """Raise FlowError (403) when ``pid`` withdrew from ``study``: nothing of theirs is created again (the
+    message names Prolific only when ``channel`` is None)."""
     if Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN,
                                  respondent_id=respondent_id(pid)).exists():
         raise FlowError(_("You have withdrawn from this study"),
                         _("You asked for your data to be removed from this study, and it has been. "
-                          "You cannot take part in it again. Please return it on Prolific."), status=403)
+                          "You cannot take part in it again. Please return it on Prolific.") if channel is None
+                        else _("You asked for your data to be removed from this study, and it has been. "
+                               "You cannot take part in it again."), status=403)
 
 
 @dataclass(frozen=True)

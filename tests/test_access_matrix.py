@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from prolific.models import ProlificStudy, Submission
-from surveys.models import Assignment, Item, Participant, Response, Study
+from surveys.models import Assignment, Item, Participant, RecruitmentChannel, Response, Study
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +27,8 @@ MARK = "alpha-marker-title"
 ROLES = ("owner", "shared", "other", "report", "super")
 RESEARCHER = [f"{app}.{action}_{model}" for app, model in
               [("surveys", "study"), ("surveys", "item"), ("surveys", "participant"), ("surveys", "response"),
-               ("elicitation", "modelendpoint"), ("elicitation", "elicitationrun"),
-               ("elicitation", "modelresponse"), ("prolific", "prolificstudy"), ("prolific", "submission")]
+               ("surveys", "recruitmentchannel"), ("elicitation", "modelendpoint"),
+               ("elicitation", "elicitationrun"), ("elicitation", "modelresponse"), ("prolific", "prolificstudy"), ("prolific", "submission")]
               for action in ("view", "add", "change")] + ["analysis.view_studyanalysis"]
 
 
@@ -60,8 +60,9 @@ def world():
     link = ProlificStudy.objects.create(study=study, prolific_id="alpha-prolific")
     submission = Submission.objects.create(prolific_study=link, submission_id="alpha-sub", participant_pid=PID,
                                            participant=participant, status="AWAITING REVIEW")
+    channel = RecruitmentChannel.objects.create(study=study, name="sona", id_param="id")
     return {"users": users, "study": study, "item": item, "endpoint": endpoint, "run": run,
-            "submission": submission}
+            "submission": submission, "channel": channel}
 
 
 def clients(user: User) -> tuple[Client, Client]:
@@ -79,6 +80,8 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "api studies": ("api", "/api/studies/", MARK),
         "api items": ("api", "/api/items/", MARK),
         "api participants": ("api", "/api/participants/", '"alpha"'),
+        "api channels": ("api", "/api/channels/", '"alpha"'),
+        "api channel": ("api", f"/api/channels/{w['channel'].pk}/", '"alpha"'),
         "api responses": ("api", "/api/responses/", "alpha-1"),
         "api endpoint": ("api", "/api/endpoints/alpha-ep/", MARK),
         "api runs": ("api", "/api/runs/", MARK),
@@ -108,6 +111,8 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "api studies":         (S, S, H, D, S),
     "api items":           (S, S, H, D, S),
     "api participants":    (P, P, H, D, P),
+    "api channels":        (S, S, H, D, S),
+    "api channel":         (S, S, D, D, S),
     "api responses":       (P, P, H, D, P),
     "api endpoint":        (S, S, D, D, S),
     "api runs":            (S, S, H, D, S),
@@ -166,6 +171,10 @@ def writes(w, api: Client, admin: Client) -> dict[str, int]:
                                      {"action": "approve_action", "_selected_action": [submission.pk]}).status_code,
         "run on endpoint": api.post("/api/runs/", {"study": "beta", "endpoint": "alpha-ep", "check": False},
                                     content_type="application/json").status_code,
+        "add channel": api.post("/api/channels/", {"study": "alpha", "name": "evil"},
+                                content_type="application/json").status_code,
+        "re-point channel": api.patch(f"/api/channels/{w['channel'].pk}/", {"completion_url": EVIL_URL + "{id}"},
+                                      content_type="application/json").status_code,
     }
 
 
@@ -179,16 +188,20 @@ def changed(w) -> dict[str, bool]:
         "share study": study.shared_with.filter(username="other").exists(),
         "queue approval": Submission.objects.get(pk=w["submission"].pk).decision == "approve",
         "run on endpoint": ElicitationRun.objects.filter(study__slug="beta").exists(),
+        "add channel": RecruitmentChannel.objects.filter(name="evil").exists(),
+        "re-point channel": RecruitmentChannel.objects.get(pk=w["channel"].pk).completion_url.startswith(EVIL_URL),
     }
 
 
 EXPECTED_CHANGES = {  # role → the changes that go through
-    "owner": {"cancel run", "re-point endpoint", "rename study", "share study", "queue approval"},
-    "shared": {"cancel run", "re-point endpoint", "rename study", "queue approval"},  # sharing: the owner's
+    "owner": {"cancel run", "re-point endpoint", "rename study", "share study", "queue approval", "add channel",
+              "re-point channel"},
+    "shared": {"cancel run", "re-point endpoint", "rename study", "queue approval", "add channel",
+               "re-point channel"},  # sharing: the owner's
     "other": set(),  # beta is theirs, but alpha-ep is not shared with them
     "report": set(),
     "super": {"cancel run", "re-point endpoint", "rename study", "share study", "queue approval",
-              "run on endpoint"},
+              "run on endpoint", "add channel", "re-point channel"},
 }
 
 

@@ -30,7 +30,7 @@ from schemathesis.generation.overrides import Override
 from config.json_input import MAX_DEPTH
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from prolific.models import ProlificStudy, Submission
-from surveys.models import Assignment, Participant, Response
+from surveys.models import Assignment, Participant, RecruitmentChannel, Response
 
 pytestmark = pytest.mark.django_db
 
@@ -118,6 +118,9 @@ def seeded(imported_nv):
     link = ProlificStudy.objects.create(study=imported_nv, prolific_id="abc123", prolific_status="ACTIVE")
     Submission.objects.create(prolific_study=link, submission_id="s1", participant_pid="FUZZ1",
                               participant=participant, status="AWAITING REVIEW", decision="approve", state="queued")
+    # a channel someone came through: its DELETE is a 409, so it is there for every later case
+    channel = RecruitmentChannel.objects.create(study=imported_nv, name="sona", id_param="id")
+    Participant.objects.create(study=imported_nv, prolific_pid="sona-fuzz", channel=channel)
     return imported_nv
 
 
@@ -167,7 +170,9 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_answer_outside_the_schema(
     headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
     # POST …/start/ and …/resume/ queue the run's tasks on commit, which the test's transaction never does
     run = ElicitationRun.objects.get(study=seeded)
-    ids = {"/api/items/": seeded.main_items().first().pk, "/api/participants/": Participant.objects.get().pk,
+    ids = {"/api/items/": seeded.main_items().first().pk,
+           "/api/participants/": Participant.objects.get(channel=None).pk,
+           "/api/channels/": RecruitmentChannel.objects.get(study=seeded).pk,
            "/api/responses/": Response.objects.get().pk, "/api/runs/": run.pk,
            "/api/model-responses/": ModelResponse.objects.get().pk,
            "/api/prolific/submissions/": Submission.objects.get().pk}

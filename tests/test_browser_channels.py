@@ -43,3 +43,42 @@ def test_a_sona_participant_is_sent_back_to_sona_with_their_id_and_code(browser,
     participant = Participant.objects.get()
     assert participant.prolific_pid == "sona-4412" and participant.status == Participant.Status.COMPLETED
     assert visited == [f"{SONA}?experiment_id=12&survey_code=4412&code={participant.completion_code}"]
+
+
+def test_a_sona_participant_refused_before_admission_never_reads_prolific(browser, live_server, live_study,  # noqa: F811
+                                                                          settings):
+    """Through SONA's link, in a real browser: a closed study, a link without the id, the entry limit and the
+    consent declined; no page names Prolific, and nothing is created for a refused link."""
+    RecruitmentChannel.objects.create(study=live_study, name="sona", id_param="id",
+                                      completion_url=SONA + "?experiment_id=12&survey_code={id}&code={code}")
+    context = browser.new_context()
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(live_server.url)
+                  else route.abort())
+    page = context.new_page()
+    base = f"{live_server.url}/s/{live_study.slug}/"
+
+    def shown(url: str, title: str) -> str:
+        page.goto(url)
+        page.get_by_role("heading", name=title).wait_for()
+        text = page.inner_text("body")
+        assert "Prolific" not in text, text
+        return text
+
+    live_study.status = live_study.Status.CLOSED
+    live_study.save()
+    assert "no longer accepting participants" in shown(f"{base}?channel=sona&id=4412", "This study is closed")
+    live_study.status = live_study.Status.LIVE
+    live_study.save()
+    shown(f"{base}?channel=sona", "This link is missing your id")
+    shown(f"{base}?channel=sona&id=a%20b", "This link has an invalid id")
+    assert not Participant.objects.exists()
+    settings.ENTRY_MAX_PER_CLIENT = 1
+    shown(f"{base}?channel=sona&id=4412", "Consent to take part")  # the first one from this address
+    page.get_by_role("button", name="I do not agree").click()
+    page.get_by_role("heading", name="You chose not to take part").wait_for()
+    assert "Prolific" not in page.inner_text("body")
+    other = context.new_page()  # a second new participant from the same address
+    other.goto(f"{base}?channel=sona&id=4413")
+    other.get_by_role("heading", name="Too many new participants from your network").wait_for()
+    assert "Prolific" not in other.inner_text("body")
+    assert list(Participant.objects.values_list("prolific_pid", "status")) == [("sona-4412", "declined")]

@@ -14,7 +14,7 @@ from django.urls import reverse
 from analysis.exports import export_study, read_csv
 from surveys import flow
 from surveys.instruments.speaker_belief import EXPRESSIONS
-from surveys.models import Participant, RecruitmentChannel, Study
+from surveys.models import Participant, RecruitmentChannel, Study, Withdrawal
 from surveys.participation import participation, summary_line
 from surveys.raw_export import COLUMNS as RAW_COLUMNS, raw_rows
 
@@ -166,3 +166,84 @@ def test_the_consent_page_names_prolific_only_to_prolifics_participants(client, 
     prolific_client.get(entry(study, f"PROLIFIC_PID={PID}"))
     page = prolific_client.get(reverse("surveys:consent", kwargs={"slug": study.slug})).content.decode()
     assert "You may stop at any time by returning the study on Prolific." in page
+
+
+def _withdraw(study: Study, pid: str) -> None:
+    from surveys.withdrawal import respondent_id
+
+    Withdrawal.objects.create(study=study, study_slug=study.slug, respondent_id=respondent_id(pid),
+                              requested_by="test", participant_status="started")
+
+
+# Every page that refuses someone before they are admitted, as (how to provoke it, query for SONA's participant,
+# query for Prolific's, the title shown).
+REFUSALS = [
+    ("draft", "channel=sona&id=abc123", f"PROLIFIC_PID={PID}", "This study has not started yet"),
+    ("closed", "channel=sona&id=abc123", f"PROLIFIC_PID={PID}", "This study is closed"),
+    ("no items", "channel=sona&id=abc123", f"PROLIFIC_PID={PID}", "This study is not ready"),
+    ("entry limit", "channel=sona&id=abc124", "PROLIFIC_PID=ABC124", "Too many new participants"),
+    ("withdrawn", "channel=sona&id=abc123", f"PROLIFIC_PID={PID}", "You have withdrawn from this study"),
+    ("no study", "channel=sona&id=abc123", f"PROLIFIC_PID={PID}", "No study at this address"),
+]
+
+
+@pytest.mark.parametrize("case, sona_query, prolific_query, title", REFUSALS, ids=[r[0] for r in REFUSALS])
+def test_refusals_before_admission_name_prolific_only_to_prolifics_participants(study, settings, case, sona_query,
+                                                                                prolific_query, title):
+    slug = study.slug
+    if case in ("draft", "closed"):
+        study.status = Study.Status.DRAFT if case == "draft" else Study.Status.CLOSED
+        study.save()
+    elif case == "no items":
+        study.items.all().delete()
+    elif case == "entry limit":
+        settings.ENTRY_MAX_PER_CLIENT = 1
+        Client(REMOTE_ADDR="203.0.113.7").get(entry(study, "channel=sona&id=first"))
+    elif case == "withdrawn":
+        _withdraw(study, "sona-abc123")
+        _withdraw(study, PID)
+    elif case == "no study":
+        slug = "no-such-study"
+    sona = Client(REMOTE_ADDR="203.0.113.7").get(f"/s/{slug}/?{sona_query}")
+    page = sona.content.decode()
+    assert sona.status_code >= 400 and title in page and "Prolific" not in page, page
+    prolific = Client(REMOTE_ADDR="203.0.113.7").get(f"/s/{slug}/?{prolific_query}")
+    assert prolific.status_code == sona.status_code and title in prolific.content.decode()
+    assert "Prolific" in prolific.content.decode()  # Prolific's participants keep their wording
+    assert not Participant.objects.filter(prolific_pid__in=["sona-abc123", "sona-abc124", PID, "ABC124"]).exists()
+
+
+@pytest.mark.parametrize("query", ["channel=sona", "channel=sona&id=bad%20id", "channel=nosuch&id=1"])
+def test_a_bad_channel_link_is_refused_without_naming_prolific(client, study, query):
+    response = client.get(entry(study, query))
+    page = response.content.decode()
+    assert response.status_code == 400 and "This link" in page and "Prolific" not in page
+    assert not Participant.objects.exists()
+
+
+def test_a_lost_place_names_prolific_only_for_a_study_without_other_channels(client, study):
+    consent = reverse("surveys:consent", kwargs={"slug": study.slug})
+    page = client.get(consent).content.decode()  # no session: who this is, nobody knows
+    assert "We could not find your place" in page and "Prolific" not in page
+    RecruitmentChannel.objects.filter(study=study).delete()
+    assert "the link on Prolific" in client.get(consent).content.decode()
+
+
+def test_a_channel_test_participant_is_not_told_about_prolific(client, study):
+    participant = Participant.objects.create(study=study, prolific_pid="sona-t1", channel=study.channels.get(
+        name="sona"), is_test=True)
+    session = client.session
+    session[f"hedgelab.participant.{study.pk}"] = participant.pk
+    session.save()
+    consent = client.get(reverse("surveys:consent", kwargs={"slug": study.slug})).content.decode()
+    assert "Test participant" in consent and "Prolific" not in consent
+    answer_all(participant)
+    done = client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+    assert "This was a test: you are not sent back to sona." in done and "Prolific" not in done
+
+
+def test_a_channel_participant_who_returned_is_not_told_prolific_says_so(client, study):
+    client.get(entry(study, "channel=sona&id=abc123"))
+    flow.mark_participants(Participant.objects.all(), Participant.Status.RETURNED)
+    ended = client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+    assert "You returned this study" in ended and "Prolific" not in ended

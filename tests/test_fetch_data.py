@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 import pytest
 from django.conf import settings as django_settings
@@ -170,3 +172,31 @@ def test_a_mirror_folder_on_this_machine_is_read_and_checked(settings, tmp_path,
     (mirror / "fagen-ulmschneider-2015" / "survey-results.csv").unlink()
     with pytest.raises(CommandError, match="no such file in the mirror folder"):
         fetch_data("fagen-ulmschneider")
+
+
+GITHUB_FILE = re.compile(r"https://(?:raw\.githubusercontent\.com/(?P<repo1>[\w.-]+/[\w.-]+)/(?P<ref1>[0-9a-f]{7,40})"
+                         r"|github\.com/(?P<repo2>[\w.-]+/[\w.-]+)/raw/(?P<ref2>[0-9a-f]{7,40}))/(?P<path>[\w./-]+)")
+GITHUB_FOLDER = re.compile(r"https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)/tree/(?P<ref>[\w.-]+)/(?P<path>[\w./-]+)")
+FILES = [(dataset, file) for dataset in DATASETS.values() for file in dataset.files]
+
+
+@pytest.mark.parametrize("dataset, file", FILES, ids=[f"{d.name}/{f.name}" for d, f in FILES])
+def test_each_public_url_is_the_documented_source_and_its_pin_is_the_served_copys_hash(dataset, file):
+    """Offline: the real URL (never fetched here) is a well-formed https address of a file pinned to a commit, in
+    the repository and folder the dataset names as its source and the how-to documents; and the pinned SHA-256 is
+    that of the copy the other tests serve, so a wrong pin fails here, naming the file."""
+    parts = urlsplit(file.url)
+    assert parts.scheme == "https" and parts.netloc and not parts.query and not parts.fragment, file.url
+    assert file.url == quote(file.url, safe=":/"), f"{file.url}: characters that need quoting"
+    found = GITHUB_FILE.fullmatch(file.url)
+    assert found, f"{file.url}: not a GitHub file pinned to a commit"
+    repo, ref = found["repo1"] or found["repo2"], found["ref1"] or found["ref2"]
+    source = GITHUB_FOLDER.fullmatch(dataset.source)
+    assert source, f"{dataset.name}: source {dataset.source} is not a GitHub folder"
+    assert repo == source["repo"] and found["path"] == f"{source['path']}/{file.name}", (file.url, dataset.source)
+    assert source["ref"] in (ref, "master", "main"), (dataset.source, ref)  # the pinned commit, or the branch
+    howto = (ROOT / "docs" / "howto" / "import-export.md").read_text(encoding="utf-8")
+    documented = next(line for line in howto.splitlines() if line.startswith(f"| `{dataset.name}` |"))
+    assert repo in documented, f"docs/howto/import-export.md names another source for {dataset.name}: {documented}"
+    served = SHARED_DATA / dataset.folder / file.name
+    assert hashlib.sha256(served.read_bytes()).hexdigest() == file.sha256, f"{served}: pinned SHA-256 differs"

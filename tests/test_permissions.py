@@ -10,7 +10,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
-from surveys.models import Assignment, Item, Participant, Response, Study
+from surveys.models import Assignment, Item, Participant, RecruitmentChannel, Response, Study
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,8 @@ def data():
     endpoint = ModelEndpoint.objects.create(name="ep", base_url="http://127.0.0.1:9/v1", model="m")
     run = ElicitationRun.objects.create(study=study, endpoint=endpoint, status="completed")
     ModelResponse.objects.create(run=run, item=item, status="ok", value=50)
-    return {"study": study, "item": item, "run": run}
+    channel = RecruitmentChannel.objects.create(study=study, name="sona", id_param="id")
+    return {"study": study, "item": item, "run": run, "channel": channel}
 
 
 def staff_with(*perms: str) -> User:
@@ -50,6 +51,11 @@ API_ROUTES = [  # (method, url, permissions needed)
     ("get", "/api/items/", ["surveys.view_item"]),
     ("get", "/api/participants/", ["surveys.view_participant"]),
     ("get", "/api/responses/", ["surveys.view_response"]),
+    ("get", "/api/channels/", ["surveys.view_recruitmentchannel"]),
+    ("get", "/api/channels/{channel}/", ["surveys.view_recruitmentchannel"]),
+    ("post", "/api/channels/", ["surveys.add_recruitmentchannel"]),
+    ("patch", "/api/channels/{channel}/", ["surveys.change_recruitmentchannel"]),
+    ("delete", "/api/channels/{channel}/", ["surveys.delete_recruitmentchannel"]),
     ("get", "/api/endpoints/", ["elicitation.view_modelendpoint"]),
     ("get", "/api/runs/", ["elicitation.view_elicitationrun"]),
     ("get", "/api/model-responses/", ["elicitation.view_modelresponse"]),
@@ -68,7 +74,7 @@ API_ROUTES = [  # (method, url, permissions needed)
 
 @pytest.mark.parametrize("method, url, perms", API_ROUTES, ids=[f"{m} {u}" for m, u, _ in API_ROUTES])
 def test_api_route_needs_its_model_permissions(data, method, url, perms):
-    url = url.format(run=data["run"].pk)
+    url = url.format(run=data["run"].pk, channel=data["channel"].pk)
     for missing in perms:  # each permission is needed: without any one of them, 403
         user = staff_with(*[p for p in perms if p != missing])
         response = getattr(api_client(user), method)(url)

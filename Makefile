@@ -86,8 +86,11 @@ run: check-port migrate
 check-port:
 	@$(PYTHON) bin/check-port "$(HOST)" "$(PORT)"
 
+# Two parallel workers by default (pytest-xdist; a test file stays on one worker, tests/conftest.py groups the
+# files sharing a service); PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
 test: install browser
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
 
 # The documentation site (docs/, mkdocs.yml) into site/; --strict: a warning (a broken link) fails the build.
 docs: install

@@ -15,7 +15,9 @@ from .remembered import allowed_networks
 from .site_url import site_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env_str("HEDGELAB_VAR_DIR", str(BASE_DIR / "var")))
+# The test suite's parallel workers (pytest-xdist, `make test`) each keep their files (cache, SQLite) apart.
+_TEST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+VAR_DIR = Path(env_str("HEDGELAB_VAR_DIR", str(BASE_DIR / "var" / (f"test-{_TEST_WORKER}" if _TEST_WORKER else ""))))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", default=True)

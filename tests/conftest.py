@@ -90,3 +90,17 @@ def _fresh_cache():
 
     cache.clear()
     preflight._passed.clear()  # endpoints' passed pre-flight checks
+
+
+#: Test files that share one server-side resource (Redis database TEST_REDIS_URL, the RabbitMQ vhost, a
+#: PostgreSQL database named after DATABASE_URL's): run one after another on one parallel worker.
+SHARED_SERVICES = {"test_deploy_scaleout", "test_health", "test_elicitation_self_healing", "test_limits_redis",
+                   "test_counters_concurrent", "test_elicitation_worker"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a test file stays on one worker (its
+    module fixtures are made once), and the files in SHARED_SERVICES share one worker."""
+    for item in items:
+        module = item.path.stem
+        item.add_marker(pytest.mark.xdist_group("shared-services" if module in SHARED_SERVICES else module))

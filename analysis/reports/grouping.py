@@ -95,7 +95,7 @@ class Grouping:
             if groups.empty:
                 continue
             diffs = self.differences[self.differences["field"] == name]
-            out.append((f"{self.prefix}-groups-{slugify(name) or 'field'}",
+            out.append((f"{self.prefix.replace('_', '-')}-groups-{slugify(name) or 'field'}",
                         grouping_figure(groups, diffs, f"{title}: {self.quantity} by {name}", self.quantity)))
         return out
 

@@ -180,3 +180,26 @@ def test_the_export_puts_persona_fields_in_the_questionnaire_columns(generic_stu
         assert df.groupby(["respondent_type", "gender"])["value"].mean()[("model", "f")] == 6
     header, first_model = text.splitlines()[0], next(l for l in text.splitlines()[1:] if ",model," in l)
     assert header.endswith(",gender,age") and first_model.endswith(",f,34")
+
+
+def test_the_belem_section_grouped_by_gender():
+    definition = {"questionnaire": QUESTIONNAIRE, "report": {"sections": ["belem"], "group_by": ["gender"]}}
+    study = make_study("belem", definition, instrument="speaker_belief", items=("likely", "unlikely"),
+                       likely={"expression": "likely"}, unlikely={"expression": "unlikely"})
+    study.attention_filter = False
+    study.save()
+    for pid, questionnaire, value in [("P1", {"gender": "f"}, 60), ("P2", {"gender": "f"}, 80),
+                                      ("P3", {"gender": "m"}, 20), ("P4", {"gender": "m"}, 30)]:
+        person(study, pid, questionnaire, value)
+    persona_run(study, [({"gender": "f"}, 60), ({"gender": "f"}, 90), ({"gender": "m"}, 10), ({"gender": "m"}, 40)])
+    report = build_report(study)
+    assert "belem" in report.sections, report.skipped
+    groups = report.tables()["belem_groups"].set_index(["agent", "group"])
+    assert groups.loc[("human", "f"), "mean"] == 70 and groups.loc[GF, "mean"] == 75
+    # people f answer 60 and 80, the model's f personas 60 and 90 (half each): PA = ½·½ ×100 = 25 on Belem's bins,
+    # %PA = PA / max P = 25 / 0.5 = 50
+    assert groups.loc[GF, "pa"] == pytest.approx(25) and groups.loc[GF, "percent_pa"] == pytest.approx(50)
+    diffs = report.tables()["belem_group_differences"].set_index("agent")
+    assert diffs.loc["human", "difference"] == pytest.approx(45) and diffs.loc[GPT, "gap"] == pytest.approx(5)
+    assert "belem-groups-gender" in [name for name, _ in report.figures()]
+    assert "belem_groups" in report.titles() and report.meta()["grouping"]["group_by"] == ["gender"]

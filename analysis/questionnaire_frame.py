@@ -61,7 +61,8 @@ def with_fields(answers: pd.DataFrame, studies, names: list[str] | None = None, 
         human = (out["respondent"].map(people[name].astype(object)) if name in people.columns
                  else pd.Series(None, index=out.index, dtype=object))
         if field is not None and is_model.any():
-            persona = out.loc[is_model, "persona"].map(lambda p: typed_value(field, (p or {}).get(name)))
+            persona = out.loc[is_model, "persona"].map(
+                lambda p: typed_value(field, p.get(name)) if isinstance(p, dict) else None)
             human = human.astype(object)
             human.loc[is_model] = persona
         out[prefix + name] = human.astype(object).where(human.notna(), None)

@@ -29,7 +29,9 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   ``respondent_type`` ``test`` instead of ``human``.
 - A study with a questionnaire (surveys/questionnaire.py) has one more column per field after these, named by
   the field (``age``, ``gender``, …) and typed by it (analysis/questionnaire.py): every row of a participant
-  carries their answers; model rows leave them empty. :func:`study_layout` gives a study's columns.
+  carries their answers; a model answer asked under a persona (``ModelResponse.persona``) carries the persona's
+  values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like); other
+  model rows leave them empty. :func:`study_layout` gives a study's columns.
 """
 from __future__ import annotations
 
@@ -185,8 +187,9 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
-    """One row per model answer (parsed or unparseable) of ``study``'s runs (``questionnaire``: that many empty
-    cells end each row)."""
+    """One row per model answer (parsed or unparseable) of ``study``'s runs (``questionnaire``: the fields whose
+    values end each row, the answer's persona's, or empty cells for an answer without a persona)."""
+    from analysis.questionnaire import typed_values
     from analysis.agents import ANSWER_STATUSES, agent_names
     from analysis.dataset import run_respondent
     from elicitation.models import ElicitationRun, ModelResponse
@@ -201,10 +204,10 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
                          "item__truth", "item__context", "item__language", "run_id", "run__endpoint__model",
                          "run__mode", "sample_index", "value", "choice", "lower", "upper", "bin", "distribution",
                          "raw_output", "status", "latency_ms", "answered_at", "created_at", "text",
-                         "run__study_version__number"))
+                         "run__study_version__number", "persona"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, run_id, model, mode,
          sample, value, choice, lower, upper, bin_, dist, raw, status, latency, answered,
-         created, text, version) in rows.iterator(chunk_size=chunk_size):
+         created, text, version, persona) in rows.iterator(chunk_size=chunk_size):
         if bin_ is None and value is not None:
             bin_ = score(value)
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
@@ -212,7 +215,8 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created, None, _none_if_blank(text), None, version, *no_answers)
+               answered or created, None, _none_if_blank(text), None, version,
+               *(typed_values(questionnaire, persona) if persona and questionnaire else no_answers))
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,

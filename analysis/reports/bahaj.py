@@ -32,6 +32,11 @@ refinement runs are scored from ``detail["chosen"]``/``detail["proposed"]`` (bah
 conditions (design ``bahaj-hints``) make every table per agent and hint condition (:func:`groups`): no draw or
 aggregate mixes conditions. Each agent draws from its own seeded
 generator: adding an agent never changes another's figures.
+
+Grouped by participant fields and personas (analysis/reports/grouping.py, when ``[report] group_by`` names
+questionnaire fields and model answers carry personas): tables ``bahaj_groups`` and ``bahaj_group_differences``
+of each interval's hit, 100 when it holds the true answer, else 0 (NaN when unparsed; the model answers as
+read under the report's reading), so a group's mean is its hit rate (%) over respondents.
 """
 from __future__ import annotations
 
@@ -47,8 +52,9 @@ from analysis.metrics.bahaj_aggregation import mixed_setting, single_setting
 from analysis.metrics.bahaj_draws import resampled
 from surveys.instruments.bahaj_options import mixed_intervals
 from analysis.metrics.bahaj_overprecision import (LEVELS, answer_histogram, deviation_table, hit_by_question,
-                                                  hit_by_scale, hit_table)
+                                                  hit_by_scale, hit_table, scored)
 from analysis.reports import ReportError
+from analysis.reports.grouping import Grouping, grouping
 from analysis.reports.bahaj_reading import CASE_COLUMNS, read_model_answers, refinement_pair
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.families.bahaj import NO_HINT
@@ -125,7 +131,7 @@ def refinement_runs(study: Study) -> list[ElicitationRun]:
                 .order_by("pk"))
 
 
-ANSWER_COLUMNS = ["agent", "run_id", "item_id", "sample_index", "lower", "upper"]
+ANSWER_COLUMNS = ["agent", "run_id", "item_id", "sample_index", "lower", "upper", "respondent", "persona"]
 
 
 def answers_table(study: Study, items: pd.DataFrame, skip: set[int],
@@ -224,14 +230,21 @@ class BahajSection:
     mixed: int = 15
     by: list[str] = field(default_factory=lambda: ["agent"])
     titles: dict[str, str] = field(default_factory=lambda: dict(TITLES))
+    grouped: Grouping | None = None  # by participant fields and personas (analysis/reports/grouping.py)
 
     def __post_init__(self) -> None:
         self.titles = titles(self.reading, self.mixed, "hint" in self.by)
+        if self.grouped is not None:
+            self.titles |= self.grouped.titles
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return dict(self.tables_)
+        return dict(self.tables_) | (self.grouped.tables() if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
+        grouped = self.grouped.figures(self.study.title) if self.grouped is not None else []
+        return self._figures() + grouped
+
+    def _figures(self) -> list[tuple[str, Any]]:
         from analysis.reports.bahaj_figures import answer_histogram_figure, hit_scale_figure
 
         if "answer_histogram" in self.tables_:
@@ -253,7 +266,8 @@ class BahajSection:
                 "mixed_intervals": self.mixed,
                 "draws": DRAWS, "draw_seed": SEED, "draw_streams": "one generator per agent: seed and SHA-256 of its name",
                 "aggregation_k": {"single": 3, "mixed": self.mixed},
-                "aggregation_replacement": self.reading == "authors"}
+                "aggregation_replacement": self.reading == "authors",
+                **({"grouping": self.grouped.meta()} if self.grouped is not None else {})}
 
     def summary_text(self) -> str:
         table = self.tables_["overprecision"]
@@ -317,7 +331,9 @@ def build(study: Study) -> BahajSection:
         raise ReportError(f"study {study.slug!r} has no answers yet: start a run (e.g. elicit {study.slug} --mode "
                           "sampled --samples 5) or let participants answer")
     refined = refinement_answers(refinements, items, reading)
-    section = dict(study=study, answers=answers, refinements=refined, reading=reading, mixed=mixed, by=by)
+    section = dict(study=study, answers=answers, refinements=refined, reading=reading, mixed=mixed, by=by,
+                   grouped=grouping(study, "bahaj", scored(answers).assign(hit=lambda d: d["hit"] * 100), "hit",
+                                    "hit rate (%)") if not answers.empty else None)
     hints = "hint" in by
     parsed = answers[answers["lower"].notna() & answers["upper"].notna()]
     if parsed.empty and reading == "text":  # only unparsed answers so far: the counts, no scores

@@ -12,6 +12,11 @@ Agents: ``human`` (completed participants; the tables use the attention-filtered
 configuration, named ``endpoint (mode)`` so the same endpoint and mode line up across the two statement sets;
 one run per agent and set is used (analysis/agents.py). Rows that were not scored on every expression
 (partial runs) are flagged ``comparable: false`` with the expressions they cover.
+
+Grouped by participant fields and personas (analysis/reports/grouping.py, when ``[report] group_by`` names
+questionnaire fields and model answers carry personas): tables ``belem_groups`` and ``belem_group_differences``
+of the answer on 0–100 (each answer of both statement sets, humans attention-filtered), PA, %PA, W1 and KL on
+Belem's 21 bins of the group's pooled answers (not the per-expression average of the summary).
 """
 from __future__ import annotations
 
@@ -29,7 +34,10 @@ from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import human_answers, study_answers
 from analysis.filtering import FilterError, FilterResult, compute_attention_filter, is_verifiable
+from analysis.metrics.generic import belem_binning
+from analysis.metrics.groups import binned_comparison
 from analysis.reports import ReportError, shared
+from analysis.reports.grouping import Grouping, grouping
 from surveys.models import Study
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
@@ -67,6 +75,7 @@ class StudyReport:
     sets: dict[str, str] = field(default_factory=lambda: dict(STATEMENT_SETS))
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     raw_ids: bool = False  # the attention table names PROLIFIC_PIDs (Report.seen_by sets it)
+    grouped: Grouping | None = None  # by participant fields and personas (analysis/reports/grouping.py)
 
     # --- tables ----------------------------------------------------------------------------------
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -87,6 +96,8 @@ class StudyReport:
         out["ranking"] = _flat(a.ranking, "label")
         out["attention"] = self.attention_table()
         out["runs"] = self.runs_table()
+        if self.grouped is not None:
+            out.update(self.grouped.tables())
         return out
 
     def summary_table(self) -> pd.DataFrame:
@@ -135,16 +146,21 @@ class StudyReport:
             "generated_at": self.generated_at.isoformat(timespec="seconds"),
             "agents": agents, "attention_filter": filters, "statement_sets": self.sets,
             "not_comparable": self.not_comparable(),
+            **({"grouping": self.grouped.meta()} if self.grouped is not None else {}),
         }
 
     @property
     def titles(self) -> dict[str, str]:
-        return {name: title.format(**self.sets) for name, title in TITLES.items()}
+        titles = {name: title.format(**self.sets) for name, title in TITLES.items()}
+        return titles | (self.grouped.titles if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
         from analysis.reports.belem_figures import report_figures
 
-        return list(report_figures(self))
+        figures = list(report_figures(self))
+        if self.grouped is not None:
+            figures += self.grouped.figures(self.study.title)
+        return figures
 
     def html_tables(self) -> list[dict[str, str]]:
         return html_tables(self)
@@ -260,7 +276,9 @@ def build(study: Study) -> StudyReport:
     return StudyReport(study=study, nv_study=nv_study, v_study=v_study, analysis=analysis, nv_answers=nv_kept,
                        v_answers=v_kept, attention=attention, descriptives=descriptives,
                        truth_means=truth_means(nv_kept, v_kept) if v_kept is not None and not v_kept.empty else None,
-                       runs=runs, sets=set_wording(nv_study, v_study is not None))
+                       runs=runs, sets=set_wording(nv_study, v_study is not None),
+                       grouped=grouping(study, "belem", pd.concat([nv_kept, v_kept]) if v_kept is not None else nv_kept,
+                                        "value", "answer (0–100)", binned_comparison(belem_binning())))
 
 
 # --- HTML (admin page) ------------------------------------------------------------------------------
@@ -300,5 +318,5 @@ def html_tables(report: StudyReport) -> list[dict[str, str]]:
                     text[counts] = shown.loc[counts, col].map(lambda x: "" if pd.isna(x) else f"{x:.0f}")
                 shown[col] = text
         html = shown.to_html(index=False, border=0, classes="report-table", na_rep="", escape=True)
-        out.append({"name": name, "title": TITLES.get(name, name).format(**report.sets), "html": html})
+        out.append({"name": name, "title": report.titles.get(name, name), "html": html})
     return out

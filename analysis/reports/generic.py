@@ -17,7 +17,13 @@ Tables: ``generic_summary`` (per item group × agent: the shape's metrics agains
 analysis/metrics/generic.py), ``generic_distribution`` (per item group × agent: the histogram or option shares),
 ``generic_questionnaire`` (per questionnaire field and value, the humans with that value against all humans of
 the item group). A figure per item group and per questionnaire field (analysis/reports/generic_figures.py).
-Without human answers the section describes the models alone and says so; models have no questionnaire yet.
+Without human answers the section describes the models alone and says so.
+
+Grouping by participant fields and personas (analysis/reports/grouping.py; only for the questionnaire fields
+``group_by`` names): ``generic_groups`` and ``generic_group_differences``, the humans of each value beside the
+models asked under a persona with that value. The per-answer quantity: a scale's value (compared by W1, PA, %PA
+and KL on the scale's bins), an interval's width (upper − lower), a choice's agreement with the humans' majority
+option over all items (1 when the answer chose it, else 0); free text is not grouped.
 """
 from __future__ import annotations
 
@@ -34,7 +40,10 @@ from analysis.filtering import FilterError, compute_attention_filter, is_verifia
 from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.metrics.generic import (Binning, choice_table, count_table, interval_table, option_shares,
                                       scale_binning, scale_histograms, scale_table)
+from analysis.metrics.groups import binned_comparison
+from analysis.metrics.groups import value_groups as _value_groups
 from analysis.reports import ReportError, shared
+from analysis.reports.grouping import Grouping, grouping
 from analysis.questionnaire_frame import questionnaire_frame
 from surveys.models import Item, Study
 
@@ -162,13 +171,7 @@ def breakdown_fields(study: Study, named: list[str], questionnaire: pd.DataFrame
 def questionnaire_groups(values: pd.Series) -> pd.Series:
     """Each participant's group for one field: the value as text; a number field with more than
     ``NUMBER_GROUPS`` distinct values cut into that many quantile ranges ("18–25"); "(no answer)" when empty."""
-    numbers = pd.to_numeric(values, errors="coerce")
-    answered = values.notna() & (values.astype(str) != "")
-    if answered.any() and numbers[answered].notna().all() and numbers[answered].nunique() > NUMBER_GROUPS:
-        cut = pd.qcut(numbers[answered], NUMBER_GROUPS, duplicates="drop")
-        text = cut.map(lambda iv: f"{_fmt(iv.left)}–{_fmt(iv.right)}").astype(str)
-        return text.reindex(values.index).fillna(NO_ANSWER)
-    return values.map(_fmt).where(answered, NO_ANSWER)
+    return _value_groups(values, NUMBER_GROUPS)
 
 
 def _group_value(value: Any) -> str:
@@ -200,6 +203,7 @@ class GenericSection:
     notes: list[str] = field(default_factory=list)
     raw_ids: bool = False
     computed: dict[str, pd.DataFrame] = field(default_factory=dict)  # the tables, computed once (:func:`build`)
+    grouped: Grouping | None = None  # by participant fields and personas (only for group_by's questionnaire fields)
 
     # --- tables -------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
@@ -263,12 +267,14 @@ class GenericSection:
             out["generic_distribution"] = distribution
         if self.breakdown:
             out["generic_questionnaire"] = self.questionnaire()
+        if self.grouped is not None:
+            out.update(self.grouped.tables())
         return out
 
     @property
     def titles(self) -> dict[str, str]:
         groups = " × ".join(self.item_fields) or ALL_ITEMS
-        return {
+        return {**(self.grouped.titles if self.grouped is not None else {}),
             "generic_summary": f"Generic: each agent beside the humans per item group ({groups}); {METRIC_WORDS.get(self.spec.shape, 'answers counted')}",
             "generic_distribution": f"Generic: answer distribution per item group ({groups}) and agent",
             "generic_questionnaire": "Generic: the humans per questionnaire answer, against all humans of the item group",
@@ -278,7 +284,10 @@ class GenericSection:
     def figures(self) -> list[tuple[str, Any]]:
         from analysis.reports.generic_figures import section_figures
 
-        return list(section_figures(self))
+        figures = list(section_figures(self))
+        if self.grouped is not None:
+            figures += self.grouped.figures(self.study.title)
+        return figures
 
     def groups(self) -> list[tuple[str, pd.DataFrame]]:
         """(name, answers) of each item group, in order ("all items" without item fields)."""
@@ -301,6 +310,7 @@ class GenericSection:
             "questionnaire_fields": self.breakdown, "human_participants": self.humans,
             "agents": self.agents(), "attention": self.attention,
             "runs_used": [u.run_id for u in self.runs if u.used], "notes": self.notes,
+            **({"grouping": self.grouped.meta()} if self.grouped is not None else {}),
         }
 
     def summary_text(self) -> str:
@@ -376,11 +386,32 @@ def build(study: Study) -> GenericSection:
     notes = []
     if not humans:
         notes.append(NO_HUMANS)
-    if breakdown and (~is_human).any():
+    with_persona = answers["persona"].map(lambda p: isinstance(p, dict)) if "persona" in answers.columns else None
+    if breakdown and (~is_human).any() and (with_persona is None or not with_persona.any()):
         notes.append(NO_MODEL_QUESTIONNAIRE)
     if spec.shape == "free_text":
         notes.append("free-text answers: counted only, no metric")
     section = GenericSection(study=study, spec=spec, item_fields=item_fields, breakdown=breakdown, answers=answers,
-                             humans=humans, attention=attention, runs=runs, notes=notes)
+                             humans=humans, attention=attention, runs=runs, notes=notes,
+                             grouped=_grouped(study, spec, answers, named))
     section.tables()  # computed once here, so that a cached report holds them
     return section
+
+
+def _grouped(study: Study, spec: AnswerSpec, answers: pd.DataFrame, named: list[str]) -> Grouping | None:
+    """The answers grouped by the questionnaire fields ``group_by`` names, by the shape's per-answer quantity
+    (module docstring); None without such fields or for free text."""
+    if not named or spec.shape == "free_text":
+        return None
+    compare = None
+    if spec.shape == "scale":
+        quantity, words, compare = answers["value"], "answer", binned_comparison(spec.binning)
+    elif spec.shape == "interval":
+        quantity, words = answers["upper"] - answers["lower"], "interval width"
+    else:
+        humans = answers.loc[(answers["agent"] == HUMAN) & (answers["choice"] != ""), "choice"]
+        majority = set(humans.value_counts().pipe(lambda c: c[c == c.max()]).index) if len(humans) else set()
+        chose = answers["choice"].isin(majority).astype(float)
+        quantity = chose.where(answers["choice"] != "", np.nan) if majority else pd.Series(np.nan, index=answers.index)
+        words = "share choosing the humans' majority option"
+    return grouping(study, "generic", answers.assign(_q=quantity), "_q", words, compare, fields=named)

@@ -13,6 +13,11 @@ Tables (one CSV each):
 - ``sileo_correct_weps``: per dataset, the share of items whose valid verbalisation uses each WEP.
 Figures: accuracy per agent and dataset with the intervals and the chance line; the correct-WEP shares.
 Formulas: analysis/metrics/sileo_accuracy.py.
+
+Grouped by participant fields and personas (analysis/reports/grouping.py, when ``[report] group_by`` names
+questionnaire fields and model answers carry personas): tables ``sileo_groups`` and ``sileo_group_differences``
+of each answer's correctness, 100 when it chose the valid verbalisation, else 0 (an unreadable answer is 0, as in
+the accuracy), so a group's mean is its accuracy (%) over respondents.
 """
 from __future__ import annotations
 
@@ -23,9 +28,10 @@ import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import human_answers, model_answers
-from analysis.metrics.sileo_accuracy import (CHANCE, DATASETS, accuracy, annotator_agreement, score_accuracy,
+from analysis.metrics.sileo_accuracy import (CHANCE, DATASETS, accuracy, annotator_agreement, correct, score_accuracy,
                                              table1, wep_distribution)
 from analysis.reports import ReportError
+from analysis.reports.grouping import Grouping, grouping
 from elicitation.likelihood import DECIDING_SCORE, SCORES
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Study
@@ -76,10 +82,16 @@ class SileoSection:
     correct_weps: pd.DataFrame
     counts: dict[str, int]
     titles: dict[str, str] = field(default_factory=lambda: dict(TITLES))
+    grouped: Grouping | None = None  # by participant fields and personas (analysis/reports/grouping.py)
+
+    def __post_init__(self) -> None:
+        if self.grouped is not None:
+            self.titles = self.titles | self.grouped.titles
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"sileo_table1": self.table1, "sileo_accuracy": self.accuracy, "sileo_agreement": self.agreement,
-                "sileo_likelihood": self.likelihood, "sileo_correct_weps": self.correct_weps}
+        out = {"sileo_table1": self.table1, "sileo_accuracy": self.accuracy, "sileo_agreement": self.agreement,
+               "sileo_likelihood": self.likelihood, "sileo_correct_weps": self.correct_weps}
+        return out | (self.grouped.tables() if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
         from analysis.reports.sileo_figures import accuracy_bars, correct_wep_bars
@@ -87,7 +99,7 @@ class SileoSection:
         figures = [("sileo-correct-weps", correct_wep_bars(self.correct_weps, self.datasets))]
         if not self.accuracy.empty:
             figures.insert(0, ("sileo-accuracy", accuracy_bars(self.accuracy, self.datasets, CHANCE)))
-        return figures
+        return figures + (self.grouped.figures(self.study.title) if self.grouped is not None else [])
 
     def meta(self) -> dict[str, Any]:
         return {"datasets": self.datasets, "chance": CHANCE,
@@ -95,7 +107,7 @@ class SileoSection:
                 "likelihood_decides": DECIDING_SCORE,
                 "likelihood_note": ("a likelihood agent's answer is the option with the higher length-normalised "
                                     "log-likelihood; sileo_likelihood gives the raw and calibrated scores' accuracy"),
-                **self.counts}
+                **self.counts, **({"grouping": self.grouped.meta()} if self.grouped is not None else {})}
 
     def summary_text(self) -> str:
         return (f"{TITLES['sileo_table1']}\n{self.table1.round(1).to_string(index=False)}\n"
@@ -126,4 +138,12 @@ def build(study: Study) -> SileoSection:
                         else model_acc,
                         agreement=annotator_agreement(humans) if not humans.empty
                         else pd.DataFrame(columns=["dataset", "kappa", "items", "annotators"]),
-                        likelihood=likelihood, correct_weps=wep_distribution(items), counts=counts)
+                        likelihood=likelihood, correct_weps=wep_distribution(items), counts=counts,
+                        grouped=_grouped(study, humans, models))
+
+
+def _grouped(study: Study, humans: pd.DataFrame, models: pd.DataFrame) -> Grouping | None:
+    """Correctness (0/100 per answer) grouped by the participant fields and personas."""
+    both = pd.concat([f for f in (humans, models) if not f.empty], ignore_index=True)
+    return grouping(study, "sileo", both.assign(correct=correct(both).astype(float) * 100), "correct",
+                    "accuracy (%)")

@@ -15,20 +15,29 @@ Y the one in ``y``; every table title says which sample is X.
 The human sample of a WEP is the study's own completed participants (after the study's attention filter, which
 is off by default for this kind), or, when the study has none (a study of generated context items answered by
 models only), its ``reference_study``'s participants (e.g. the imported Fagen-Ulmschneider survey).
+
+Grouped by participant fields and personas (analysis/reports/grouping.py, when ``[report] group_by`` names
+questionnaire fields and model answers carry personas): tables ``tang_rq1_groups`` and
+``tang_rq1_group_differences`` of the probability answered (0–100, every WEP and setting pooled), with KL
+D(people ‖ model) on the 20 equal bins and Brunner–Munzel θ̂ = P(X>Y) + ½P(X=Y), X = the group's people, Y =
+the model's answers under personas of the group.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import human_answers, study_answers
 from analysis.filtering import compute_attention_filter
 from analysis.metrics.answers import HUMAN
-from analysis.metrics.tang_divergence import MEASURES, pair_table, tang_table
+from analysis.metrics.groups import Compare
+from analysis.metrics.tang_divergence import MEASURES, kl_divergence, pair_table, tang_table
 from analysis.reports import ReportError
+from analysis.reports.grouping import Grouping, grouping
 from surveys.models import Item, Study
 
 TITLES = {"tang": "Tang et al. RQ1 per model, context setting and WEP — X = people ({humans}), Y = the model: "
@@ -53,26 +62,30 @@ class TangRQ1Section:
     n_humans: int
     titles: dict[str, str] = field(default_factory=dict)
     pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    grouped: Grouping | None = None  # by participant fields and personas (analysis/reports/grouping.py)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"tang": self.table, "tang_pairs": self.pairs}
+        out = {"tang": self.table, "tang_pairs": self.pairs}
+        return out | (self.grouped.tables() if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
         """Heat maps of θ̂ and of the KL divergence: one panel per context setting, WEPs × agents, stars for
         the Brunner–Munzel p-value."""
+        grouped = self.grouped.figures(self.study.title) if self.grouped is not None else []
         if self.table.empty:
-            return []
+            return grouped
         from analysis.reports.tang_rq1_figures import divergence_heatmaps
 
         panels = {setting or "no context": group.set_index(["agent", "label"])
                   for setting, group in self.table.groupby("setting", sort=True)}
         return [("tang-rq1-theta", divergence_heatmaps(panels, value="theta", cmap="RdBu_r")),
-                ("tang-rq1-kl", divergence_heatmaps(panels, value="kl"))]
+                ("tang-rq1-kl", divergence_heatmaps(panels, value="kl")), *grouped]
 
     def meta(self) -> dict[str, Any]:
         return {"human_sample": self.humans_from, "humans": self.n_humans,
                 "settings": sorted(s for s in self.table["setting"].unique() if s) if not self.table.empty else [],
-                "model_pairs": int(self.pairs[["x", "y"]].drop_duplicates().shape[0]) if not self.pairs.empty else 0}
+                "model_pairs": int(self.pairs[["x", "y"]].drop_duplicates().shape[0]) if not self.pairs.empty else 0,
+                **({"grouping": self.grouped.meta()} if self.grouped is not None else {})}
 
 
 def build(study: Study) -> TangRQ1Section:
@@ -108,9 +121,23 @@ def build(study: Study) -> TangRQ1Section:
     columns = ["agent", "setting", "label", *MEASURES, "n_human", "n_model", "note"]
     table = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
     who = f"{humans['respondent'].nunique()} participants of {source.slug}"
+    grouped = grouping(study, "tang_rq1", pd.concat([humans, models], ignore_index=True), "value",
+                       "probability (0–100)", TANG_COMPARE)
+    titles = {name: title.format(humans=who) for name, title in TITLES.items()}
     return TangRQ1Section(study=study, table=table, humans_from=source.slug, n_humans=humans["respondent"].nunique(),
-                          titles={name: title.format(humans=who) for name, title in TITLES.items()},
-                          pairs=model_pairs(models))
+                          titles=titles | (grouped.titles if grouped is not None else {}),
+                          pairs=model_pairs(models), grouped=grouped)
+
+
+def _tang_compare(model, human) -> dict[str, float]:
+    """KL D(people ‖ model) on the 20 equal bins; θ̂ = P(X>Y) + ½P(X=Y) over every pair (people = X), the
+    Brunner–Munzel estimate (its test needs two answers a side, the estimate does not)."""
+    x, y = np.asarray(human, dtype=float)[:, None], np.asarray(model, dtype=float)[None, :]
+    return {"kl": kl_divergence(human, model), "theta": float(((x > y) + 0.5 * (x == y)).mean())}
+
+
+#: the grouped comparison of a model's answers with the group's people
+TANG_COMPARE = Compare(("kl", "theta"), _tang_compare)
 
 
 def sample_name(agent: str, setting: str) -> str:

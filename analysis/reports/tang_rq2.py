@@ -16,6 +16,12 @@ authors' rules touched; under the text reading the counts say what the authors' 
 
 Participants' answers are kept in the export but not scored here: the paper reports no human baseline for
 these metrics, and one participant answers only part of the 360 prompts.
+
+Grouped by personas (analysis/reports/grouping.py, when ``[report] group_by`` names questionnaire fields and model
+answers carry personas; this section has no human answers): tables ``tang_rq2_groups`` and
+``tang_rq2_group_differences`` of the empirical score of each answer, 100 when it is the ground-truth letter
+(``truth_choice``), else 0 (an unparsed answer scores 0, as in the consistency metrics), per persona group and
+the differences between groups.
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from analysis.metrics.tang_consistency import (compare_agents, compare_condition
                                                random_baseline, reversed_pairs)
 from analysis.metrics.tang_reading import RULES, authors_choices
 from analysis.reports import ReportError
+from analysis.reports.grouping import Grouping, grouping
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Study
 
@@ -138,20 +145,25 @@ class TangRQ2Section:
     reading: str = "text"
     reading_rules: dict[str, int] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=lambda: dict(TITLES))
+    grouped: Grouping | None = None  # by personas (analysis/reports/grouping.py)
 
     def __post_init__(self) -> None:
         said = f" — answers read as {READING_NAMES[self.reading]} (report option reading = \"{self.reading}\")"
         self.titles = {name: title + said for name, title in self.titles.items()}
+        if self.grouped is not None:
+            self.titles |= self.grouped.titles
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"consistency": self.consistency, "consistency_tests": self.consistency_tests}
+        out = {"consistency": self.consistency, "consistency_tests": self.consistency_tests}
+        return out | (self.grouped.tables() if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
         """Bars per agent with the random baseline: by scenario (Fig. 5), by choice set and number set (Fig. 6)."""
         from analysis.reports.tang_rq2_figures import consistency_bars
 
         return [(f"consistency-by-{by}", consistency_bars(*self.scopes[by], by=by))
-                for by in ("scenario", "choices", "numbers")]
+                for by in ("scenario", "choices", "numbers")] + (
+            self.grouped.figures(self.study.title) if self.grouped is not None else [])
 
     def summary_text(self) -> str:
         """What the ``report`` command prints: the reading, what its rules touched, then the scores."""
@@ -163,7 +175,8 @@ class TangRQ2Section:
         agents = sorted(a for a in self.consistency["agent"].unique()) if not self.consistency.empty else []
         return {"agents": agents, "model_answers": self.answers, "unparsed_answers": self.unparsed,
                 "random_draws": 10, "reading": self.reading,
-                "reading_rules": {RULES[k]: v for k, v in self.reading_rules.items()}}
+                "reading_rules": {RULES[k]: v for k, v in self.reading_rules.items()},
+                **({"grouping": self.grouped.meta()} if self.grouped is not None else {})}
 
 
 def build(study: Study) -> TangRQ2Section:
@@ -185,4 +198,7 @@ def build(study: Study) -> TangRQ2Section:
         raise ReportError(str(exc)) from None
     return TangRQ2Section(study=study, consistency=consistency, consistency_tests=tests, scopes=scopes,
                           answers=len(answers), unparsed=int(answers["choice"].isna().sum()),
-                          reading=reading, reading_rules=rules)
+                          reading=reading, reading_rules=rules,
+                          grouped=grouping(study, "tang_rq2", answers.assign(
+                              empirical=(answers["choice"] == answers["truth_choice"]).astype(float) * 100),
+                              "empirical", "empirical score (0–100)"))

@@ -380,7 +380,7 @@ def build(study: Study) -> GenericSection:
         column = (questionnaire[name].astype(object) if name in questionnaire.columns
                   else pd.Series(None, index=questionnaire.index, dtype=object))
         groups = questionnaire_groups(column)
-        answers[f"q:{name}"] = np.where(is_human, answers["respondent"].map(groups).fillna(NO_ANSWER)
+        answers[f"q:{name}"] = np.where(is_human, answers["respondent"].map(groups).astype(object).fillna(NO_ANSWER)
                                         .to_numpy(dtype=object), None)
     humans = int(answers.loc[is_human, "participant_id"].nunique())
     notes = []

@@ -12,6 +12,7 @@ import io
 import json
 import re
 import tomllib
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -19,6 +20,7 @@ from typing import Callable
 import pandas as pd
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connections
 
 from analysis.exports import read_csv, study_layout
@@ -139,11 +141,17 @@ EXAMPLE = {
         lambda request: Reply.answer("60"),
         questionnaires=[{"How old are you?": "34", "Woman": "click", "English": "click"},
                         {"How old are you?": "61", "Man": "click", "Spanish": "click"},
-                        {"How old are you?": "25", "Non-binary": "click", "English": "click"}],
+                        {"How old are you?": "25", "Non-binary": "click", "English": "click"},
+                        {"How old are you?": "45", "Woman": "click", "Mandarin Chinese": "click"},
+                        {"How old are you?": "29", "Man": "click", "English": "click"},
+                        {"How old are you?": "52", "Woman": "click", "another language": "click"}],
         stored=[{"age": 34, "gender": "woman", "first_language": "English"},
                 {"age": 61, "gender": "man", "first_language": "Spanish"},
-                {"age": 25, "gender": "non-binary person", "first_language": "English"}],
-        figures={"generic-expression-probably"}, grouped_by=["expression"]),
+                {"age": 25, "gender": "non-binary person", "first_language": "English"},
+                {"age": 45, "gender": "woman", "first_language": "Mandarin Chinese"},
+                {"age": 29, "gender": "man", "first_language": "English"},
+                {"age": 52, "gender": "woman", "first_language": "another language"}],
+        figures={"generic-expression-probably", "generic-by-gender"}, grouped_by=["expression"]),
     "open-comments": Example(
         write_comment, "text", "free text, up to 500 characters",
         lambda request: Reply.answer(" It sounds unsure, because ‘doubt’ says the speaker expects the opposite.\n")),
@@ -324,6 +332,64 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         assert sorted(p["fields"]["age"] for p in agent_run.personas) == sorted(s["age"] for s in example.stored)
         assert ModelResponse.objects.filter(run=agent_run, status=ModelResponse.Status.OK).count() == items * people
         assert all(r.body["messages"][0]["content"].startswith("You are a ") for r in stub.requests)
+        persona_walk(slug, study, stub, tmp_path, people * items)
+
+
+def persona_reply(request: RecordedRequest) -> Reply:
+    """The persona-conditioned model: women 20 points above men, older personas a little higher."""
+    preamble = request.body["messages"][0]["content"]
+    age = int(re.search(r"a (\d+)-year-old", preamble).group(1))
+    return Reply.answer(str((70 if " woman " in preamble else 50) + age // 10))
+
+
+def persona_walk(slug: str, study: Study, stub, folder: Path, answers: int) -> None:
+    """Issue 21's walk after the declared agent asked as each participant: the report grouped by gender (humans
+    beside the persona model, both differences), a replication package, ``reproduce`` in a fresh database (no
+    difference), a changed answer in the zip refused, and ``--rerun-models`` against the stub."""
+    ElicitationRun.objects.filter(study=study, agent="mirror").delete()
+    stub.reset()
+    stub.responder = persona_reply
+    call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+    run = ElicitationRun.objects.get(study=study, agent="mirror")
+    answered = ModelResponse.objects.filter(run=run, status=ModelResponse.Status.OK)
+    assert answered.count() == answers
+    woman = answered.filter(persona__gender="woman").first()
+    assert woman.prompt.content[0]["content"].startswith("You are a ") and " woman " in woman.prompt.content[0]["content"]
+
+    out = io.StringIO()
+    call_command("report", slug, "--out", str(folder / "grouped"), stdout=out)
+    groups = pd.read_csv(folder / "grouped" / "generic_groups.csv").set_index(["agent", "group"])
+    assert {("human", "woman"), ("human", "man"), ("mirror", "woman"), ("mirror", "man")} <= set(groups.index)
+    assert groups.loc[("human", "woman"), "units"] == 3 and groups.loc[("mirror", "man"), "units"] == 2
+    # the mirror: women 70 + age//10 (3, 4, 5 → 74), men 50 + (6, 2 → 54); the humans: person 1, 4, 6 vs 2, 5
+    assert groups.loc[("mirror", "woman"), "mean"] == 74 and groups.loc[("mirror", "man"), "mean"] == 54
+    diffs = pd.read_csv(folder / "grouped" / "generic_group_differences.csv")
+    pair = diffs[(diffs["group_a"] == "woman") & (diffs["group_b"] == "man")].set_index("agent")
+    assert pair.loc["mirror", "difference"] == 20 and pair.loc["mirror", "humans_difference"] == pytest.approx(
+        pair.loc["human", "difference"])
+    assert pair.loc["human", "difference"] == pytest.approx((1 + 4 + 6) / 3 * 2 - (2 + 5) / 2 * 2)
+    assert (folder / "grouped" / "generic-groups-gender.png").exists()
+
+    package = folder / f"{slug}.zip"
+    call_command("package", slug, "--out", str(package), stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("reproduce", str(package), stdout=out)
+    assert "0 difference" in out.getvalue() or "no difference" in out.getvalue()
+
+    tampered = folder / "tampered.zip"
+    with zipfile.ZipFile(package) as source, zipfile.ZipFile(tampered, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith("human_answers.jsonl"):
+                data = data.replace(b'"value": 72', b'"value": 73', 1).replace(b'"value":72', b'"value":73', 1)
+                assert data != source.read(info)
+            target.writestr(info, data)
+    with pytest.raises(CommandError, match="human_answers.jsonl"):
+        call_command("reproduce", str(tampered), stdout=io.StringIO())
+
+    out = io.StringIO()
+    call_command("reproduce", str(package), "--rerun-models", "--endpoint", "stub", stdout=out)
+    assert "mirror" in out.getvalue()
 
 
 def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) -> None:
@@ -351,7 +417,7 @@ def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) 
         assert set(shares["option"]) == {"certain", "likely", "tossup", "unlikely", "impossible"}
     elif slug == "persona-mirror":
         probably = rows.loc[("probably", "human")]
-        assert probably["answers"] == 3 and probably["mean"] == 74  # 72, 74 and 76
+        assert probably["answers"] == 6 and probably["mean"] == 77  # 72, 74, …, 82
         assert rows.loc[("probably", AGENT), "mean"] == 60
     elif slug == "chance-slider":
         likely = rows.loc[("likely", "human")]

@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
+
+MAKEMESSAGES = ("makemessages", "-l", "zh_Hans", "--no-obsolete", "--ignore=.venv", "--ignore=tests", "--ignore=bench")
+"""manage.py's arguments that regenerate the catalogue (tests/test_tang_i18n.py runs them on a copy of the code)."""
 
 ZH_HANS: dict[str, str] = {
     "Please choose one of the answers from 0 to 100.": "请从0到100中选择一个答案。",
@@ -202,6 +206,34 @@ ZH_HANS: dict[str, str] = {
 }
 
 _MSGID = re.compile(r'^msgid ((?:".*"\n?)+)', re.M)
+_FIELD = re.compile(r'^(msgctxt|msgid|msgid_plural|msgstr) ((?:".*"\n?)+)', re.M)
+
+
+class PoEntry(NamedTuple):
+    """One message of a .po file: its id and translation, flags (fuzzy, python-format) and the files using it."""
+
+    msgid: str
+    msgstr: str
+    flags: frozenset[str]
+    files: frozenset[str]
+
+
+def read_po(text: str, name: str = "django.po") -> list[PoEntry]:
+    """The messages of a .po file's text, without the header and obsolete ("#~") entries; ValueError, naming
+    ``name`` and the message, for contexts and plurals (msgctxt, msgid_plural), which the catalogue does not use."""
+    entries = []
+    for block in text.strip("\n").split("\n\n"):
+        fields = {key: _unquote(value) for key, value in _FIELD.findall(block + "\n")}
+        if not fields.get("msgid"):
+            continue
+        if "msgctxt" in fields or "msgid_plural" in fields:
+            raise ValueError(f"{name}: {fields['msgid']!r} has a context or plural, not read here")
+        lines = block.split("\n")
+        flags = {flag for line in lines if line.startswith("#,") for flag in line[2:].replace(",", " ").split()}
+        files = {ref.rsplit(":", 1)[0] for line in lines if line.startswith("#:") for ref in line[2:].split()}
+        entries.append(PoEntry(fields["msgid"], fields.get("msgstr", ""), frozenset(flags), frozenset(files)))
+    return entries
+
 
 
 def _unquote(lines: str) -> str:

@@ -1,7 +1,13 @@
 """Participant pages in the study's language (Study.language), not the browser's: Chinese and English."""
 from __future__ import annotations
 
+import gettext
+import importlib.util
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -112,26 +118,66 @@ def test_problem_pages_of_a_chinese_study_are_chinese(zh_study):
     assert "No study at this address" in client.get("/s/nothing-here/?PROLIFIC_PID=abc").content.decode()
 
 
-def test_catalogue_is_complete_and_compiled():
-    """Every participant text has a Chinese translation in the committed catalogue, and the committed .mo holds
-    the same translations (a fresh clone needs no gettext tools)."""
-    import gettext
-    import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1] / "locale"
-    spec = importlib.util.spec_from_file_location("zh_hans_translations", root / "zh_Hans_translations.py")
+ROOT = Path(__file__).resolve().parents[1]
+CATALOGUE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+NOT_COPIED = {".git", ".venv", "tests", "bench", "var", "site", "build", "reports", "__pycache__", "node_modules"}
+
+
+def translations_module():
+    """locale/zh_Hans_translations.py: the translations by message id, MAKEMESSAGES and read_po."""
+    spec = importlib.util.spec_from_file_location("zh_hans_translations", ROOT / "locale" / "zh_Hans_translations.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    po = (root / "zh_Hans" / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
-    empty = re.findall(r'^msgid "(.+)"\nmsgstr ""\n\n', po, flags=re.M)
-    assert set(empty) <= {"Django site admin", "Home"}, empty
-    assert "#, fuzzy" not in po  # msgfmt leaves fuzzy entries out; msgmerge's guesses are wrong translations
-    with open(root / "zh_Hans" / "LC_MESSAGES" / "django.mo", "rb") as handle:
+    return module
+
+
+def _not_read_by_makemessages(directory: str, names: list[str]) -> set[str]:
+    """copytree's ignore: keep the files makemessages reads (.py, .html, .txt) and the committed .po."""
+    def skipped(name: str) -> bool:
+        if Path(directory, name).is_dir():
+            return name in NOT_COPIED or name.startswith(".")
+        return Path(name).suffix not in {".py", ".html", ".txt", ".po"}
+    return {name for name in names if skipped(name)}
+
+
+def regenerate_catalogue(copy: Path) -> str:
+    """The catalogue makemessages makes today, with the project's options, from a copy of the code and the
+    committed .po: texts the committed .po lacks come out untranslated, changed ones fuzzy."""
+    shutil.copytree(ROOT, copy, ignore=_not_read_by_makemessages)
+    done = subprocess.run([sys.executable, "manage.py", *translations_module().MAKEMESSAGES], cwd=copy,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return (copy / CATALOGUE.relative_to(ROOT)).read_text(encoding="utf-8")
+
+
+def untranslated(entries) -> list[str]:
+    """Message ids without a usable translation (empty or fuzzy), but for those only admin pages use (the
+    catalogue leaves Django's admin wording to Django)."""
+    return [entry.msgid for entry in entries if (not entry.msgstr or "fuzzy" in entry.flags)
+            and not all(name.startswith("templates/admin/") for name in entry.files)]
+
+
+@pytest.mark.skipif(not shutil.which("xgettext") or not shutil.which("msgmerge"),
+                    reason="makemessages needs GNU gettext (apt-get install gettext)")
+def test_catalogue_is_complete_and_compiled(tmp_path):
+    """Every text the participant code and templates use today has a Chinese translation in the committed
+    catalogue (makemessages run again on a copy finds nothing new, changed or untranslated), and the committed
+    .mo holds exactly the committed .po's translations (a fresh clone needs no gettext tools)."""
+    module = translations_module()
+    committed = module.read_po(CATALOGUE.read_text(encoding="utf-8"), str(CATALOGUE))
+    regenerated = module.read_po(regenerate_catalogue(tmp_path / "copy"), "regenerated django.po")
+    assert not untranslated(regenerated), untranslated(regenerated)
+    translations = {entry.msgid: entry.msgstr for entry in committed if entry.msgstr and "fuzzy" not in entry.flags}
+    # nothing stale either: the committed catalogue is the regenerated one (--no-obsolete drops unused ids)
+    assert {entry.msgid for entry in committed} == {entry.msgid for entry in regenerated}
+    assert {entry.msgid: entry.msgstr for entry in regenerated if entry.msgstr} == translations
+    with open(CATALOGUE.with_suffix(".mo"), "rb") as handle:
         mo = gettext.GNUTranslations(handle)
-    for msgid, msgstr in module.ZH_HANS.items():
-        assert mo.gettext(msgid) == msgstr, msgid
-    with translation.override("zh-hans"):  # and Django finds each one (a msgid makemessages dropped would not be)
-        for msgid, msgstr in module.ZH_HANS.items():
+    assert {msgid: msgstr for msgid, msgstr in mo._catalog.items() if msgid} == translations  # compiled from it
+    for msgid, msgstr in module.ZH_HANS.items():  # the translations fill() writes are the ones compiled
+        assert translations.get(msgid) == msgstr, msgid
+    with translation.override("zh-hans"):  # and Django finds each one
+        for msgid, msgstr in translations.items():
             assert translation.gettext(msgid) == msgstr, msgid
 
 
@@ -149,16 +195,11 @@ def test_chinese_page_wording_uses_full_width_punctuation():
     """Chinese page texts in the catalogue use full-width punctuation (，：；？！（）); placeholders, HTML tags and
     commands stay as they are. The instruments' own Chinese wording (the prompt as well as the page) is not in the
     catalogue, so stored prompts do not change."""
-    import importlib.util
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1] / "locale"
-    spec = importlib.util.spec_from_file_location("zh_hans_translations", root / "zh_Hans_translations.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for msgid, msgstr in module.ZH_HANS.items():
+    module = translations_module()
+    catalogue = [entry.msgstr for entry in module.read_po(CATALOGUE.read_text(encoding="utf-8"))]
+    for msgstr in [*module.ZH_HANS.values(), *catalogue]:
         text = re.sub(r"%\(\w+\)[sd]|<[^>]*>|`[^`]*`", "", msgstr)
-        assert not re.search(r"[,;:?!()]", text), msgstr
+        assert not re.search(r"[,;:?!()]|\.\.\.|(?<!…)…(?!…)", text), msgstr  # and the Chinese ellipsis is ……
     assert module.ZH_HANS["Question %(number)s of %(total)s"] == "第%(number)s题，共%(total)s题"
 
 

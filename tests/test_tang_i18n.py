@@ -181,6 +181,57 @@ def test_catalogue_is_complete_and_compiled(tmp_path):
             assert translation.gettext(msgid) == msgstr, msgid
 
 
+# A channel participant (not Prolific's) refused before admission to a Chinese study: (case, title, message).
+CHANNEL_REFUSALS = [
+    ("draft", "本研究尚未开始", "本研究尚未开放。请稍后再试。"),
+    ("closed", "本研究已结束", "本研究已不再招募参与者。"),
+    ("no items", "本研究尚未准备好", "本研究还没有问题。请稍后再试。"),
+    ("entry limit", "来自您所在网络的新参与者过多",
+     "本研究每次只允许来自同一网络的少量新参与者加入。请等待几分钟，然后重新打开您收到的链接。"),
+    ("withdrawn", "您已退出本研究", "您已要求从本研究中删除您的数据，数据已被删除。您不能再次参加本研究。"),
+]
+
+
+@pytest.mark.parametrize("case, title, message", CHANNEL_REFUSALS, ids=[r[0] for r in CHANNEL_REFUSALS])
+def test_a_channel_participant_refused_by_a_chinese_study_reads_chinese(zh_study, settings, case, title, message):
+    from surveys.models import RecruitmentChannel, Withdrawal
+    from surveys.withdrawal import respondent_id
+
+    RecruitmentChannel.objects.create(study=zh_study, name="sona", id_param="id")
+    if case in ("draft", "closed"):
+        zh_study.status = Study.Status.DRAFT if case == "draft" else Study.Status.CLOSED
+        zh_study.save()
+    elif case == "no items":
+        zh_study.items.all().delete()
+    elif case == "entry limit":
+        settings.ENTRY_MAX_PER_CLIENT = 1
+        Client(REMOTE_ADDR="203.0.113.7").get(f"/s/{zh_study.slug}/?channel=sona&id=first")
+    elif case == "withdrawn":
+        Withdrawal.objects.create(study=zh_study, study_slug=zh_study.slug, respondent_id=respondent_id("sona-abc123"),
+                                  requested_by="test", participant_status="started")
+    response = Client(REMOTE_ADDR="203.0.113.7", HTTP_ACCEPT_LANGUAGE="en").get(
+        f"/s/{zh_study.slug}/?channel=sona&id=abc123")
+    page = response.content.decode()
+    assert response.status_code >= 400 and title in page and message in page, page
+    assert "Prolific" not in page and not re.search(r"\b(Please|study|participants?)\b", page)
+
+
+def test_chinese_free_text_and_slider_texts_are_chinese():
+    """The free-text limit and the slider's state and button of a Chinese page (templates/surveys/answers/)."""
+    from django.template.loader import render_to_string
+
+    question = {"question": "问题", "hints": [], "max_length": 500,
+                "scale": {"min": 0, "max": 100, "step": 1, "middle": 50, "labels": []}}
+    context = {"q": question, "name": "value", "prefix": "a", "selected": None, "readonly": False, "error": ""}
+    with translation.override("zh-hans"):
+        free_text = render_to_string("surveys/answers/free_text.html", {**context, "name": "text"})
+        slider = render_to_string("surveys/answers/slider.html", context)
+    assert "最多500个字符。" in free_text
+    for text in ("您的回答：", "尚未作答：请移动滑块，或确认滑块当前显示的数值。", "确认此数值"):
+        assert text in slider, text
+    assert not re.search(r"\b(Up to|Your answer|No answer|Confirm)\b", free_text + slider)
+
+
 def test_preview_of_a_chinese_study_is_chinese(zh_study, django_user_model):
     client = Client(HTTP_ACCEPT_LANGUAGE="en")
     researcher = django_user_model.objects.create_user("r", password="x", is_staff=True)

@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
+
+MAKEMESSAGES = ("makemessages", "-l", "zh_Hans", "--no-obsolete", "--ignore=.venv", "--ignore=tests", "--ignore=bench")
+"""manage.py's arguments that regenerate the catalogue (tests/test_tang_i18n.py runs them on a copy of the code)."""
 
 ZH_HANS: dict[str, str] = {
     "Please choose one of the answers from 0 to 100.": "请从0到100中选择一个答案。",
@@ -108,7 +112,7 @@ ZH_HANS: dict[str, str] = {
     "again.": "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请重新打开研究链接。",
     "The answers you gave are kept. If you think this is a mistake, please contact the researchers.":
         "您已给出的回答会被保留。如果您认为这是一个错误，请联系研究人员。",
-    "Taking you back to %(platform)s…": "正在带您返回%(platform)s…",
+    "Taking you back to %(platform)s…": "正在带您返回%(platform)s……",
     "Return to %(platform)s": "返回%(platform)s",
     "This link is not valid": "此链接无效",
     "The address names a way into this study that does not exist. Please open the study again with the link you "
@@ -166,9 +170,70 @@ ZH_HANS: dict[str, str] = {
     "optional": "选填",
     "Continue": "继续",
     "Finish": "完成",
+    # answer messages of the newer answer shapes (surveys.flow.ANSWER_MESSAGES) and their page texts
+    "Please choose one of the answers on the scale.": "请在量表上选择一个答案。",
+    "Please write an answer before continuing.": "请先写下您的回答再继续。",
+    "Your answer holds a character that cannot be stored (NUL); please remove it.":
+        "您的回答中含有一个无法保存的字符（NUL），请将其删除。",
+    "Please shorten your answer: it is longer than this question allows.": "请缩短您的回答：它超出了本题允许的长度。",
+    "Up to %(limit)s characters.": "最多%(limit)s个字符。",
+    "Your answer:": "您的回答：",
+    "No answer yet: move the slider, or confirm the value it shows.": "尚未作答：请移动滑块，或确认滑块当前显示的数值。",
+    "Confirm this value": "确认此数值",
+    # too many new participants from one address (surveys.flow.check_entry_rate)
+    "Too many new participants from your network": "来自您所在网络的新参与者过多",
+    "This study admits only a few new participants per network at a time. Please wait a few minutes and open the "
+    "link from Prolific again.":
+        "本研究每次只允许来自同一网络的少量新参与者加入。请等待几分钟，然后从Prolific重新打开链接。",
+    "This study admits only a few new participants per network at a time. Please wait a few minutes and open the "
+    "link you were given again.":
+        "本研究每次只允许来自同一网络的少量新参与者加入。请等待几分钟，然后重新打开您收到的链接。",
+    # participants of another recruitment channel than Prolific: the same pages without Prolific
+    "The study is not open yet. Please try again later.": "本研究尚未开放。请稍后再试。",
+    "The study is no longer accepting participants.": "本研究已不再招募参与者。",
+    "The study has no questions yet. Please try again later.": "本研究还没有问题。请稍后再试。",
+    "There is no study at this address. Please check the link you were given.": "此网址没有对应的研究。请检查您收到的链接。",
+    "Please open the study again with the link you were given; you will continue where you left off.":
+        "请使用您收到的链接重新打开本研究；您将从上次离开的地方继续。",
+    "You asked for your data to be removed from this study, and it has been. You cannot take part in it again.":
+        "您已要求从本研究中删除您的数据，数据已被删除。您不能再次参加本研究。",
+    "<strong>Test participant:</strong> you entered with a test link. Your answers are kept apart from the real "
+    "data, and you are not sent back at the end.":
+        "<strong>测试参与者：</strong>您是通过测试链接进入的。您的回答与真实数据分开保存，结束时也不会将您送回。",
+    "This was a test: you are not sent back to %(platform)s.": "这是一次测试：不会将您送回%(platform)s。",
+    "You returned this study, so it cannot be continued.": "您已退回本研究，因此无法继续。",
+    "The time allowed for this study ran out, so it cannot be continued.": "本研究的允许时间已用完，因此无法继续。",
 }
 
 _MSGID = re.compile(r'^msgid ((?:".*"\n?)+)', re.M)
+_FIELD = re.compile(r'^(msgctxt|msgid|msgid_plural|msgstr) ((?:".*"\n?)+)', re.M)
+
+
+class PoEntry(NamedTuple):
+    """One message of a .po file: its id and translation, flags (fuzzy, python-format) and the files using it."""
+
+    msgid: str
+    msgstr: str
+    flags: frozenset[str]
+    files: frozenset[str]
+
+
+def read_po(text: str, name: str = "django.po") -> list[PoEntry]:
+    """The messages of a .po file's text, without the header and obsolete ("#~") entries; ValueError, naming
+    ``name`` and the message, for contexts and plurals (msgctxt, msgid_plural), which the catalogue does not use."""
+    entries = []
+    for block in text.strip("\n").split("\n\n"):
+        fields = {key: _unquote(value) for key, value in _FIELD.findall(block + "\n")}
+        if not fields.get("msgid"):
+            continue
+        if "msgctxt" in fields or "msgid_plural" in fields:
+            raise ValueError(f"{name}: {fields['msgid']!r} has a context or plural, not read here")
+        lines = block.split("\n")
+        flags = {flag for line in lines if line.startswith("#,") for flag in line[2:].replace(",", " ").split()}
+        files = {ref.rsplit(":", 1)[0] for line in lines if line.startswith("#:") for ref in line[2:].split()}
+        entries.append(PoEntry(fields["msgid"], fields.get("msgstr", ""), frozenset(flags), frozenset(files)))
+    return entries
+
 
 
 def _unquote(lines: str) -> str:
@@ -181,7 +246,8 @@ def _quote(text: str) -> str:
 
 def fill(path: Path) -> list[str]:
     """Write the translations into the .po at ``path``: every entry whose message id is known gets its msgstr
-    (msgmerge's fuzzy guesses and their "#|" previous ids are dropped); returns the ids left untranslated."""
+    (msgmerge's fuzzy guesses and their "#|" previous ids are dropped; other flags such as python-format stay);
+    returns the ids left untranslated."""
     entries = path.read_text(encoding="utf-8").strip("\n").split("\n\n")
     missing: list[str] = []
     out = []
@@ -192,6 +258,10 @@ def fill(path: Path) -> list[str]:
             entry = entry.replace("#, fuzzy\n", "", 1).replace('"Language: \\n"', '"Language: zh_Hans\\n"', 1)
         elif msgid in ZH_HANS:
             comments = [line for line in entry.split("\n") if line.startswith("#:") or line.startswith("#.")]
+            flags = [flag for line in entry.split("\n") if line.startswith("#,")
+                     for flag in line[2:].replace(",", " ").split() if flag != "fuzzy"]
+            if flags:  # python-format and the like stay: compilemessages checks the placeholders by them
+                comments.append("#, " + ", ".join(flags))
             entry = "\n".join([*comments, f"msgid {match.group(1).strip()}", f"msgstr {_quote(ZH_HANS[msgid])}"])
         elif not entry.startswith("#~"):
             missing.append(msgid)

@@ -1,7 +1,13 @@
 """Participant pages in the study's language (Study.language), not the browser's: Chinese and English."""
 from __future__ import annotations
 
+import gettext
+import importlib.util
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -112,27 +118,118 @@ def test_problem_pages_of_a_chinese_study_are_chinese(zh_study):
     assert "No study at this address" in client.get("/s/nothing-here/?PROLIFIC_PID=abc").content.decode()
 
 
-def test_catalogue_is_complete_and_compiled():
-    """Every participant text has a Chinese translation in the committed catalogue, and the committed .mo holds
-    the same translations (a fresh clone needs no gettext tools)."""
-    import gettext
-    import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1] / "locale"
-    spec = importlib.util.spec_from_file_location("zh_hans_translations", root / "zh_Hans_translations.py")
+ROOT = Path(__file__).resolve().parents[1]
+CATALOGUE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+NOT_COPIED = {".git", ".venv", "tests", "bench", "var", "site", "build", "reports", "__pycache__", "node_modules"}
+
+
+def translations_module():
+    """locale/zh_Hans_translations.py: the translations by message id, MAKEMESSAGES and read_po."""
+    spec = importlib.util.spec_from_file_location("zh_hans_translations", ROOT / "locale" / "zh_Hans_translations.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    po = (root / "zh_Hans" / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
-    empty = re.findall(r'^msgid "(.+)"\nmsgstr ""\n\n', po, flags=re.M)
-    assert set(empty) <= {"Django site admin", "Home"}, empty
-    assert "#, fuzzy" not in po  # msgfmt leaves fuzzy entries out; msgmerge's guesses are wrong translations
-    with open(root / "zh_Hans" / "LC_MESSAGES" / "django.mo", "rb") as handle:
+    return module
+
+
+def _not_read_by_makemessages(directory: str, names: list[str]) -> set[str]:
+    """copytree's ignore: keep the files makemessages reads (.py, .html, .txt) and the committed .po."""
+    def skipped(name: str) -> bool:
+        if Path(directory, name).is_dir():
+            return name in NOT_COPIED or name.startswith(".")
+        return Path(name).suffix not in {".py", ".html", ".txt", ".po"}
+    return {name for name in names if skipped(name)}
+
+
+def regenerate_catalogue(copy: Path) -> str:
+    """The catalogue makemessages makes today, with the project's options, from a copy of the code and the
+    committed .po: texts the committed .po lacks come out untranslated, changed ones fuzzy."""
+    shutil.copytree(ROOT, copy, ignore=_not_read_by_makemessages)
+    done = subprocess.run([sys.executable, "manage.py", *translations_module().MAKEMESSAGES], cwd=copy,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return (copy / CATALOGUE.relative_to(ROOT)).read_text(encoding="utf-8")
+
+
+def untranslated(entries) -> list[str]:
+    """Message ids without a usable translation (empty or fuzzy), but for those only admin pages use (the
+    catalogue leaves Django's admin wording to Django)."""
+    return [entry.msgid for entry in entries if (not entry.msgstr or "fuzzy" in entry.flags)
+            and not all(name.startswith("templates/admin/") for name in entry.files)]
+
+
+@pytest.mark.skipif(not shutil.which("xgettext") or not shutil.which("msgmerge"),
+                    reason="makemessages needs GNU gettext (apt-get install gettext)")
+def test_catalogue_is_complete_and_compiled(tmp_path):
+    """Every text the participant code and templates use today has a Chinese translation in the committed
+    catalogue (makemessages run again on a copy finds nothing new, changed or untranslated), and the committed
+    .mo holds exactly the committed .po's translations (a fresh clone needs no gettext tools)."""
+    module = translations_module()
+    committed = module.read_po(CATALOGUE.read_text(encoding="utf-8"), str(CATALOGUE))
+    regenerated = module.read_po(regenerate_catalogue(tmp_path / "copy"), "regenerated django.po")
+    assert not untranslated(regenerated), untranslated(regenerated)
+    translations = {entry.msgid: entry.msgstr for entry in committed if entry.msgstr and "fuzzy" not in entry.flags}
+    # nothing stale either: the committed catalogue is the regenerated one (--no-obsolete drops unused ids)
+    assert {entry.msgid for entry in committed} == {entry.msgid for entry in regenerated}
+    assert {entry.msgid: entry.msgstr for entry in regenerated if entry.msgstr} == translations
+    with open(CATALOGUE.with_suffix(".mo"), "rb") as handle:
         mo = gettext.GNUTranslations(handle)
-    for msgid, msgstr in module.ZH_HANS.items():
-        assert mo.gettext(msgid) == msgstr, msgid
-    with translation.override("zh-hans"):  # and Django finds each one (a msgid makemessages dropped would not be)
-        for msgid, msgstr in module.ZH_HANS.items():
+    assert {msgid: msgstr for msgid, msgstr in mo._catalog.items() if msgid} == translations  # compiled from it
+    for msgid, msgstr in module.ZH_HANS.items():  # the translations fill() writes are the ones compiled
+        assert translations.get(msgid) == msgstr, msgid
+    with translation.override("zh-hans"):  # and Django finds each one
+        for msgid, msgstr in translations.items():
             assert translation.gettext(msgid) == msgstr, msgid
+
+
+# A channel participant (not Prolific's) refused before admission to a Chinese study: (case, title, message).
+CHANNEL_REFUSALS = [
+    ("draft", "本研究尚未开始", "本研究尚未开放。请稍后再试。"),
+    ("closed", "本研究已结束", "本研究已不再招募参与者。"),
+    ("no items", "本研究尚未准备好", "本研究还没有问题。请稍后再试。"),
+    ("entry limit", "来自您所在网络的新参与者过多",
+     "本研究每次只允许来自同一网络的少量新参与者加入。请等待几分钟，然后重新打开您收到的链接。"),
+    ("withdrawn", "您已退出本研究", "您已要求从本研究中删除您的数据，数据已被删除。您不能再次参加本研究。"),
+]
+
+
+@pytest.mark.parametrize("case, title, message", CHANNEL_REFUSALS, ids=[r[0] for r in CHANNEL_REFUSALS])
+def test_a_channel_participant_refused_by_a_chinese_study_reads_chinese(zh_study, settings, case, title, message):
+    from surveys.models import RecruitmentChannel, Withdrawal
+    from surveys.withdrawal import respondent_id
+
+    RecruitmentChannel.objects.create(study=zh_study, name="sona", id_param="id")
+    if case in ("draft", "closed"):
+        zh_study.status = Study.Status.DRAFT if case == "draft" else Study.Status.CLOSED
+        zh_study.save()
+    elif case == "no items":
+        zh_study.items.all().delete()
+    elif case == "entry limit":
+        settings.ENTRY_MAX_PER_CLIENT = 1
+        Client(REMOTE_ADDR="203.0.113.7").get(f"/s/{zh_study.slug}/?channel=sona&id=first")
+    elif case == "withdrawn":
+        Withdrawal.objects.create(study=zh_study, study_slug=zh_study.slug, respondent_id=respondent_id("sona-abc123"),
+                                  requested_by="test", participant_status="started")
+    response = Client(REMOTE_ADDR="203.0.113.7", HTTP_ACCEPT_LANGUAGE="en").get(
+        f"/s/{zh_study.slug}/?channel=sona&id=abc123")
+    page = response.content.decode()
+    assert response.status_code >= 400 and title in page and message in page, page
+    assert "Prolific" not in page and not re.search(r"\b(Please|study|participants?)\b", page)
+
+
+def test_chinese_free_text_and_slider_texts_are_chinese():
+    """The free-text limit and the slider's state and button of a Chinese page (templates/surveys/answers/)."""
+    from django.template.loader import render_to_string
+
+    question = {"question": "问题", "hints": [], "max_length": 500,
+                "scale": {"min": 0, "max": 100, "step": 1, "middle": 50, "labels": []}}
+    context = {"q": question, "name": "value", "prefix": "a", "selected": None, "readonly": False, "error": ""}
+    with translation.override("zh-hans"):
+        free_text = render_to_string("surveys/answers/free_text.html", {**context, "name": "text"})
+        slider = render_to_string("surveys/answers/slider.html", context)
+    assert "最多500个字符。" in free_text
+    for text in ("您的回答：", "尚未作答：请移动滑块，或确认滑块当前显示的数值。", "确认此数值"):
+        assert text in slider, text
+    assert not re.search(r"\b(Up to|Your answer|No answer|Confirm)\b", free_text + slider)
 
 
 def test_preview_of_a_chinese_study_is_chinese(zh_study, django_user_model):
@@ -149,16 +246,11 @@ def test_chinese_page_wording_uses_full_width_punctuation():
     """Chinese page texts in the catalogue use full-width punctuation (，：；？！（）); placeholders, HTML tags and
     commands stay as they are. The instruments' own Chinese wording (the prompt as well as the page) is not in the
     catalogue, so stored prompts do not change."""
-    import importlib.util
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1] / "locale"
-    spec = importlib.util.spec_from_file_location("zh_hans_translations", root / "zh_Hans_translations.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for msgid, msgstr in module.ZH_HANS.items():
+    module = translations_module()
+    catalogue = [entry.msgstr for entry in module.read_po(CATALOGUE.read_text(encoding="utf-8"))]
+    for msgstr in [*module.ZH_HANS.values(), *catalogue]:
         text = re.sub(r"%\(\w+\)[sd]|<[^>]*>|`[^`]*`", "", msgstr)
-        assert not re.search(r"[,;:?!()]", text), msgstr
+        assert not re.search(r"[,;:?!()]|\.\.\.|(?<!…)…(?!…)", text), msgstr  # and the Chinese ellipsis is ……
     assert module.ZH_HANS["Question %(number)s of %(total)s"] == "第%(number)s题，共%(total)s题"
 
 

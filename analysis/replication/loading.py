@@ -78,9 +78,9 @@ def _items(study: Any, files: dict[str, bytes]) -> dict[str, Any]:
             raise PackageDataError(f"data/item_ids.jsonl line {n}: no item {row.get('key')!r} in the definition")
         wanted[row["key"]] = int(row["id"])
     for key, item in by_key.items():
-        Item.objects.filter(pk=item.pk).update(pk=item.pk + ITEM_OFFSET)
+        Item.objects.filter(pk=item.pk).update(id=item.pk + ITEM_OFFSET)
     for key, item in by_key.items():
-        Item.objects.filter(pk=item.pk + ITEM_OFFSET).update(pk=wanted.get(key, item.pk + ITEM_OFFSET))
+        Item.objects.filter(pk=item.pk + ITEM_OFFSET).update(id=wanted.get(key, item.pk + ITEM_OFFSET))
     return {i.key: i for i in study.items.all()}
 
 
@@ -125,10 +125,11 @@ def _item(items: dict[str, Any], key: Any, where: str) -> Any:
 
 def _people(study: Any, files: dict[str, bytes], items: dict[str, Any], versions: dict[int, Any],
             channels: dict[str, Any]) -> None:
-    """Participants (their salted id in place of the PROLIFIC_PID), their slots and answers."""
+    """Participants (their salted id in place of the PROLIFIC_PID), their slots and answers. Answers are inserted
+    while their participant is ``started`` (a database trigger refuses others), the statuses set afterwards."""
     from surveys.models import Assignment, Participant, Response
 
-    people = []
+    people, statuses = [], {}
     for n, row in _rows(files, "participants"):
         where = f"data/participants.jsonl line {n}"
         people.append(Participant(study=study, prolific_pid=row["respondent_id"],
@@ -136,6 +137,9 @@ def _people(study: Any, files: dict[str, bytes], items: dict[str, Any], versions
                                   channel=channels.get(row["channel"]) if row.get("channel") else None,
                                   **_typed(Participant, row, "data/participants.jsonl", n,
                                            {"respondent_id", "study_version", "channel"})))
+    for person in people:
+        statuses[person.id] = person.status
+        person.status = Participant.Status.STARTED
     Participant.objects.bulk_create(people)
     slots, answers = [], []
     for n, row in _rows(files, "human_answers"):
@@ -152,6 +156,9 @@ def _people(study: Any, files: dict[str, bytes], items: dict[str, Any], versions
                                 **_typed(Assignment, row, "data/unanswered_slots.jsonl", n, {"participant", "item"})))
     Assignment.objects.bulk_create(slots)
     Response.objects.bulk_create(answers)
+    for person in people:
+        person.status = statuses[person.id]
+    Participant.objects.bulk_update(people, ["status"], batch_size=500)
 
 
 def _models(study: Any, files: dict[str, bytes], items: dict[str, Any], versions: dict[int, Any]) -> None:

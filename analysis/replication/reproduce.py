@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from analysis.replication.compare import TOLERANCE, report_diff
 from analysis.replication.manifest import read_checked
 
@@ -53,7 +55,8 @@ def recompute(files: dict[str, bytes], endpoint: dict[str, Any] | None = None,
             target = package / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        args = [sys.executable, "-m", "analysis.replication.scratch", str(package), str(out)]
+        args = [sys.executable, "-m", "analysis.replication.scratch", str(package), str(out),
+                str(Path(settings.VAR_DIR) / "replication")]
         if endpoint is not None:
             (folder / "endpoint.json").write_text(json.dumps(endpoint), encoding="utf-8")
             args.append(str(folder / "endpoint.json"))

@@ -65,6 +65,19 @@ def package(study, tmp_path, name="package.zip") -> Path:
     return out
 
 
+_BUILT: dict[str, bytes] = {}
+
+
+@pytest.fixture
+def packaged(request, tmp_path) -> Path:
+    """The study's package, built once for the module (the tests that only read it share it)."""
+    if "zip" not in _BUILT:
+        _BUILT["zip"] = package(request.getfixturevalue("study"), tmp_path, "first.zip").read_bytes()
+    path = tmp_path / "package.zip"
+    path.write_bytes(_BUILT["zip"])
+    return path
+
+
 def reproduce(path, *args) -> tuple[str, int]:
     out = io.StringIO()
     try:
@@ -125,17 +138,18 @@ def test_the_package_lists_every_file_with_its_hash_and_names_people_by_salted_i
     assert again.read_bytes() == path.read_bytes()  # deterministic: same data, same bytes
 
 
-def test_a_faithful_package_reproduces_with_no_difference(study, tmp_path):
-    path = package(study, tmp_path)
-    printed, code = reproduce(path)
+def test_a_faithful_package_reproduces_with_no_difference_outside_this_database(packaged):
+    before = (Participant.objects.count(), ModelResponse.objects.count(), connection.settings_dict["NAME"])
+    printed, code = reproduce(packaged)
     assert code == 0, printed
     assert "rel 1e-09 or abs 1e-12" in printed
     assert "no differences" in printed
     assert "table generic_summary: same" in printed and "figure generic-" in printed
+    assert (Participant.objects.count(), ModelResponse.objects.count(), connection.settings_dict["NAME"]) == before
 
 
-def test_a_changed_answer_is_refused_naming_the_file_before_anything_is_loaded(study, tmp_path):
-    path = package(study, tmp_path)
+def test_a_changed_answer_is_refused_naming_the_file_before_anything_is_loaded(packaged):
+    path = packaged
 
     def change(data: bytes) -> bytes:
         rows = [json.loads(line) for line in data.splitlines()]
@@ -148,8 +162,8 @@ def test_a_changed_answer_is_refused_naming_the_file_before_anything_is_loaded(s
     assert "data/human_answers.jsonl: changed" in printed and "nothing loaded" in printed
 
 
-def test_a_missing_or_extra_file_is_refused_naming_it(study, tmp_path):
-    path = package(study, tmp_path)
+def test_a_missing_or_extra_file_is_refused_naming_it(packaged):
+    path = packaged
     with zipfile.ZipFile(path, "a") as archive:
         archive.writestr("data/more.jsonl", b"{}\n")
     printed, code = reproduce(path)
@@ -163,11 +177,11 @@ def test_a_missing_or_extra_file_is_refused_naming_it(study, tmp_path):
     assert code != 0 and "data/prompts.jsonl: missing" in printed
 
 
-def test_a_recomputed_difference_is_printed_and_fails(study, tmp_path):
+def test_a_recomputed_difference_is_printed_and_fails(packaged):
     """A package whose report no longer matches its data (the MANIFEST rewritten too) shows the table's row."""
     from analysis.replication.manifest import zip_bytes
 
-    path = package(study, tmp_path)
+    path = packaged
     with zipfile.ZipFile(path) as archive:
         files = {n: archive.read(n) for n in archive.namelist() if n != MANIFEST}
     report = json.loads(files["report/report.json"])
@@ -179,13 +193,14 @@ def test_a_recomputed_difference_is_printed_and_fails(study, tmp_path):
     assert "table generic_summary: 1 difference(s)" in printed and "row 0].mean" in printed
 
 
-def test_rerun_models_against_the_stub_prints_the_agreement(study, stub, tmp_path):
-    path = package(study, tmp_path)
+def test_rerun_models_against_the_stub_prints_the_agreement(packaged, stub):
+    path = packaged
+    stub.responder = scale_reply
     make_endpoint(stub, name="again")
     asked = len(stub.requests)
     printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
     assert code == 0, printed
-    n = study.main_items().count()
+    n = sum(1 for line in (ROOT / "studies/examples/hedge-confidence/items.csv").read_text().splitlines()[1:] if line)
     assert f"{n} answers, {n} identical, agreement 1.000" in printed
     assert len(stub.requests) - asked == n
     sent = [r.body for r in stub.requests[-n:]]
@@ -194,10 +209,3 @@ def test_rerun_models_against_the_stub_prints_the_agreement(study, stub, tmp_pat
     stub.responder = lambda request: Reply.answer("5")  # another model: never the packaged 6 or 4
     printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
     assert f"{n} answers, 0 identical, agreement 0.000" in printed
-
-
-def test_the_scratch_database_is_not_this_one(study, tmp_path):
-    """Reproducing loads nothing into the site's own database."""
-    before = (Participant.objects.count(), ModelResponse.objects.count(), connection.settings_dict["NAME"])
-    reproduce(package(study, tmp_path))
-    assert (Participant.objects.count(), ModelResponse.objects.count(), connection.settings_dict["NAME"]) == before

@@ -52,7 +52,9 @@ def axes_numbers(ax: Any) -> dict[str, Any]:
 
 
 def figure_numbers(fig: Any) -> dict[str, Any]:
-    """Every axes of ``fig`` (in order) and its suptitle."""
+    """Every axes of ``fig`` (in order) and its suptitle, read after laying the figure out (tick labels are
+    only set by a draw): the same whether or not the figure was saved before."""
+    fig.draw_without_rendering()
     suptitle = getattr(fig, "_suptitle", None)
     return {"suptitle": suptitle.get_text() if suptitle is not None else "",
             "axes": [axes_numbers(ax) for ax in fig.get_axes()]}

@@ -85,15 +85,17 @@ def figure_bytes(fig: Any) -> tuple[bytes, bytes]:
     return png.getvalue(), svg.getvalue()
 
 
-def report_files(report: Any, stamp: str, figures: bool = True) -> dict[str, bytes]:
+def report_files(report: Any, stamp: str, images: bool = True) -> dict[str, bytes]:
     """What ``manage.py report`` writes (report.json, a CSV per table, every figure as PNG and SVG), under
-    ``report/``, plus each figure's numbers (``report/figures/<name>.json``)."""
+    ``report/``, plus each figure's numbers (``report/figures/<name>.json``); ``images=False``: the numbers
+    without the PNG and SVG files (what a comparison needs)."""
     files: dict[str, bytes] = {}
     names = []
-    for name, fig in (report.figures() if figures else []):
-        png, svg = figure_bytes(fig)
-        files[f"report/figures/{name}.png"] = png
-        files[f"report/figures/{name}.svg"] = svg
+    for name, fig in report.figures():
+        if images:
+            png, svg = figure_bytes(fig)
+            files[f"report/figures/{name}.png"] = png
+            files[f"report/figures/{name}.svg"] = svg
         files[f"report/figures/{name}.json"] = dump_json(figure_numbers(fig))
         names.append(name)
     data = report.to_json()

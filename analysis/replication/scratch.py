@@ -93,7 +93,7 @@ def main(package_dir: Path, out_dir: Path, templates: Path, endpoint_file: Path 
         report = replace(report, generated_at=datetime.fromisoformat(stamp))
     back = {hashed_id(pid): pid for pid in study.participants.values_list("prolific_pid", flat=True)}
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, data in report_files(report, stamp).items():
+    for name, data in report_files(report, stamp, images=False).items():
         if name == "report/report.json":
             data = json.dumps(unsalted(json.loads(data), back), indent=1, ensure_ascii=False, sort_keys=True).encode()
         target = out_dir / name

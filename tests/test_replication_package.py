@@ -209,3 +209,18 @@ def test_rerun_models_against_the_stub_prints_the_agreement(packaged, stub):
     stub.responder = lambda request: Reply.answer("5")  # another model: never the packaged 6 or 4
     printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
     assert f"{n} answers, 0 identical, agreement 0.000" in printed
+
+
+def test_the_api_and_the_admin_serve_the_same_package_as_the_command(study, tmp_path, admin_client, admin_user):
+    from rest_framework.authtoken.models import Token
+
+    expected = package(study, tmp_path).read_bytes()
+    token = Token.objects.create(user=admin_user).key
+    response = admin_client.get(f"/api/studies/{study.slug}/package/", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"] == f'attachment; filename="{study.slug}-replication.zip"'
+    assert response.content == expected
+    page = admin_client.get(f"/admin/surveys/study/{study.pk}/change/").content.decode()
+    link = f"/admin/analysis/studyanalysis/{study.pk}/package.zip"
+    assert f'href="{link}">Download replication package</a>' in page
+    assert admin_client.get(link).content == expected

@@ -224,3 +224,24 @@ def test_the_api_and_the_admin_serve_the_same_package_as_the_command(study, tmp_
     link = f"/admin/analysis/studyanalysis/{study.pk}/package.zip"
     assert f'href="{link}">Download replication package</a>' in page
     assert admin_client.get(link).content == expected
+
+
+def test_sampled_runs_are_compared_by_wasserstein_1_or_total_variation_per_item():
+    from analysis.replication.rerun import distance, parsed
+
+    def number(v):
+        return (v, None, None, None, None)
+
+    # item 1: {2, 4} against {3, 5} → W1 = 1; item 2: {6, 6} against {6, 6} → 0; unparseable answers are left out
+    pairs = [(1, number(2.0), number(3.0)), (1, number(4.0), number(5.0)), (2, number(6.0), number(6.0)),
+             (2, number(6.0), (None,))]
+    assert distance(pairs) == (0.5, "wasserstein-1")
+
+    def choice(c):
+        return (None, c, None, None, None)
+
+    # shares {a: 1/2, b: 1/2} against {a: 1}: TV = 1/2
+    assert distance([(1, choice("a"), choice("a")), (1, choice("b"), choice("a"))]) == (0.5, "total variation")
+    assert parsed(ModelResponse(status="unparseable", raw_output="?")) == (None,)
+    assert parsed(ModelResponse(status="ok", value=3.0)) == (3.0, None, None, None, None)
+    assert parsed(ModelResponse(status="ok", value=0.0)) == (0.0, None, None, None, None)

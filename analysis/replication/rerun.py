@@ -22,7 +22,8 @@ def parsed(row: Any) -> tuple:
     """The parsed answer of a ModelResponse or an Outcome ((None, …) when unparseable)."""
     if getattr(row, "status", "ok") != "ok":
         return (None,)
-    return tuple(getattr(row, name, None) or None for name in PARSED)
+    values = (getattr(row, name, None) for name in PARSED)
+    return tuple(None if v == "" else v for v in values)
 
 
 def total_variation(a: list[Any], b: list[Any]) -> float:

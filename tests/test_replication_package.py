@@ -190,7 +190,7 @@ def test_a_recomputed_difference_is_printed_and_fails(packaged):
     path.write_bytes(zip_bytes(files))
     printed, code = reproduce(path)
     assert code == 1
-    assert "table generic_summary: 1 difference(s)" in printed and "row 0].mean" in printed
+    assert "table generic_summary: 1 difference(s)" in printed and "row 0, mean: packaged" in printed
 
 
 def test_rerun_models_against_the_stub_prints_the_agreement(packaged, stub):

@@ -7,6 +7,7 @@ Tables are compared row by row and column by column (report.json's ``tables``), 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 REL_TOL = 1e-9
@@ -62,8 +63,8 @@ def report_diff(packaged: dict[str, bytes], recomputed: dict[str, bytes]) -> dic
         elif name not in old.get("tables", {}):
             out[f"table {name}"] = ["recomputed only"]
         else:
-            out[f"table {name}"] = [d.replace(f"{name}[", "row ", 1) for d in
-                                    differences(old["tables"][name], new["tables"][name], name)]
+            out[f"table {name}"] = [re.sub(r"^\[(\d+)\]\.", r"row \1, ", d)
+                                    for d in differences(old["tables"][name], new["tables"][name])]
     figures = sorted({n for n in [*packaged, *recomputed] if n.startswith("report/figures/") and n.endswith(".json")})
     for name in figures:
         title = f"figure {name.removeprefix('report/figures/').removesuffix('.json')}"

@@ -45,7 +45,7 @@ def differences(packaged: Any, recomputed: Any, path: str = "") -> list[str]:
         for i, (a, b) in enumerate(zip(packaged, recomputed)):
             out += differences(a, b, f"{path}[{i}]")
         return out
-    if packaged != recomputed or type(packaged) is not type(recomputed) and not (_number(packaged) and _number(recomputed)):
+    if packaged != recomputed or type(packaged) is not type(recomputed):  # numbers were compared above
         return [f"{path}: packaged {packaged!r}, recomputed {recomputed!r}"]
     return []
 

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,10 @@ class ScratchFailed(Exception):
 
 @dataclass
 class Reproduction:
+    """What ``reproduce`` found: the differences per section, and the rerun's rows when one was asked for."""
+
     diff: dict[str, list[str]]
     rerun: list[dict[str, Any]] | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def differences(self) -> int:

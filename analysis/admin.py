@@ -104,6 +104,8 @@ class StudyAnalysisAdmin(OwnedAdminMixin, admin.ModelAdmin):
             path("<int:object_id>/report.json", wrap(_view("report_json")), name="analysis_studyanalysis_report_json"),
             path("<int:object_id>/export/<str:fmt>/", wrap(_view("export_download")),
                  name="analysis_studyanalysis_export"),
+            path("<int:object_id>/package.zip", wrap(_view("package_download")),
+                 name="analysis_studyanalysis_package"),
             path("<int:object_id>/attention/", wrap(_view("attention_run"), "surveys.change_participant"), name="analysis_studyanalysis_attention"),
             path("<int:object_id>/import-responses/", wrap(with_context(_view("import_responses_page")), *IMPORT_PERMS),
                  name="analysis_studyanalysis_import_responses"),

@@ -5,6 +5,7 @@ config.permissions).
                                                    ``?pool_versions=1`` pools answers of several definition versions)
 - GET  /api/studies/<slug>/export/csv/             the combined export, streamed (``?raw_ids=1`` for PROLIFIC_PIDs)
 - GET  /api/studies/<slug>/export/parquet/
+- GET  /api/studies/<slug>/package/                the replication package (zip; analysis/replication/package.py)
 - POST /api/studies/<slug>/attention/              run the attention filter; returns its decisions
 """
 from __future__ import annotations
@@ -67,6 +68,33 @@ class StudyReportView(APIView):
         return _study_result(request, slug,
                              lambda study: cached_report(study, pool_versions=pool).seen_by(raw_ids).to_json(),
                              ReportError)
+
+
+class StudyPackageView(APIView):
+    required_permissions = {"GET": [VIEW_REPORT]}
+
+    @extend_schema(summary="The study's replication package: definition, data (salted ids), report, "
+                           "environment and a MANIFEST of SHA-256 hashes (manage.py package)",
+                   parameters=[OpenApiParameter("pool_versions", bool, description="report answers given to "
+                                                "different versions of the study's definition together")],
+                   responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: Detail, 409: Detail})
+    def get(self, request, slug: str):
+        from django.http import HttpResponse
+
+        from analysis.export_formats import package_filename
+        from analysis.replication.package import package_zip
+        from analysis.report_cache import asked
+        from analysis.reports import ReportError
+        from analysis.versions import VersionsError
+
+        study = _study(request, slug)
+        try:
+            data = package_zip(study, pool_versions=asked(request.query_params.get("pool_versions")))
+        except (ReportError, VersionsError) as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        response = HttpResponse(data, content_type="application/zip")
+        response["Content-Disposition"] = f'attachment; filename="{package_filename(study)}"'
+        return response
 
 
 class StudyExportView(APIView):

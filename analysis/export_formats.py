@@ -8,3 +8,8 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.a
 
 def export_filename(study, fmt: str) -> str:
     return f"{study.slug}-answers.{fmt}"
+
+
+def package_filename(study) -> str:
+    """The replication package's download name (analysis/replication/package.py)."""
+    return f"{study.slug}-replication.zip"

@@ -193,6 +193,22 @@ def export_download(request: HttpRequest, study: Study, fmt: str) -> HttpRespons
     return response
 
 
+def package_download(request: HttpRequest, study: Study) -> HttpResponse:
+    """The study's replication package (analysis/replication/package.py); when its report cannot be built, back
+    to the study's page with the reason."""
+    from analysis.export_formats import package_filename
+    from analysis.replication.package import package_zip
+
+    try:
+        data = package_zip(study, pool_versions=asked(request.GET.get("pool_versions")))
+    except (ReportError, VersionsError) as exc:
+        messages.error(request, f"No replication package: {exc}")
+        return redirect("admin:surveys_study_change", study.pk)
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{package_filename(study)}"'
+    return response
+
+
 def attention_run(request: HttpRequest, study: Study) -> HttpResponse:
     """POST: run the attention filter and go back to the report."""
     if request.method != "POST":

@@ -89,6 +89,7 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "api report": ("api", "/api/studies/alpha/report/", '"detail"'),  # 409: no completed participants
         "api export": ("api", "/api/studies/alpha/export/csv/", "alpha-1"),
         "api export raw": ("api", "/api/studies/alpha/export/csv/?raw_ids=1", "alpha-1"),
+        "api package": ("api", "/api/studies/alpha/package/", "data/participants.jsonl"),
         "api prolific": ("api", "/api/prolific/studies/alpha/", "alpha-prolific"),
         "api submissions": ("api", "/api/prolific/submissions/", "alpha-sub"),
         "admin studies": ("admin", reverse("admin:surveys_study_changelist"), MARK),
@@ -100,6 +101,8 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "admin item answers": ("admin", reverse("admin:elicitation_item_answers", args=[item.pk]), "alpha-1"),
         "admin report": ("admin", reverse("admin:analysis_studyanalysis_report", args=[s.pk]), MARK),
         "admin run agents": ("admin", reverse("admin:elicitation_run_agents", args=["alpha"]), "Study alpha"),
+        "admin package": ("admin", reverse("admin:analysis_studyanalysis_package", args=[s.pk]),
+                          "data/participants.jsonl"),
         "preview": ("admin", reverse("surveys:preview", args=["alpha"]), "alpha"),
     }
 
@@ -120,6 +123,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "api report":          (S, S, D, S, S),  # 409 "no completed participants": it got through to the data
     "api export":          (S, S, D, S, S),  # salted ids unless ?raw_ids=1
     "api export raw":      (P, P, D, D, P),
+    "api package":         (S, S, D, S, S),  # salted ids only, for every role that may read the report
     "api prolific":        (S, S, D, D, S),
     "api submissions":     (P, P, H, D, P),
     "admin studies":       (S, S, H, D, S),
@@ -131,6 +135,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin item answers":  (P, P, D, D, P),
     "admin report":        (S, S, D, S, S),
     "admin run agents":    (S, S, D, D, S),
+    "admin package":       (S, S, D, S, S),
     "preview":             (S, S, D, D, S),
 }
 
@@ -139,7 +144,7 @@ def outcome(response, mark: str) -> str:
     if response.status_code in (302, 403, 404):
         return D
     assert response.status_code in (200, 409), response.status_code
-    body = (b"".join(response.streaming_content) if response.streaming else response.content).decode()
+    body = (b"".join(response.streaming_content) if response.streaming else response.content).decode(errors="replace")
     if mark not in body:
         return H
     return P if PID in body else S

@@ -61,6 +61,7 @@ API_ROUTES = [  # (method, url, permissions needed)
     ("get", "/api/model-responses/", ["elicitation.view_modelresponse"]),
     ("get", "/api/studies/perm/report/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/", ["analysis.view_studyanalysis"]),
+    ("get", "/api/studies/perm/package/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/?raw_ids=1", ["analysis.view_studyanalysis", "surveys.view_participant"]),
     # the result names the excluded participants by PROLIFIC_PID, so raw ids are needed too
     ("post", "/api/studies/perm/attention/", ["analysis.view_studyanalysis", "surveys.change_participant",
@@ -116,6 +117,7 @@ def admin_routes(data) -> list[tuple[str, str, list[str]]]:
          ["surveys.view_study", "surveys.view_response", "surveys.view_participant"]),
         ("get", reverse("admin:analysis_studyanalysis_export", args=[study, "csv"]) + "?raw_ids=1",
          ["analysis.view_studyanalysis", "surveys.view_participant"]),
+        ("get", reverse("admin:analysis_studyanalysis_package", args=[study]), ["analysis.view_studyanalysis"]),
         ("post", reverse("admin:analysis_studyanalysis_attention", args=[study]),
          ["analysis.view_studyanalysis", "surveys.change_participant"]),
         ("get", reverse("admin:elicitation_elicitationrun_refine", args=[run]),

@@ -1,0 +1,151 @@
+"""A study's replication package (``manage.py package``, ``GET /api/studies/{slug}/package/``, the admin's button).
+
+Files (``MANIFEST`` lists each with its SHA-256):
+
+- ``definition/study.toml``, ``definition/items.jsonl``: the definition as ``export_study`` writes it;
+- ``data/item_ids.jsonl``, ``data/versions.jsonl``, ``data/channels.jsonl``, ``data/participants.jsonl`` (salted ids only),
+  ``data/human_answers.jsonl``, ``data/unanswered_slots.jsonl``, ``data/runs.jsonl``,
+  ``data/model_answers.jsonl``, ``data/prompts.jsonl`` (analysis/replication/rows.py says what each holds);
+- ``report/report.json``, ``report/<table>.csv``, ``report/figures/<name>.png|.svg`` and
+  ``report/figures/<name>.json`` (the numbers the figure draws, analysis/replication/figure_numbers.py);
+- ``package.json`` (platform version, Python, what was packaged), ``dependencies.txt`` (every installed
+  distribution, ``name==version``).
+
+Deterministic: the report's ``generated_at`` is the time of the study's newest recorded event (answer, status
+change, run), figures are written without a date and with fixed SVG ids, and the zip's entries are dated
+1980-01-01: packaging the same data twice gives the same bytes.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import io
+import json
+import platform
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+from analysis.replication import rows
+from analysis.replication.figure_numbers import figure_numbers
+from analysis.replication.manifest import zip_bytes
+
+FORMAT = 1
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def dependencies() -> str:
+    """Every installed distribution as ``name==version``, one a line, sorted by name (case-insensitive)."""
+    found: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(name.lower(), f"{name}=={dist.version}")
+    return "".join(found[k] + "\n" for k in sorted(found))
+
+
+def platform_version() -> str:
+    try:
+        return importlib.metadata.version("hedgelab")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a checkout not installed
+        return "unknown"
+
+
+def data_time(study: Any) -> datetime:
+    """The study's newest recorded moment (a person's start, completion or status change, an answer, a run's
+    creation or end): the package's report is dated with it, not with the moment of packaging."""
+    from django.db.models import Max
+
+    from elicitation.models import ElicitationRun, ModelResponse
+    from surveys.models import Participant, Response
+
+    stamps = [*Participant.objects.filter(study=study).aggregate(
+                  a=Max("started_at"), b=Max("completed_at"), c=Max("status_changed_at")).values(),
+              Response.objects.filter(item__study=study).aggregate(m=Max("created_at"))["m"],
+              *ElicitationRun.objects.filter(study=study).aggregate(a=Max("created_at"), b=Max("finished_at")).values(),
+              ModelResponse.objects.filter(run__study=study).aggregate(m=Max("answered_at"))["m"],
+              study.created_at]
+    return max((s for s in stamps if s is not None), default=EPOCH)
+
+
+def _dated(meta: Any, stamp: str) -> Any:
+    """``meta`` with every ``generated_at`` (the report's and its sections') set to ``stamp``."""
+    if isinstance(meta, dict):
+        return {k: stamp if k == "generated_at" else _dated(v, stamp) for k, v in meta.items()}
+    return meta
+
+
+def figure_bytes(fig: Any) -> tuple[bytes, bytes]:
+    """(PNG at 150 dpi, SVG) without a date and with fixed SVG ids: the same figure gives the same bytes."""
+    import matplotlib
+
+    png, svg = io.BytesIO(), io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "hedgelab-replication"}):
+        fig.savefig(png, format="png", dpi=150, metadata={"Software": None})
+        fig.savefig(svg, format="svg", metadata={"Date": None})
+    return png.getvalue(), svg.getvalue()
+
+
+def report_files(report: Any, stamp: str, images: bool = True) -> dict[str, bytes]:
+    """What ``manage.py report`` writes (report.json, a CSV per table, every figure as PNG and SVG), under
+    ``report/``, plus each figure's numbers (``report/figures/<name>.json``); ``images=False``: the numbers
+    without the PNG and SVG files (what a comparison needs)."""
+    files: dict[str, bytes] = {}
+    names = []
+    for name, fig in report.figures():
+        if images:
+            png, svg = figure_bytes(fig)
+            files[f"report/figures/{name}.png"] = png
+            files[f"report/figures/{name}.svg"] = svg
+        files[f"report/figures/{name}.json"] = dump_json(figure_numbers(fig))
+        names.append(name)
+    data = report.to_json()
+    data["meta"] = _dated(data["meta"], stamp)
+    data["meta"]["figures"] = names
+    files["report/report.json"] = dump_json(data)
+    for name, table in report.tables().items():
+        files[f"report/{name}.csv"] = table.to_csv(index=False).encode("utf-8")
+    return files
+
+
+def dump_json(data: Any) -> bytes:
+    return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, sort_keys=True,
+                      default=rows.jsonable).encode("utf-8")
+
+
+def package_files(study: Any, pool_versions: bool = False) -> dict[str, bytes]:
+    """Every file of ``study``'s package but the MANIFEST. ReportError / VersionsError when its report cannot
+    be built (answers of several definition versions, unless ``pool_versions``)."""
+    from analysis.reports import build_report
+    from surveys.definition.export import ITEMS_FILE, export
+
+    if study.reference_study_id:
+        from analysis.reports import ReportError
+
+        raise ReportError(f"study {study.slug!r} is reported with its reference study "
+                          f"{study.reference_study.slug!r}: packages of two studies are not supported yet")
+    toml_text, items_text = export(study)
+    files = {"definition/study.toml": toml_text.encode("utf-8")}
+    if items_text:
+        files[f"definition/{ITEMS_FILE}"] = items_text.encode("utf-8")
+    tables = {"item_ids": rows.item_id_rows, "versions": rows.version_rows, "channels": rows.channel_rows, "participants": rows.participant_rows,
+              "human_answers": rows.human_answer_rows, "unanswered_slots": rows.unanswered_slot_rows,
+              "runs": rows.run_rows, "model_answers": rows.model_answer_rows, "prompts": rows.prompt_rows}
+    for name, read in tables.items():
+        files[f"data/{name}.jsonl"] = rows.jsonl(read(study))
+    stamp = data_time(study).isoformat(timespec="seconds")
+    report = replace(build_report(study, pool_versions=pool_versions).seen_by(False), generated_at=data_time(study))
+    files.update(report_files(report, stamp))
+    files["package.json"] = dump_json({
+        "format": FORMAT, "study": study.slug, "pool_versions": pool_versions, "data_as_of": stamp,
+        "platform": {"name": "hedgelab", "version": platform_version()},
+        "python": platform.python_version(),
+        "respondent_ids": "HMAC-SHA256 of the PROLIFIC_PID keyed with the site's EXPORT_ID_SALT (not included), "
+                          "first 16 hex characters",
+    })
+    files["dependencies.txt"] = dependencies().encode("utf-8")
+    return files
+
+
+def package_zip(study: Any, pool_versions: bool = False) -> bytes:
+    """``study``'s replication package as zip bytes (with its MANIFEST)."""
+    return zip_bytes(package_files(study, pool_versions=pool_versions))

@@ -1,0 +1,114 @@
+"""The child process of ``manage.py reproduce``: run as ``python -m analysis.replication.scratch PACKAGE_DIR OUT_DIR
+TEMPLATES_DIR [ENDPOINT_JSON]`` with ``DATABASE_URL`` naming a fresh SQLite file inside the scratch folder (refused otherwise).
+It migrates that database (or copies the empty migrated database of the same schema kept in TEMPLATES_DIR,
+VAR_DIR/replication), loads the package (analysis/replication/loading.py), rebuilds the report, writes it to
+``OUT_DIR`` as the package holds it, and with an endpoint asks the stored prompts again (``OUT_DIR/rerun.json``).
+
+Participants are loaded under their salted id, which the scratch site salts once more (its EXPORT_ID_SALT): the
+recomputed tables' ``respondent_id`` are mapped back to the packaged ids before they are written.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+def unsalted(data: Any, back: dict[str, str]) -> Any:
+    """``data`` with every ``respondent_id`` value the scratch site salted mapped back to the packaged one."""
+    if isinstance(data, dict):
+        return {k: back.get(v, v) if k == "respondent_id" and isinstance(v, str) else unsalted(v, back)
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [unsalted(v, back) for v in data]
+    return data
+
+
+def schema_digest() -> str:
+    """A digest of Django's version and every installed app's migration files: an empty migrated database made
+    under the same digest has the same schema."""
+    import django
+    from django.apps import apps
+
+    digest = hashlib.sha256(django.get_version().encode())
+    for app in sorted(apps.get_app_configs(), key=lambda a: a.label):
+        for path in sorted((Path(app.path) / "migrations").glob("*.py")):
+            digest.update(f"{app.label}/{path.name}".encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def migrated(database: Path, templates: Path) -> None:
+    """Migrate the fresh ``database``: a copy of the empty migrated template of the same schema digest when
+    there is one (``templates`` folder, in the site's VAR_DIR), else migrated here and kept as that template."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    template = templates / f"empty-{schema_digest()}.sqlite3"
+    if template.exists():
+        shutil.copyfile(template, database)
+        return
+    call_command("migrate", verbosity=0, interactive=False)
+    templates.mkdir(parents=True, exist_ok=True)
+    partial = templates / f".{template.name}.{os.getpid()}"
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM INTO %s", [str(partial)])
+    os.replace(partial, template)
+
+
+def main(package_dir: Path, out_dir: Path, templates: Path, endpoint_file: Path | None) -> int:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.conf import settings
+
+    database = Path(str(settings.DATABASES["default"]["NAME"]))
+    scratch = package_dir.resolve().parent
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3" or scratch not in database.resolve().parents:
+        print(f"refused: the scratch database must be a SQLite file in {scratch}", file=sys.stderr)
+        return 3
+    migrated(database, templates)
+
+    from analysis.replication.loading import PackageDataError, load_package
+    from analysis.replication.package import report_files
+    from analysis.reports import build_report
+    from surveys.respondent_ids import hashed_id
+
+    files = {str(p.relative_to(package_dir)): p.read_bytes() for p in package_dir.rglob("*") if p.is_file()}
+    meta = json.loads(files["package.json"])
+    try:
+        study = load_package(files)
+    except PackageDataError as exc:
+        print(f"cannot load the package: {exc}", file=sys.stderr)
+        return 2
+    stamp = str(meta.get("data_as_of", ""))
+    report = build_report(study, pool_versions=bool(meta.get("pool_versions"))).seen_by(False)
+    if stamp:
+        report = replace(report, generated_at=datetime.fromisoformat(stamp))
+    back = {hashed_id(pid): pid for pid in study.participants.values_list("prolific_pid", flat=True)}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in report_files(report, stamp, images=False).items():
+        if name == "report/report.json":
+            data = json.dumps(unsalted(json.loads(data), back), indent=1, ensure_ascii=False, sort_keys=True).encode()
+        target = out_dir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    if endpoint_file is not None:
+        from analysis.replication.rerun import rerun
+        from elicitation.models import ModelEndpoint
+
+        spec = json.loads(endpoint_file.read_text(encoding="utf-8"))
+        endpoint = ModelEndpoint.objects.create(**{**spec, "name": f"rerun-{spec['name']}"[:50]})
+        (out_dir / "rerun.json").write_text(json.dumps(rerun(study, endpoint), indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    sys.exit(main(Path(args[0]), Path(args[1]), Path(args[2]), Path(args[3]) if len(args) > 3 else None))

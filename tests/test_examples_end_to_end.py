@@ -61,7 +61,7 @@ MIRROR = {"probably": 70, "almost certainly": 90, "possibly": 40, "unlikely": 20
 
 def slide_mirror(page, item: Item, person: int) -> int:
     """persona-mirror's 0–100 slider: each expression's chance, each person a little different."""
-    return slide_to(page, MIRROR[item.expression] + 2 * person)
+    return slide_to(page, MIRROR[item.expression] + person)
 
 
 def slide_to(page, value: int) -> int:
@@ -324,7 +324,7 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         assert set(model["text"]) == {"It sounds unsure, because ‘doubt’ says the speaker expects the opposite."}
     if declared.get("agents"):  # the declared agents, with personas drawn from the people who took part
         stub.reset()
-        stub.default = Reply.answer("55")
+        stub.responder = persona_reply
         call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
         agent_run = ElicitationRun.objects.get(study=study, agent=declared["agents"][0]["name"])
         assert agent_run.status == ElicitationRun.Status.COMPLETED
@@ -343,13 +343,9 @@ def persona_reply(request: RecordedRequest) -> Reply:
 
 
 def persona_walk(slug: str, study: Study, stub, folder: Path, answers: int) -> None:
-    """Issue 21's walk after the declared agent asked as each participant: the report grouped by gender (humans
+    """Issue 21's walk once the declared agent has asked as each participant: the report grouped by gender (humans
     beside the persona model, both differences), a replication package, ``reproduce`` in a fresh database (no
     difference), a changed answer in the zip refused, and ``--rerun-models`` against the stub."""
-    ElicitationRun.objects.filter(study=study, agent="mirror").delete()
-    stub.reset()
-    stub.responder = persona_reply
-    call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
     run = ElicitationRun.objects.get(study=study, agent="mirror")
     answered = ModelResponse.objects.filter(run=run, status=ModelResponse.Status.OK)
     assert answered.count() == answers
@@ -367,21 +363,21 @@ def persona_walk(slug: str, study: Study, stub, folder: Path, answers: int) -> N
     pair = diffs[(diffs["group_a"] == "woman") & (diffs["group_b"] == "man")].set_index("agent")
     assert pair.loc["mirror", "difference"] == 20 and pair.loc["mirror", "humans_difference"] == pytest.approx(
         pair.loc["human", "difference"])
-    assert pair.loc["human", "difference"] == pytest.approx((1 + 4 + 6) / 3 * 2 - (2 + 5) / 2 * 2)
+    assert pair.loc["human", "difference"] == pytest.approx((1 + 4 + 6) / 3 - (2 + 5) / 2)
     assert (folder / "grouped" / "generic-groups-gender.png").exists()
 
     package = folder / f"{slug}.zip"
     call_command("package", slug, "--out", str(package), stdout=io.StringIO())
     out = io.StringIO()
     call_command("reproduce", str(package), stdout=out)
-    assert "0 difference" in out.getvalue() or "no difference" in out.getvalue()
+    assert out.getvalue().rstrip().endswith("no differences")
 
     tampered = folder / "tampered.zip"
     with zipfile.ZipFile(package) as source, zipfile.ZipFile(tampered, "w") as target:
         for info in source.infolist():
             data = source.read(info)
             if info.filename.endswith("human_answers.jsonl"):
-                data = data.replace(b'"value": 72', b'"value": 73', 1).replace(b'"value":72', b'"value":73', 1)
+                data = data.replace(b'"value": 71', b'"value": 72', 1).replace(b'"value":71', b'"value":72', 1)
                 assert data != source.read(info)
             target.writestr(info, data)
     with pytest.raises(CommandError, match="human_answers.jsonl"):
@@ -417,7 +413,7 @@ def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) 
         assert set(shares["option"]) == {"certain", "likely", "tossup", "unlikely", "impossible"}
     elif slug == "persona-mirror":
         probably = rows.loc[("probably", "human")]
-        assert probably["answers"] == 6 and probably["mean"] == 77  # 72, 74, …, 82
+        assert probably["answers"] == 6 and probably["mean"] == 73.5  # 71, 72, …, 76
         assert rows.loc[("probably", AGENT), "mean"] == 60
     elif slug == "chance-slider":
         likely = rows.loc[("likely", "human")]

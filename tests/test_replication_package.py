@@ -245,3 +245,86 @@ def test_sampled_runs_are_compared_by_wasserstein_1_or_total_variation_per_item(
     assert parsed(ModelResponse(status="unparseable", raw_output="?")) == (None,)
     assert parsed(ModelResponse(status="ok", value=3.0)) == (3.0, None, None, None, None)
     assert parsed(ModelResponse(status="ok", value=0.0)) == (0.0, None, None, None, None)
+
+
+# --- a study reported with its reference study (Belem's verifiable demo scored against the non-verifiable one) ---
+@pytest.fixture
+def belem_pair(stub):
+    """``demo`` and ``demo-verifiable`` (reference ``demo``) from the shipped definitions, with attentive people
+    and a contrarian in each and a greedy stub run on 30 items of each."""
+    import random
+
+    from surveys.demo.loader import load_belem_demo
+    from test_analysis_factories import SHIFT, attentive, contrarian
+
+    nv = load_belem_demo("belem/study.toml").study
+    v = load_belem_demo("belem-verifiable/study.toml").study
+    assert v.reference_study == nv
+    rng = random.Random(5)
+    for n in range(6):
+        attentive(nv, f"nv-person-{n}", rng)
+        attentive(v, f"v-person-{n}", rng, shift={"true": SHIFT, "false": -SHIFT})
+    contrarian(nv, "nv-spam", rng)
+    contrarian(v, "v-spam", rng)
+    stub.responder = lambda request: Reply.answer("70" if "likely" in json.dumps(request.body) else "30")
+    endpoint = make_endpoint(stub)
+    for study in (nv, v):
+        run = create_run(study, endpoint, items=list(study.main_items().order_by("id")[:30]), name="stub greedy")
+        start_run(run, queue=False)
+        assert run_sync(run).status == ElicitationRun.Status.COMPLETED
+    return nv, v
+
+
+def test_a_study_with_a_reference_study_is_packaged_with_it_and_reproduces(belem_pair, tmp_path):
+    nv, v = belem_pair
+    path = package(v, tmp_path)
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    listed = parse_manifest(files.pop(MANIFEST).decode())
+    assert listed == {name: sha256(data) for name, data in files.items()}
+    own = {n for n in files if n.startswith(("definition/", "data/"))}
+    assert {f"reference/demo/{n}" for n in own} == {n for n in files if n.startswith("reference/")}
+    assert b'reference = "demo"' in files["definition/study.toml"]
+    assert json.loads(files["package.json"])["reference"] == "demo"
+    people = [json.loads(line) for line in files["reference/demo/data/participants.jsonl"].splitlines()]
+    assert len(people) == 7 and all(len(p["respondent_id"]) == 16 for p in people)
+    assert b"nv-person-0" not in b"".join(files.values())
+    answers = files["reference/demo/data/model_answers.jsonl"].splitlines()
+    assert len(answers) == 30 and len(files["data/model_answers.jsonl"].splitlines()) == 30
+    report = json.loads(files["report/report.json"])
+    assert report["meta"]["non_verifiable_study"] == "demo" and "summary" in report["tables"], sorted(report["tables"])[6:]
+
+    printed, code = reproduce(path)
+    assert code == 0, printed
+    assert "no differences" in printed and "table summary: same" in printed
+
+    rewrite(path, "reference/demo/data/human_answers.jsonl", lambda data: data.replace(b'"value": 9', b'"value": 8', 1))
+    printed, code = reproduce(path)
+    assert code != 0
+    assert "reference/demo/data/human_answers.jsonl: changed" in printed and "nothing loaded" in printed
+
+
+def test_the_reference_study_is_loaded_first_and_its_report_numbers_come_from_it(belem_pair, tmp_path):
+    """A package whose reference answers were changed with the MANIFEST rewritten too: the recomputed reference
+    distribution differs, so the difference shows in the Belem tables (the reference was read)."""
+    from analysis.replication.manifest import zip_bytes
+
+    nv, v = belem_pair
+    path = package(v, tmp_path)
+    with zipfile.ZipFile(path) as archive:
+        files = {n: archive.read(n) for n in archive.namelist() if n != MANIFEST}
+    rows = [json.loads(line) for line in files["reference/demo/data/human_answers.jsonl"].splitlines()]
+    for row in rows:
+        row["value"] = 100.0 - row["value"]
+    files["reference/demo/data/human_answers.jsonl"] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    path.write_bytes(zip_bytes(files))
+    printed, code = reproduce(path)
+    assert code == 1, printed
+    assert "table summary:" in printed and "table summary: same" not in printed
+
+
+def test_a_package_without_a_reference_has_no_reference_folder_or_key(packaged):
+    with zipfile.ZipFile(packaged) as archive:
+        names = archive.namelist()
+        meta = json.loads(archive.read("package.json"))
+    assert not [n for n in names if n.startswith("reference/")] and "reference" not in meta

@@ -1,7 +1,8 @@
 """Replication packages (issue 21, points 4 and 5): ``manage.py package`` writes a deterministic zip with a MANIFEST
 and salted participant ids only; ``manage.py reproduce`` refuses a package that does not match its MANIFEST,
 recomputes the report in a scratch SQLite database and finds no difference for a faithful package, and asks the
-stored prompts again of an endpoint (the loopback stub)."""
+stored prompts again of an endpoint (the loopback stub). A study reported with a reference study (Belem's
+verifiable demo against the non-verifiable one) is packaged with it (``reference/<slug>/``) and reproduces too."""
 from __future__ import annotations
 
 import io
@@ -328,3 +329,14 @@ def test_a_package_without_a_reference_has_no_reference_folder_or_key(packaged):
         names = archive.namelist()
         meta = json.loads(archive.read("package.json"))
     assert not [n for n in names if n.startswith("reference/")] and "reference" not in meta
+
+
+def test_a_chain_of_reference_studies_is_refused_naming_the_three(db, tmp_path):
+    from surveys.models import Study
+
+    first = Study.objects.create(slug="first", title="First")
+    second = Study.objects.create(slug="second", title="Second", reference_study=first)
+    third = Study.objects.create(slug="third", title="Third", reference_study=second)
+    with pytest.raises(CommandError, match="'third' is reported with 'second', which is reported with 'first'"):
+        package(third, tmp_path)
+    assert not (tmp_path / "package.json").exists() and not (tmp_path / "package.zip").exists()

@@ -14,7 +14,8 @@ class Command(BaseCommand):
     help = ("Write a study's replication package: its definition and items, every stored prompt its model answers "
             "used, the human answers (salted participant ids only), the runs and model answers, the report "
             "(JSON, CSVs, figures and the numbers behind each figure), the platform version and the installed "
-            "dependencies, with a MANIFEST of SHA-256 hashes. Check it with `manage.py reproduce`.")
+            "dependencies, with a MANIFEST of SHA-256 hashes; a study reported with a reference study carries that "
+            "study's definition and data too (reference/SLUG/). Check it with `manage.py reproduce`.")
 
     def add_arguments(self, parser):
         add_as_argument(parser)

@@ -293,13 +293,18 @@ def test_a_study_with_a_reference_study_is_packaged_with_it_and_reproduces(belem
     answers = files["reference/demo/data/model_answers.jsonl"].splitlines()
     assert len(answers) == 30 and len(files["data/model_answers.jsonl"].splitlines()) == 30
     report = json.loads(files["report/report.json"])
-    assert report["meta"]["non_verifiable_study"] == "demo" and "summary" in report["tables"], sorted(report["tables"])[6:]
+    assert report["meta"]["non_verifiable_study"] == "demo" and "summary" in report["tables"]
 
     printed, code = reproduce(path)
     assert code == 0, printed
     assert "no differences" in printed and "table summary: same" in printed
 
-    rewrite(path, "reference/demo/data/human_answers.jsonl", lambda data: data.replace(b'"value": 9', b'"value": 8', 1))
+    def change(data: bytes) -> bytes:
+        rows = [json.loads(line) for line in data.splitlines()]
+        rows[0]["value"] = 0.0 if rows[0]["value"] != 0.0 else 5.0
+        return "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode()
+
+    rewrite(path, "reference/demo/data/human_answers.jsonl", change)
     printed, code = reproduce(path)
     assert code != 0
     assert "reference/demo/data/human_answers.jsonl: changed" in printed and "nothing loaded" in printed
@@ -331,12 +336,30 @@ def test_a_package_without_a_reference_has_no_reference_folder_or_key(packaged):
     assert not [n for n in names if n.startswith("reference/")] and "reference" not in meta
 
 
-def test_a_chain_of_reference_studies_is_refused_naming_the_three(db, tmp_path):
+def test_a_reference_study_of_another_researcher_or_a_chain_of_them_is_refused(django_user_model, tmp_path):
+    """The package holds the reference study's raw data: with ``--as`` (and from the API and the admin) it must
+    be the user's to see; a chain of references is refused naming the three studies."""
     from surveys.models import Study
 
-    first = Study.objects.create(slug="first", title="First")
-    second = Study.objects.create(slug="second", title="Second", reference_study=first)
-    third = Study.objects.create(slug="third", title="Third", reference_study=second)
+    ana = django_user_model.objects.create_user("ana", is_staff=True)
+    other = django_user_model.objects.create_user("other", is_staff=True)
+    first = Study.objects.create(slug="first", title="First", owner=other)
+    second = Study.objects.create(slug="second", title="Second", reference_study=first, owner=other)
+    third = Study.objects.create(slug="third", title="Third", reference_study=second, owner=ana)
+    out = tmp_path / "package.zip"
+    with pytest.raises(CommandError, match="'third' is reported with 'second', which belongs to another researcher"):
+        call_command("package", "third", "--out", str(out), "--as", "ana", stdout=io.StringIO())
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    ana.user_permissions.add(Permission.objects.get(content_type__app_label="analysis", codename="view_studyanalysis"))
+    token = Token.objects.create(user=ana).key
+    response = Client().get("/api/studies/third/package/", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 409 and "belongs to another researcher" in response.json()["detail"]
+    second.shared_with.add(ana)
     with pytest.raises(CommandError, match="'third' is reported with 'second', which is reported with 'first'"):
+        call_command("package", "third", "--out", str(out), "--as", "ana", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="which is reported with 'first'"):
         package(third, tmp_path)
-    assert not (tmp_path / "package.json").exists() and not (tmp_path / "package.zip").exists()
+    assert not out.exists()

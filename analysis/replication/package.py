@@ -135,12 +135,17 @@ def study_files(study: Any) -> dict[str, bytes]:
     return files
 
 
-def reference_of(study: Any) -> Any:
+def reference_of(study: Any, user: Any = None) -> Any:
     """The study's reference study (None without one); ReportError when that one has a reference of its own
-    (a chain of references is not packaged)."""
+    (a chain of references is not packaged) or, with a ``user``, when it is not theirs to see (the package holds
+    its raw data, not only the report's numbers)."""
+    from access.ownership import may
     from analysis.reports import ReportError
 
     reference = study.reference_study if study.reference_study_id else None
+    if reference is not None and user is not None and not may(user, reference):
+        raise ReportError(f"study {study.slug!r} is reported with {reference.slug!r}, which belongs to another "
+                          "researcher: its data go into the package too, so ask its owner to share it with you")
     if reference is not None and reference.reference_study_id:
         raise ReportError(f"study {study.slug!r} is reported with {reference.slug!r}, which is reported with "
                           f"{reference.reference_study.slug!r} in turn: a package holds one reference study, "
@@ -148,13 +153,14 @@ def reference_of(study: Any) -> Any:
     return reference
 
 
-def package_files(study: Any, pool_versions: bool = False) -> dict[str, bytes]:
+def package_files(study: Any, pool_versions: bool = False, user: Any = None) -> dict[str, bytes]:
     """Every file of ``study``'s package but the MANIFEST (with its reference study's under
     ``reference/<slug>/``). ReportError / VersionsError when its report cannot be built (answers of several
-    definition versions, unless ``pool_versions``)."""
+    definition versions, unless ``pool_versions``) or its reference study is not ``user``'s to see (no check
+    without a user: the site's own commands)."""
     from analysis.reports import build_report
 
-    reference = reference_of(study)
+    reference = reference_of(study, user)
     files = study_files(study)
     if reference is not None:
         files.update({f"{REFERENCE_DIR}/{reference.slug}/{name}": data
@@ -177,6 +183,6 @@ def package_files(study: Any, pool_versions: bool = False) -> dict[str, bytes]:
     return files
 
 
-def package_zip(study: Any, pool_versions: bool = False) -> bytes:
-    """``study``'s replication package as zip bytes (with its MANIFEST)."""
-    return zip_bytes(package_files(study, pool_versions=pool_versions))
+def package_zip(study: Any, pool_versions: bool = False, user: Any = None) -> bytes:
+    """``study``'s replication package as zip bytes (with its MANIFEST), as :func:`package_files` checks it."""
+    return zip_bytes(package_files(study, pool_versions=pool_versions, user=user))

@@ -25,9 +25,10 @@ class Command(BaseCommand):
                             help="report answers given to several versions of the definition together")
 
     def handle(self, *args, **options):
-        study = get_study(options["slug"], acting_user(options))
+        user = acting_user(options)
+        study = get_study(options["slug"], user)
         try:
-            data = package_zip(study, pool_versions=options["pool_versions"])
+            data = package_zip(study, pool_versions=options["pool_versions"], user=user)
         except (ReportError, VersionsError) as exc:
             raise CommandError(str(exc)) from None
         out = Path(options["out"])

@@ -328,6 +328,11 @@ def test_the_reference_study_is_loaded_first_and_its_report_numbers_come_from_it
     assert code == 1, printed
     assert "table summary:" in printed and "table summary: same" not in printed
 
+    path.write_bytes(zip_bytes({n: data for n, data in files.items() if not n.startswith("reference/")}))
+    printed, code = reproduce(path)  # the reference study left out (MANIFEST rewritten): its definition says why
+    assert code != 0
+    assert "cannot load the package: definition/study.toml at study.reference: no other study called 'demo'" in printed
+
 
 def test_a_package_without_a_reference_has_no_reference_folder_or_key(packaged):
     with zipfile.ZipFile(packaged) as archive:

@@ -83,6 +83,7 @@ def load_package(files: dict[str, bytes]) -> Any:
 def load_study_files(files: dict[str, bytes]) -> Any:
     """One study from its ``definition/`` and ``data/`` files; the Study. PackageDataError messages name the
     files as they are named in ``files``."""
+    from surveys.definition.errors import DefinitionError
     from surveys.definition.loader import load_file
 
     with tempfile.TemporaryDirectory() as folder:
@@ -90,7 +91,11 @@ def load_study_files(files: dict[str, bytes]) -> Any:
             if name.startswith("definition/"):
                 target = Path(folder) / name.removeprefix("definition/")
                 target.write_bytes(data)
-        loaded = load_file(Path(folder) / "study.toml")
+        try:
+            loaded = load_file(Path(folder) / "study.toml")
+        except DefinitionError as exc:  # e.g. a reference study that is not in the package
+            raise PackageDataError("; ".join(f"definition/{Path(p.file).name}{f' at {p.where}' if p.where else ''}: "
+                                             f"{p.message}" for p in exc.problems)) from None
     study = loaded.study
     items = _items(study, files)
     versions = _versions(study, loaded.version, files)

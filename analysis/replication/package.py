@@ -15,9 +15,9 @@ Files (``MANIFEST`` lists each with its SHA-256):
   above (no report of its own), and ``package.json`` names it (``reference``). A study without one gets no such
   key or folder: its package is what it was before references were packaged.
 
-Deterministic: the report's ``generated_at`` is the time of the study's newest recorded event (answer, status
-change, run) of the study and its reference study, figures are written without a date and with fixed SVG ids, and the zip's entries are dated
-1980-01-01: packaging the same data twice gives the same bytes.
+Deterministic: the report's ``generated_at`` is the time of the newest recorded event (answer, status change,
+run) of the study and its reference study, figures are written without a date and with fixed SVG ids, and the
+zip's entries are dated 1980-01-01: packaging the same data twice gives the same bytes.
 """
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ from analysis.replication.manifest import zip_bytes
 
 FORMAT = 1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: the folder of the reference study's files (``reference/<slug>/definition/…``, ``…/data/…``)
+REFERENCE_DIR = "reference"
 
 
 def dependencies() -> str:
@@ -114,9 +116,6 @@ def report_files(report: Any, stamp: str, images: bool = True) -> dict[str, byte
 def dump_json(data: Any) -> bytes:
     return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, sort_keys=True,
                       default=rows.jsonable).encode("utf-8")
-
-
-REFERENCE_DIR = "reference"
 
 
 def study_files(study: Any) -> dict[str, bytes]:

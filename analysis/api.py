@@ -89,7 +89,7 @@ class StudyPackageView(APIView):
 
         study = _study(request, slug)
         try:
-            data = package_zip(study, pool_versions=asked(request.query_params.get("pool_versions")))
+            data = package_zip(study, pool_versions=asked(request.query_params.get("pool_versions")), user=request.user)
         except (ReportError, VersionsError) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         response = HttpResponse(data, content_type="application/zip")

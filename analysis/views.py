@@ -200,7 +200,7 @@ def package_download(request: HttpRequest, study: Study) -> HttpResponse:
     from analysis.replication.package import package_zip
 
     try:
-        data = package_zip(study, pool_versions=asked(request.GET.get("pool_versions")))
+        data = package_zip(study, pool_versions=asked(request.GET.get("pool_versions")), user=request.user)
     except (ReportError, VersionsError) as exc:
         messages.error(request, f"No replication package: {exc}")
         return redirect("admin:surveys_study_change", study.pk)

@@ -1,7 +1,8 @@
 """Replication packages (issue 21, points 4 and 5): ``manage.py package`` writes a deterministic zip with a MANIFEST
 and salted participant ids only; ``manage.py reproduce`` refuses a package that does not match its MANIFEST,
 recomputes the report in a scratch SQLite database and finds no difference for a faithful package, and asks the
-stored prompts again of an endpoint (the loopback stub)."""
+stored prompts again of an endpoint (the loopback stub). A study reported with a reference study (Belem's
+verifiable demo against the non-verifiable one) is packaged with it (``reference/<slug>/``) and reproduces too."""
 from __future__ import annotations
 
 import io
@@ -245,3 +246,125 @@ def test_sampled_runs_are_compared_by_wasserstein_1_or_total_variation_per_item(
     assert parsed(ModelResponse(status="unparseable", raw_output="?")) == (None,)
     assert parsed(ModelResponse(status="ok", value=3.0)) == (3.0, None, None, None, None)
     assert parsed(ModelResponse(status="ok", value=0.0)) == (0.0, None, None, None, None)
+
+
+# --- a study reported with its reference study (Belem's verifiable demo scored against the non-verifiable one) ---
+@pytest.fixture
+def belem_pair(stub):
+    """``demo`` and ``demo-verifiable`` (reference ``demo``) from the shipped definitions, with attentive people
+    and a contrarian in each and a greedy stub run on 30 items of each."""
+    import random
+
+    from surveys.demo.loader import load_belem_demo
+    from test_analysis_factories import SHIFT, attentive, contrarian
+
+    nv = load_belem_demo("belem/study.toml").study
+    v = load_belem_demo("belem-verifiable/study.toml").study
+    assert v.reference_study == nv
+    rng = random.Random(5)
+    for n in range(6):
+        attentive(nv, f"nv-person-{n}", rng)
+        attentive(v, f"v-person-{n}", rng, shift={"true": SHIFT, "false": -SHIFT})
+    contrarian(nv, "nv-spam", rng)
+    contrarian(v, "v-spam", rng)
+    stub.responder = lambda request: Reply.answer("70" if "likely" in json.dumps(request.body) else "30")
+    endpoint = make_endpoint(stub)
+    for study in (nv, v):
+        run = create_run(study, endpoint, items=list(study.main_items().order_by("id")[:30]), name="stub greedy")
+        start_run(run, queue=False)
+        assert run_sync(run).status == ElicitationRun.Status.COMPLETED
+    return nv, v
+
+
+def test_a_study_with_a_reference_study_is_packaged_with_it_and_reproduces(belem_pair, tmp_path):
+    nv, v = belem_pair
+    path = package(v, tmp_path)
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    listed = parse_manifest(files.pop(MANIFEST).decode())
+    assert listed == {name: sha256(data) for name, data in files.items()}
+    own = {n for n in files if n.startswith(("definition/", "data/"))}
+    assert {f"reference/demo/{n}" for n in own} == {n for n in files if n.startswith("reference/")}
+    assert b'reference = "demo"' in files["definition/study.toml"]
+    assert json.loads(files["package.json"])["reference"] == "demo"
+    people = [json.loads(line) for line in files["reference/demo/data/participants.jsonl"].splitlines()]
+    assert len(people) == 7 and all(len(p["respondent_id"]) == 16 for p in people)
+    assert b"nv-person-0" not in b"".join(files.values())
+    answers = files["reference/demo/data/model_answers.jsonl"].splitlines()
+    assert len(answers) == 30 and len(files["data/model_answers.jsonl"].splitlines()) == 30
+    report = json.loads(files["report/report.json"])
+    assert report["meta"]["non_verifiable_study"] == "demo" and "summary" in report["tables"]
+
+    printed, code = reproduce(path)
+    assert code == 0, printed
+    assert "no differences" in printed and "table summary: same" in printed
+
+    def change(data: bytes) -> bytes:
+        rows = [json.loads(line) for line in data.splitlines()]
+        rows[0]["value"] = 0.0 if rows[0]["value"] != 0.0 else 5.0
+        return "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode()
+
+    rewrite(path, "reference/demo/data/human_answers.jsonl", change)
+    printed, code = reproduce(path)
+    assert code != 0
+    assert "reference/demo/data/human_answers.jsonl: changed" in printed and "nothing loaded" in printed
+
+
+def test_the_reference_study_is_loaded_first_and_its_report_numbers_come_from_it(belem_pair, tmp_path):
+    """A package whose reference answers were changed with the MANIFEST rewritten too: the recomputed reference
+    distribution differs, so the difference shows in the Belem tables (the reference was read)."""
+    from analysis.replication.manifest import zip_bytes
+
+    nv, v = belem_pair
+    path = package(v, tmp_path)
+    with zipfile.ZipFile(path) as archive:
+        files = {n: archive.read(n) for n in archive.namelist() if n != MANIFEST}
+    rows = [json.loads(line) for line in files["reference/demo/data/human_answers.jsonl"].splitlines()]
+    for row in rows:
+        row["value"] = 100.0 - row["value"]
+    files["reference/demo/data/human_answers.jsonl"] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    path.write_bytes(zip_bytes(files))
+    printed, code = reproduce(path)
+    assert code == 1, printed
+    assert "table summary:" in printed and "table summary: same" not in printed
+
+    path.write_bytes(zip_bytes({n: data for n, data in files.items() if not n.startswith("reference/")}))
+    printed, code = reproduce(path)  # the reference study left out (MANIFEST rewritten): its definition says why
+    assert code != 0
+    assert "cannot load the package: definition/study.toml at study.reference: no other study called 'demo'" in printed
+
+
+def test_a_package_without_a_reference_has_no_reference_folder_or_key(packaged):
+    with zipfile.ZipFile(packaged) as archive:
+        names = archive.namelist()
+        meta = json.loads(archive.read("package.json"))
+    assert not [n for n in names if n.startswith("reference/")] and "reference" not in meta
+
+
+def test_a_reference_study_of_another_researcher_or_a_chain_of_them_is_refused(django_user_model, tmp_path):
+    """The package holds the reference study's raw data: with ``--as`` (and from the API and the admin) it must
+    be the user's to see; a chain of references is refused naming the three studies."""
+    from surveys.models import Study
+
+    ana = django_user_model.objects.create_user("ana", is_staff=True)
+    other = django_user_model.objects.create_user("other", is_staff=True)
+    first = Study.objects.create(slug="first", title="First", owner=other)
+    second = Study.objects.create(slug="second", title="Second", reference_study=first, owner=other)
+    third = Study.objects.create(slug="third", title="Third", reference_study=second, owner=ana)
+    out = tmp_path / "package.zip"
+    with pytest.raises(CommandError, match="'third' is reported with 'second', which belongs to another researcher"):
+        call_command("package", "third", "--out", str(out), "--as", "ana", stdout=io.StringIO())
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    ana.user_permissions.add(Permission.objects.get(content_type__app_label="analysis", codename="view_studyanalysis"))
+    token = Token.objects.create(user=ana).key
+    response = Client().get("/api/studies/third/package/", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 409 and "belongs to another researcher" in response.json()["detail"]
+    second.shared_with.add(ana)
+    with pytest.raises(CommandError, match="'third' is reported with 'second', which is reported with 'first'"):
+        call_command("package", "third", "--out", str(out), "--as", "ana", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="which is reported with 'first'"):
+        package(third, tmp_path)
+    assert not out.exists()

@@ -1,7 +1,9 @@
 """A replication package into an empty database (the scratch database of ``manage.py reproduce``): the study from
 its definition files (surveys/definition/loader.py), then its versions, channels, participants (named by their
 salted id), their slots and answers, endpoints (no keys), runs, stored prompts (each checked against its hash)
-and model answers, all with the ids they had, in one transaction."""
+and model answers, all with the ids they had, in one transaction. A package with a reference study
+(``reference/<slug>/…``) loads that study first, the same way, so that the study's ``[study] reference`` finds it;
+ids do not collide, both studies come from one database."""
 from __future__ import annotations
 
 import tempfile
@@ -10,6 +12,7 @@ from typing import Any
 
 from django.db import transaction
 
+from analysis.replication.package import REFERENCE_DIR
 from analysis.replication.rows import read_jsonl
 
 ITEM_OFFSET = 1_000_000_000
@@ -46,10 +49,41 @@ def _rows(files: dict[str, bytes], name: str) -> list[tuple[int, dict[str, Any]]
         raise PackageDataError(str(exc)) from None
 
 
+def reference_files(files: dict[str, bytes]) -> tuple[str, dict[str, bytes]] | None:
+    """(folder, its files by their name inside it) of the package's reference study, None without one;
+    PackageDataError when there are several."""
+    folders = sorted({"/".join(name.split("/")[:2]) + "/" for name in files
+                      if name.startswith(f"{REFERENCE_DIR}/") and name.count("/") >= 2})
+    if not folders:
+        return None
+    if len(folders) > 1:
+        raise PackageDataError(f"{', '.join(folders)}: a package holds one reference study")
+    return folders[0], {name.removeprefix(folders[0]): data for name, data in files.items()
+                        if name.startswith(folders[0])}
+
+
 @transaction.atomic
 def load_package(files: dict[str, bytes]) -> Any:
     """Load the package's files (name → bytes, already checked against the MANIFEST) into this database, which
-    must hold no study of the same slug; the Study."""
+    must hold neither the study's slug nor its reference study's: the reference study first (when the package
+    has one), then the study; the Study."""
+    reference = reference_files(files)
+    if reference is not None:
+        folder, inside = reference
+        if f"{folder}definition/study.toml" not in files:
+            raise PackageDataError(f"{folder}definition/study.toml: missing from the package")
+        try:
+            load_study_files(inside)
+        except PackageDataError as exc:
+            raise PackageDataError(f"{folder}{exc}") from None
+    return load_study_files({name: data for name, data in files.items()
+                             if not name.startswith(f"{REFERENCE_DIR}/")})
+
+
+def load_study_files(files: dict[str, bytes]) -> Any:
+    """One study from its ``definition/`` and ``data/`` files; the Study. PackageDataError messages name the
+    files as they are named in ``files``."""
+    from surveys.definition.errors import DefinitionError
     from surveys.definition.loader import load_file
 
     with tempfile.TemporaryDirectory() as folder:
@@ -57,7 +91,11 @@ def load_package(files: dict[str, bytes]) -> Any:
             if name.startswith("definition/"):
                 target = Path(folder) / name.removeprefix("definition/")
                 target.write_bytes(data)
-        loaded = load_file(Path(folder) / "study.toml")
+        try:
+            loaded = load_file(Path(folder) / "study.toml")
+        except DefinitionError as exc:  # e.g. a reference study that is not in the package
+            raise PackageDataError("; ".join(f"definition/{Path(p.file).name}{f' at {p.where}' if p.where else ''}: "
+                                             f"{p.message}" for p in exc.problems)) from None
     study = loaded.study
     items = _items(study, files)
     versions = _versions(study, loaded.version, files)
@@ -187,7 +225,8 @@ def _models(study: Any, files: dict[str, bytes], items: dict[str, Any], versions
         if prompt_hash(row["content"]) != row["sha256"]:
             raise PackageDataError(f"data/prompts.jsonl line {n}: the content's SHA-256 is not {row['sha256']}")
         prompts[row["sha256"]] = StoredPrompt(sha256=row["sha256"], api_style=row["api_style"], content=row["content"])
-    StoredPrompt.objects.bulk_create(prompts.values())
+    there = set(StoredPrompt.objects.filter(sha256__in=list(prompts)).values_list("sha256", flat=True))
+    StoredPrompt.objects.bulk_create(p for h, p in prompts.items() if h not in there)  # the reference's may be there
     prompts = {p.sha256: p for p in StoredPrompt.objects.filter(sha256__in=list(prompts))}
     answers = []
     for n, row in _rows(files, "model_answers"):

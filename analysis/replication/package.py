@@ -9,11 +9,15 @@ Files (``MANIFEST`` lists each with its SHA-256):
 - ``report/report.json``, ``report/<table>.csv``, ``report/figures/<name>.png|.svg`` and
   ``report/figures/<name>.json`` (the numbers the figure draws, analysis/replication/figure_numbers.py);
 - ``package.json`` (platform version, Python, what was packaged), ``dependencies.txt`` (every installed
-  distribution, ``name==version``).
+  distribution, ``name==version``);
+- for a study reported with a reference study (Belem's verifiable set scored against its non-verifiable
+  companion): ``reference/<slug>/definition/…`` and ``reference/<slug>/data/…``, the reference study's files as
+  above (no report of its own), and ``package.json`` names it (``reference``). A study without one gets no such
+  key or folder: its package is what it was before references were packaged.
 
-Deterministic: the report's ``generated_at`` is the time of the study's newest recorded event (answer, status
-change, run), figures are written without a date and with fixed SVG ids, and the zip's entries are dated
-1980-01-01: packaging the same data twice gives the same bytes.
+Deterministic: the report's ``generated_at`` is the time of the newest recorded event (answer, status change,
+run) of the study and its reference study, figures are written without a date and with fixed SVG ids, and the
+zip's entries are dated 1980-01-01: packaging the same data twice gives the same bytes.
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ from analysis.replication.manifest import zip_bytes
 
 FORMAT = 1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: the folder of the reference study's files (``reference/<slug>/definition/…``, ``…/data/…``)
+REFERENCE_DIR = "reference"
 
 
 def dependencies() -> str:
@@ -112,17 +118,10 @@ def dump_json(data: Any) -> bytes:
                       default=rows.jsonable).encode("utf-8")
 
 
-def package_files(study: Any, pool_versions: bool = False) -> dict[str, bytes]:
-    """Every file of ``study``'s package but the MANIFEST. ReportError / VersionsError when its report cannot
-    be built (answers of several definition versions, unless ``pool_versions``)."""
-    from analysis.reports import build_report
+def study_files(study: Any) -> dict[str, bytes]:
+    """``study``'s definition (``definition/…``) and data (``data/…``) files."""
     from surveys.definition.export import ITEMS_FILE, export
 
-    if study.reference_study_id:
-        from analysis.reports import ReportError
-
-        raise ReportError(f"study {study.slug!r} is reported with its reference study "
-                          f"{study.reference_study.slug!r}: packages of two studies are not supported yet")
     toml_text, items_text = export(study)
     files = {"definition/study.toml": toml_text.encode("utf-8")}
     if items_text:
@@ -132,20 +131,57 @@ def package_files(study: Any, pool_versions: bool = False) -> dict[str, bytes]:
               "runs": rows.run_rows, "model_answers": rows.model_answer_rows, "prompts": rows.prompt_rows}
     for name, read in tables.items():
         files[f"data/{name}.jsonl"] = rows.jsonl(read(study))
-    stamp = data_time(study).isoformat(timespec="seconds")
-    report = replace(build_report(study, pool_versions=pool_versions).seen_by(False), generated_at=data_time(study))
+    return files
+
+
+def reference_of(study: Any, user: Any = None) -> Any:
+    """The study's reference study (None without one); ReportError when that one has a reference of its own
+    (a chain of references is not packaged) or, with a ``user``, when it is not theirs to see (the package holds
+    its raw data, not only the report's numbers)."""
+    from access.ownership import may
+    from analysis.reports import ReportError
+
+    reference = study.reference_study if study.reference_study_id else None
+    if reference is not None and user is not None and not may(user, reference):
+        raise ReportError(f"study {study.slug!r} is reported with {reference.slug!r}, which belongs to another "
+                          "researcher: its data go into the package too, so ask its owner to share it with you")
+    if reference is not None and reference.reference_study_id:
+        raise ReportError(f"study {study.slug!r} is reported with {reference.slug!r}, which is reported with "
+                          f"{reference.reference_study.slug!r} in turn: a package holds one reference study, "
+                          "not a chain of them")
+    return reference
+
+
+def package_files(study: Any, pool_versions: bool = False, user: Any = None) -> dict[str, bytes]:
+    """Every file of ``study``'s package but the MANIFEST (with its reference study's under
+    ``reference/<slug>/``). ReportError / VersionsError when its report cannot be built (answers of several
+    definition versions, unless ``pool_versions``) or its reference study is not ``user``'s to see (no check
+    without a user: the site's own commands)."""
+    from analysis.reports import build_report
+
+    reference = reference_of(study, user)
+    files = study_files(study)
+    if reference is not None:
+        files.update({f"{REFERENCE_DIR}/{reference.slug}/{name}": data
+                      for name, data in study_files(reference).items()})
+    as_of = max(data_time(s) for s in (study, reference) if s is not None)
+    stamp = as_of.isoformat(timespec="seconds")
+    report = replace(build_report(study, pool_versions=pool_versions).seen_by(False), generated_at=as_of)
     files.update(report_files(report, stamp))
-    files["package.json"] = dump_json({
+    meta = {
         "format": FORMAT, "study": study.slug, "pool_versions": pool_versions, "data_as_of": stamp,
         "platform": {"name": "hedgelab", "version": platform_version()},
         "python": platform.python_version(),
         "respondent_ids": "HMAC-SHA256 of the PROLIFIC_PID keyed with the site's EXPORT_ID_SALT (not included), "
                           "first 16 hex characters",
-    })
+    }
+    if reference is not None:
+        meta["reference"] = reference.slug
+    files["package.json"] = dump_json(meta)
     files["dependencies.txt"] = dependencies().encode("utf-8")
     return files
 
 
-def package_zip(study: Any, pool_versions: bool = False) -> bytes:
-    """``study``'s replication package as zip bytes (with its MANIFEST)."""
-    return zip_bytes(package_files(study, pool_versions=pool_versions))
+def package_zip(study: Any, pool_versions: bool = False, user: Any = None) -> bytes:
+    """``study``'s replication package as zip bytes (with its MANIFEST), as :func:`package_files` checks it."""
+    return zip_bytes(package_files(study, pool_versions=pool_versions, user=user))

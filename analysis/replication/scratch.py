@@ -4,8 +4,9 @@ It migrates that database (or copies the empty migrated database of the same sch
 VAR_DIR/replication), loads the package (analysis/replication/loading.py), rebuilds the report, writes it to
 ``OUT_DIR`` as the package holds it, and with an endpoint asks the stored prompts again (``OUT_DIR/rerun.json``).
 
-Participants are loaded under their salted id, which the scratch site salts once more (its EXPORT_ID_SALT): the
-recomputed tables' ``respondent_id`` are mapped back to the packaged ids before they are written.
+Participants (the study's and its reference study's) are loaded under their salted id, which the scratch site
+salts once more (its EXPORT_ID_SALT): the recomputed tables' ``respondent_id`` are mapped back to the packaged ids
+before they are written.
 """
 from __future__ import annotations
 
@@ -91,7 +92,11 @@ def main(package_dir: Path, out_dir: Path, templates: Path, endpoint_file: Path 
     report = build_report(study, pool_versions=bool(meta.get("pool_versions"))).seen_by(False)
     if stamp:
         report = replace(report, generated_at=datetime.fromisoformat(stamp))
-    back = {hashed_id(pid): pid for pid in study.participants.values_list("prolific_pid", flat=True)}
+    from surveys.models import Participant
+
+    loaded = [study.pk] + ([study.reference_study_id] if study.reference_study_id else [])
+    back = {hashed_id(pid): pid
+            for pid in Participant.objects.filter(study__in=loaded).values_list("prolific_pid", flat=True)}
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in report_files(report, stamp, images=False).items():
         if name == "report/report.json":

@@ -14,7 +14,8 @@ class Command(BaseCommand):
     help = ("Write a study's replication package: its definition and items, every stored prompt its model answers "
             "used, the human answers (salted participant ids only), the runs and model answers, the report "
             "(JSON, CSVs, figures and the numbers behind each figure), the platform version and the installed "
-            "dependencies, with a MANIFEST of SHA-256 hashes. Check it with `manage.py reproduce`.")
+            "dependencies, with a MANIFEST of SHA-256 hashes; a study reported with a reference study carries that "
+            "study's definition and data too (reference/SLUG/). Check it with `manage.py reproduce`.")
 
     def add_arguments(self, parser):
         add_as_argument(parser)
@@ -24,9 +25,10 @@ class Command(BaseCommand):
                             help="report answers given to several versions of the definition together")
 
     def handle(self, *args, **options):
-        study = get_study(options["slug"], acting_user(options))
+        user = acting_user(options)
+        study = get_study(options["slug"], user)
         try:
-            data = package_zip(study, pool_versions=options["pool_versions"])
+            data = package_zip(study, pool_versions=options["pool_versions"], user=user)
         except (ReportError, VersionsError) as exc:
             raise CommandError(str(exc)) from None
         out = Path(options["out"])

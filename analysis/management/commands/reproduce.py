@@ -9,7 +9,8 @@ from surveys.cli import lookup
 
 class Command(BaseCommand):
     help = ("Check a replication package against its MANIFEST (a changed, missing or extra file is refused), "
-            "load it into a fresh scratch SQLite database (never this site's database), recompute the report and "
+            "load it into a fresh scratch SQLite database (never this site's database; a packaged reference study "
+            "first), recompute the report and "
             "print its differences from the packaged one, table by table and figure by figure; exit status 1 "
             "when there are any. --rerun-models asks the stored prompts again of an endpoint.")
 

@@ -96,11 +96,18 @@ def _fresh_cache():
 #: PostgreSQL database named after DATABASE_URL's): run one after another on one parallel worker.
 SHARED_SERVICES = {"test_deploy_scaleout", "test_health", "test_elicitation_self_healing", "test_limits_redis",
                    "test_counters_concurrent", "test_elicitation_worker"}
+#: Test files that kill or restart workers and services and wait for what follows within a deadline: marked
+#: ``solo``, which ``make test`` runs after the parallel part, alone on the machine.
+SOLO = {"test_deploy_scaleout", "test_elicitation_hung_worker", "test_elicitation_restarts",
+        "test_elicitation_self_healing", "test_elicitation_worker", "test_outage_real", "test_sqlite_broker"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a test file stays on one worker (its
-    module fixtures are made once), and the files in SHARED_SERVICES share one worker."""
+    module fixtures are made once), and the files in SHARED_SERVICES share one worker; SOLO files are ``solo``."""
     for item in items:
         module = item.path.stem
         item.add_marker(pytest.mark.xdist_group("shared-services" if module in SHARED_SERVICES else module))
+        if module in SOLO:
+            item.add_marker(pytest.mark.solo)

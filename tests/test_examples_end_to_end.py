@@ -404,7 +404,7 @@ def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) 
         assert set(by_gender["field"]) == {"gender"} and set(by_gender["group"]) == {"woman", "man"}
         man = by_gender.set_index(["condition", "expression", "group"]).loc[("doctor", "probably", "man")]
         assert man["answers"] == 1 and man["mean"] == 7
-        assert "models have no questionnaire yet" in printed
+        assert "no model answer carries a persona" in printed
     elif slug == "word-choice":
         assert rows.loc[("90", "human"), "human_majority"] == "likely"
         assert rows.loc[("90", AGENT), "majority_agreement"] == 1

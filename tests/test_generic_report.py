@@ -105,7 +105,7 @@ def test_scale_study_each_agent_beside_the_humans_per_condition(scale_study, tmp
     assert q.loc[("gender", "A", "m"), "pa"] == pytest.approx(50)  # P2 answers 2, 2
     meta = report.meta()
     assert meta["item_groups_by"] == ["condition"] and meta["questionnaire_fields"] == ["gender"]
-    assert any("models have no questionnaire yet" in n for n in meta["notes"])
+    assert any("no model answer carries a persona" in n for n in meta["notes"])
     assert [name for name, _ in report.figures()] == ["generic-condition-a", "generic-condition-b", "generic-by-gender"]
     written = {p.name for p in report.write(tmp_path)}
     assert {"generic_summary.csv", "generic_questionnaire.csv", "generic-condition-a.svg", "report.json"} <= written

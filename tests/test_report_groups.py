@@ -110,7 +110,7 @@ def test_generic_report_grouped_by_gender_humans_beside_the_persona_model(generi
     assert g["humans_difference"] == pytest.approx(2.5) and g["gap"] == pytest.approx(2)
     section = report.section("generic")
     assert "model answers without a persona are left out of the grouping" in section.meta()["grouping"]["notes"]
-    assert not any("models have no questionnaire yet" in n for n in report.meta()["notes"])
+    assert not any("no model answer carries a persona" in n for n in report.meta()["notes"])
     names = [name for name, _ in report.figures()]
     assert names[-1] == "generic-groups-gender" and names.count("generic-groups-gender") == 1
     written = {p.name for p in report.write(tmp_path)}

@@ -51,7 +51,8 @@ ALL_ITEMS = "all items"
 NO_ANSWER = "(no answer)"
 NUMBER_GROUPS = 4  # a number questionnaire field with more distinct values is cut into this many quantile ranges
 NO_HUMANS = "no human answers yet: the models are described alone (the comparisons with people come with them)"
-NO_MODEL_QUESTIONNAIRE = "models have no questionnaire yet: the questionnaire breakdown is of the human answers only"
+NO_MODEL_QUESTIONNAIRE = ("no model answer carries a persona: the questionnaire breakdown is of the human answers only "
+                          "(an agent with a persona is compared by the same fields)")
 SAME_AS_ITEM = {"truth", "statement_id"}  # answer columns that hold the item's own field
 ITEM_COLUMNS = [f.attname for f in Item._meta.concrete_fields
                 if f.attname not in ("id", "study_id", "extra", "is_demonstration", "demo_order", "demo_answer")]

@@ -149,15 +149,17 @@ def test_a_faithful_package_reproduces_with_no_difference_outside_this_database(
     assert (Participant.objects.count(), ModelResponse.objects.count(), connection.settings_dict["NAME"]) == before
 
 
+def first_answer_changed(data: bytes) -> bytes:
+    """JSON lines of answers with the first answer's value changed (by one)."""
+    rows = [json.loads(line) for line in data.splitlines()]
+    rows[0]["value"] += 1
+    return "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode()
+
+
 def test_a_changed_answer_is_refused_naming_the_file_before_anything_is_loaded(packaged):
     path = packaged
 
-    def change(data: bytes) -> bytes:
-        rows = [json.loads(line) for line in data.splitlines()]
-        rows[0]["value"] = 1.0 if rows[0]["value"] != 1.0 else 2.0
-        return "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode()
-
-    rewrite(path, "data/human_answers.jsonl", change)
+    rewrite(path, "data/human_answers.jsonl", first_answer_changed)
     printed, code = reproduce(path)
     assert code != 0
     assert "data/human_answers.jsonl: changed" in printed and "nothing loaded" in printed
@@ -299,12 +301,7 @@ def test_a_study_with_a_reference_study_is_packaged_with_it_and_reproduces(belem
     assert code == 0, printed
     assert "no differences" in printed and "table summary: same" in printed
 
-    def change(data: bytes) -> bytes:
-        rows = [json.loads(line) for line in data.splitlines()]
-        rows[0]["value"] = 0.0 if rows[0]["value"] != 0.0 else 5.0
-        return "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode()
-
-    rewrite(path, "reference/demo/data/human_answers.jsonl", change)
+    rewrite(path, "reference/demo/data/human_answers.jsonl", first_answer_changed)
     printed, code = reproduce(path)
     assert code != 0
     assert "reference/demo/data/human_answers.jsonl: changed" in printed and "nothing loaded" in printed

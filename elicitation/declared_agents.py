@@ -20,6 +20,7 @@ from surveys.models import Study
 from . import preflight
 from .models import ElicitationRun, ModelEndpoint
 from .personas import PersonaError, personas_for
+from .run_settings import default_temperature
 from .runs import RunStateError, create_run, missing_key, start_run
 
 Status = ElicitationRun.Status
@@ -81,8 +82,7 @@ def _endpoint(agent: Mapping[str, Any], user: Any) -> ModelEndpoint:
 def _temperature(study: Study, agent: Mapping[str, Any]) -> float:
     if agent.get("temperature") is not None:
         return float(agent["temperature"])
-    sampled = agent["mode"] == ElicitationRun.Mode.SAMPLED
-    return 1.0 if sampled and study.kind.sends_temperature(agent["prompt_style"]) else 0.0
+    return default_temperature(study, agent["mode"], agent["prompt_style"])
 
 
 def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: bool = True) -> list[AgentOutcome]:

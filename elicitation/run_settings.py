@@ -17,6 +17,13 @@ REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)  # ... and of the authors' refine
 REFINE_SETTINGS = ("single", "mixed")  # which of the source run's answers a refinement draws from
 
 
+def default_temperature(study, mode: str, prompt_style: str) -> float:
+    """The temperature of a run that names none: 1.0 for a sampled run, 0 (none sent) otherwise and for a prompt
+    style run at the provider's default (e.g. authors-vanilla)."""
+    sampled = mode == Mode.SAMPLED and study.kind.sends_temperature(prompt_style)
+    return 1.0 if sampled else 0.0
+
+
 def is_refinement(run: ElicitationRun) -> bool:
     """Whether ``run`` is a self-refinement of another run (Bahaj et al.; elicitation/refinement.py)."""
     return run.refines_id is not None

@@ -17,6 +17,7 @@ from elicitation import preflight
 from elicitation.declared_agents import AgentError, AgentOutcome, start_agents
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
+from elicitation.run_settings import default_temperature
 from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
                               resume_run, run_sync, start_run)
 from surveys.cli import get_study, lookup
@@ -205,9 +206,8 @@ class Command(BaseCommand):
             except InvalidOperation:
                 raise CommandError(f"--budget {o['budget']!r} is not an amount in USD") from None
         temperature = o["temperature"]
-        if temperature is None:  # 0 (none sent) for a style run at the provider's default, e.g. authors-vanilla
-            sampled = o["mode"] == ElicitationRun.Mode.SAMPLED and study.kind.sends_temperature(o["prompt_style"])
-            temperature = 1.0 if sampled else 0.0
+        if temperature is None:
+            temperature = default_temperature(study, o["mode"], o["prompt_style"])
         settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
                         budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],

@@ -36,7 +36,8 @@ def questionnaire_frame(study, *, include_test: bool = False, completed_only: bo
     for field in fields:
         if field.type == "choice":
             keys = [c.key for c in field.choices]
-            frame[field.name] = pd.Categorical(frame[field.name], categories=keys)
+            known = frame[field.name].where(frame[field.name].isin(keys))  # a key no longer offered: missing
+            frame[field.name] = pd.Categorical(known, categories=keys)
         else:
             frame[field.name] = frame[field.name].astype(types[field.name][1])
     return frame

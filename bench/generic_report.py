@@ -17,7 +17,6 @@ import argparse
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT)]
+from bench.scratch import scratch_environment  # noqa: E402 (needs ROOT on the path)
 
 
 def main() -> None:
@@ -34,27 +34,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--postgres", help="PostgreSQL server URL (without a database name)")
     args = parser.parse_args()
-    var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-"))
-    os.environ.update(HEDGELAB_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")
-    os.environ.pop("DATABASE_URL", None)
-    scratch = None
-    if args.postgres:
-        import psycopg
-
-        server = args.postgres.rstrip("/")
-        scratch = f"hedgelab_bench_{os.getpid()}"
-        with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{scratch}"')
-        os.environ["DATABASE_URL"] = f"{server}/{scratch}"
-    try:
+    with scratch_environment(args.postgres):
         run(args)
-    finally:
-        if scratch:
-            from django.db import connections
-
-            connections.close_all()
-            with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE "{scratch}" WITH (FORCE)')
 
 
 def populate(study, participants: int, runs: int, rng: random.Random) -> None:

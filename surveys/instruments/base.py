@@ -165,11 +165,12 @@ class Instrument:
         return list(self.scale_ends)
 
     def page_context(self, item: "Item", speaker: Speaker | None = None) -> dict[str, Any]:
-        """Everything the participant page template needs for one item."""
+        """Everything the participant page template needs for one item (its ``[page]`` templates rendered once)."""
+        page = self._page(item, speaker)
         return {
-            "sentence": self.sentence(item, speaker),
-            "question": self.question(item, speaker),
-            "hints": self.hints(item, speaker),
+            "sentence": page["sentence"],
+            "question": page["question"],
+            "hints": page["hints"],
             "options": self.page_options(item),
             "widget": self.shape.widget,
         }

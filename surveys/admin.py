@@ -103,7 +103,7 @@ class ChannelInline(admin.TabularInline):
 
     model = RecruitmentChannel
     extra = 0
-    fields = ("name", "id_param", "completion_url", "link")
+    fields = ("name", "id_param", "completion_url", "return_url", "link")
     readonly_fields = ("link",)
     verbose_name = "recruitment channel besides Prolific"
 

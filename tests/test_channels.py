@@ -247,3 +247,24 @@ def test_a_channel_participant_who_returned_is_not_told_prolific_says_so(client,
     flow.mark_participants(Participant.objects.all(), Participant.Status.RETURNED)
     ended = client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
     assert "You returned this study" in ended and "Prolific" not in ended
+
+
+def test_a_channel_with_a_return_address_links_back_to_it_from_every_page_that_ends_a_visit(client, study):
+    """Declined, ended and refused: "Back to sona" with the channel's return_url; a channel without one (list)
+    and Prolific's participants keep their pages."""
+    RecruitmentChannel.objects.filter(name="sona").update(return_url="https://lab.sona-systems.com/all_exp.aspx")
+    back = 'href="https://lab.sona-systems.com/all_exp.aspx" id="channel-return-link">Back to sona</a>'
+    client.get(entry(study, "channel=sona&id=abc123"))
+    declined = client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
+    assert back in declined.content.decode() and "You may close this page" not in declined.content.decode()
+    flow.mark_participants(Participant.objects.all(), Participant.Status.RETURNED)
+    assert back in client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+    refused = Client().get(entry(study, "channel=sona"))  # no id: refused before admission
+    assert refused.status_code == 400 and back in refused.content.decode()
+    other = Client()
+    other.get(entry(study, "channel=list"))
+    page = other.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"}).content.decode()
+    assert "You may close this page" in page and "channel-return-link" not in page
+    with pytest.raises(ValidationError) as caught:
+        RecruitmentChannel(study=study, name="z", return_url="lab.example/studies").full_clean()
+    assert "return_url" in caught.value.message_dict

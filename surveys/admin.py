@@ -106,6 +106,7 @@ class ChannelInline(admin.TabularInline):
     fields = ("name", "id_param", "completion_url", "return_url", "link")
     readonly_fields = ("link",)
     verbose_name = "recruitment channel besides Prolific"
+    verbose_name_plural = "recruitment channels besides Prolific"  # Django's own plural read "…besides Prolifics"
 
     @admin.display(description="entry link")
     def link(self, obj: RecruitmentChannel) -> str:

@@ -129,6 +129,7 @@ def test_the_admin_shows_each_channels_link_and_refuses_bad_settings(admin_clien
     page = admin_client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
     assert "https://lab.example.org/s/nv/?channel=sona&amp;id=&lt;their id&gt;" in page
     assert "https://lab.example.org/s/nv/?channel=list<" in page
+    assert "Recruitment channels besides Prolific" in page and "Prolifics" not in page
     for fields, field in (({"name": "prolific"}, "name"), ({"name": "x", "completion_url": "https://a/{oops}"},
                                                             "completion_url"),
                           ({"name": "y", "id_param": "a b"}, "id_param")):

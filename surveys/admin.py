@@ -98,10 +98,24 @@ class DemonstrationInline(admin.TabularInline):
         return list(spec.fields) if spec is not None else list(DemonstrationForm.Meta.fields)
 
 
+class ChannelForm(forms.ModelForm):
+    class Meta:
+        model = RecruitmentChannel
+        fields = ("name", "id_param", "completion_url", "return_url")
+        # narrow enough for the five columns (with the entry link) to fit the study page at 1280 px
+        widgets = {
+            "name": forms.TextInput(attrs={"class": "vTextField", "style": "width: 8em"}),
+            "id_param": forms.TextInput(attrs={"class": "vTextField", "style": "width: 8em"}),
+            "completion_url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 17em"}),
+            "return_url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 13em"}),
+        }
+
+
 class ChannelInline(admin.TabularInline):
     """Ways into the study besides Prolific, each with the link to give out there."""
 
     model = RecruitmentChannel
+    form = ChannelForm
     extra = 0
     fields = ("name", "id_param", "completion_url", "return_url", "link")
     readonly_fields = ("link",)

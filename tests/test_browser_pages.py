@@ -61,6 +61,25 @@ def test_study_page_buttons_leave_the_heading_readable_and_nothing_scrolls_sidew
     assert admin_page.evaluate("document.documentElement.scrollWidth") <= 1400  # demonstrations fit
 
 
+def test_the_study_page_with_a_channel_fits_a_laptop(browser, live_server, django_user_model, imported_nv):  # noqa: F811
+    """A channel with its completion and return addresses: its table fits the study page at 1280 px (with the
+    return URL column it scrolled sideways by 217 px on the walk of issue 23)."""
+    from surveys.models import RecruitmentChannel
+
+    RecruitmentChannel.objects.create(
+        study=imported_nv, name="sona", id_param="id",
+        completion_url="https://lab.sona-systems.com/webstudy_credit.aspx?experiment_id=12&survey_code={id}",
+        return_url="https://lab.sona-systems.com/all_exp_participant.aspx")
+    hits: list[str] = []
+    page = admin_logged_in(browser, live_server, django_user_model, hits, 1280, 800)
+    page.goto(live_server.url + reverse("admin:surveys_study_change", args=[imported_nv.pk]))
+    group = page.locator("#channels-group")
+    assert group.get_by_text("Return URL").is_visible()
+    assert page.evaluate("[document.documentElement.scrollWidth, innerWidth]") == [1280, 1280]
+    assert group.evaluate("g => g.querySelector('table').scrollWidth <= g.clientWidth")
+    assert hits == []
+
+
 def test_the_choose_an_answer_message_goes_once_an_answer_is_chosen(browser, live_server, live_study):  # noqa: F811
     hits: list[str] = []
     page = offline_page(browser, live_server, hits)

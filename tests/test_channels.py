@@ -269,3 +269,15 @@ def test_a_channel_with_a_return_address_links_back_to_it_from_every_page_that_e
     with pytest.raises(ValidationError) as caught:
         RecruitmentChannel(study=study, name="z", return_url="lab.example/studies").full_clean()
     assert "return_url" in caught.value.message_dict
+
+
+def test_the_participant_list_names_ids_and_the_prolific_channel_for_every_channel(admin_client, study):
+    """The list's first column is "participant id" (a channel's ids are not Prolific PIDs), and its channel
+    filter offers "prolific" for the participants without a channel, where it read "-"."""
+    flow.enter(study, {"channel": "sona", "id": "abc123"})
+    flow.enter(study, {"PROLIFIC_PID": PID})
+    page = admin_client.get(reverse("admin:surveys_participant_changelist")).content.decode()
+    assert "Participant id" in page and "Prolific pid" not in page
+    assert "?channel__isnull=True" in page and ">prolific</a>" in page
+    only = admin_client.get(reverse("admin:surveys_participant_changelist") + "?channel__isnull=True")
+    assert PID in only.content.decode() and "sona-abc123" not in only.content.decode()

@@ -80,6 +80,35 @@ def test_the_study_page_with_a_channel_fits_a_laptop(browser, live_server, djang
     assert hits == []
 
 
+@pytest.mark.parametrize("width", [1280, 375])
+def test_an_items_answers_page_fits_a_phone_and_a_laptop(browser, live_server, django_user_model, imported_nv,  # noqa: F811
+                                                         stub, width):  # noqa: F811
+    """The per-item answers page with a person's and a model's answer: at 375 px its bars (200 px each) and the
+    participant's id made it 637 px wide on the walk of issue 23; the bars now shrink and tables scroll alone."""
+    from stub_openai import Reply
+    from surveys.models import Response
+    from test_pilot_withdrawal import finish
+
+    imported_nv.status = "live"
+    imported_nv.save()
+    finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    item = Response.objects.order_by("pk").first().item
+    stub.default = Reply.answer("70")
+    run = create_run(imported_nv, make_endpoint(stub), items=[item])
+    start_run(run, queue=False)
+    from elicitation.runs import run_sync
+
+    run_sync(run)
+    hits: list[str] = []
+    page = admin_logged_in(browser, live_server, django_user_model, hits, width, 740)
+    page.goto(live_server.url + reverse("admin:elicitation_item_answers", args=[item.pk]))
+    page.locator("#bin-shares").wait_for()
+    assert page.evaluate("[document.documentElement.scrollWidth, innerWidth]") == [width, width]
+    bars = page.locator("#bin-shares .share").evaluate_all("bars => bars.map(b => b.getBoundingClientRect().width)")
+    assert max(bars) == pytest.approx(min(200, 0.18 * width), abs=1) and min(bars) == 0
+    assert hits == []
+
+
 def test_the_choose_an_answer_message_goes_once_an_answer_is_chosen(browser, live_server, live_study):  # noqa: F811
     hits: list[str] = []
     page = offline_page(browser, live_server, hits)

@@ -3,6 +3,7 @@ responses. The custom pages are in elicitation.admin_views."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import Count, Q, Sum
 from django.shortcuts import redirect
 from django.urls import path, reverse
@@ -17,7 +18,7 @@ from surveys.models import Item
 from .admin_views import (endpoint_key_status, item_answers_view, item_prompt_view, run_action_view,
                           run_agents_view, run_monitor_view, run_progress_view, run_refine_view)
 from . import preflight
-from .endpoint_form import EndpointForm
+from .endpoint_form import URL_FIELD_OPTIONS, EndpointForm
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .refine_request import REFINE_PERMS, refusal
 from .run_form import RunForm
@@ -30,6 +31,7 @@ RUN_SETTINGS = ("study", "items", "endpoint", "mode", "temperature", "samples_pe
 @admin.register(ModelEndpoint)
 class ModelEndpointAdmin(OwnedAdminMixin, admin.ModelAdmin):
     form = EndpointForm
+    formfield_overrides = {models.URLField: URL_FIELD_OPTIONS}  # the admin builds its own form fields
     list_display = ("name", "model", "base_url", "api_style", "api_key_env", "key", "max_concurrency",
                     "requests_per_minute", "price_prompt_per_1k", "price_completion_per_1k")
     search_fields = ("name", "model", "base_url")

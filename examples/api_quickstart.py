@@ -66,10 +66,15 @@ def run(api: Hedgelab, slug: str, items: Path, answers: Path | None, endpoint: d
     parquet = out / f"{slug}.parquet"
     parquet.write_bytes(api.call("GET", f"studies/{slug}/export/parquet/").content)
     answers_df = pd.read_parquet(parquet)
-    summary = pd.DataFrame(report["tables"]["summary"])
+    for reason in report["meta"].get("missing", []):  # e.g. the Belem tables without earlier human answers
+        print("not built yet:", reason)
+    tables = report["tables"]
+    table = "summary" if "summary" in tables else next(iter(tables))  # Belem's summary, else the first there is
+    summary = pd.DataFrame(tables[table])
+    print(f"{table}:")
     print(summary.to_string(max_cols=8))
     return {"run": run_id, "status": progress["status"], "parquet": parquet, "rows": len(answers_df),
-            "agents": sorted(answers_df["agent"].dropna().unique()), "summary_rows": len(summary)}
+            "agents": sorted(answers_df["agent"].dropna().unique()), "table": table, "summary_rows": len(summary)}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -108,6 +108,8 @@ ZH_HANS: dict[str, str] = {
     "Taking you back to Prolific…": "正在带您返回Prolific……",
     "Return to Prolific": "返回Prolific",
     "Thank you for considering this study. You may close this page.": "感谢您考虑参加本研究。您可以关闭此页面。",
+    "Thank you for considering this study.": "感谢您考虑参加本研究。",
+    "Back to %(name)s": "返回%(name)s",
     "We have recorded only that you chose not to take part, and when. If you change your mind, open the study link "
     "again.": "我们只记录了您选择不参加以及选择的时间。如果您改变主意，请重新打开研究链接。",
     "The answers you gave are kept. If you think this is a mistake, please contact the researchers.":

@@ -24,7 +24,7 @@ from .admin_views import (ProtectedDeleteMixin, confirm_removal, import_items_vi
                           test_participant_view)
 from .instruments import AnswerError, instrument_choices
 from .channels import entry_link
-from .models import Assignment, Item, Participant, RecruitmentChannel, Response, Study, Withdrawal
+from .models import PROLIFIC_CHANNEL, Assignment, Item, Participant, RecruitmentChannel, Response, Study, Withdrawal
 
 
 # The lists need the width of a laptop screen (1280 px) for their columns; the app list on the left took
@@ -98,14 +98,29 @@ class DemonstrationInline(admin.TabularInline):
         return list(spec.fields) if spec is not None else list(DemonstrationForm.Meta.fields)
 
 
+class ChannelForm(forms.ModelForm):
+    class Meta:
+        model = RecruitmentChannel
+        fields = ("name", "id_param", "completion_url", "return_url")
+        # narrow enough for the five columns (with the entry link) to fit the study page at 1280 px
+        widgets = {
+            "name": forms.TextInput(attrs={"class": "vTextField", "style": "width: 8em"}),
+            "id_param": forms.TextInput(attrs={"class": "vTextField", "style": "width: 8em"}),
+            "completion_url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 17em"}),
+            "return_url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 13em"}),
+        }
+
+
 class ChannelInline(admin.TabularInline):
     """Ways into the study besides Prolific, each with the link to give out there."""
 
     model = RecruitmentChannel
+    form = ChannelForm
     extra = 0
-    fields = ("name", "id_param", "completion_url", "link")
+    fields = ("name", "id_param", "completion_url", "return_url", "link")
     readonly_fields = ("link",)
     verbose_name = "recruitment channel besides Prolific"
+    verbose_name_plural = "recruitment channels besides Prolific"  # Django's own plural read "…besides Prolifics"
 
     @admin.display(description="entry link")
     def link(self, obj: RecruitmentChannel) -> str:
@@ -376,15 +391,23 @@ class ItemAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
 
 
 # --- participants -----------------------------------------------------------------------------------
+class ChannelFilter(admin.RelatedFieldListFilter):
+    """By channel: the participants without one came through Prolific, and the filter says so (not "-")."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.empty_value_display = PROLIFIC_CHANNEL
+
+
 @admin.register(Participant)
 class ParticipantAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     delete_advice = ("Mark participants as returned or timed out instead; their answers are kept. To honour a "
                      "request to withdraw, use the action “Withdraw”; test participants: “Remove test participants”.")
     # What a researcher scans first, narrow enough for a 1280 px screen with the filter sidebar; ρ rounded.
     # Completion time, raw ρ values and the Prolific study/session ids are on the participant's page.
-    list_display = ("prolific_pid", "study_slug", "status_shown", "progress", "started", "live_check",
+    list_display = ("participant_id", "study_slug", "status_shown", "progress", "started", "live_check",
                     "analysis_filter")
-    list_filter = ("study", "status", "is_test", "channel", "passed_attention", "attention_included")
+    list_filter = ("study", "status", "is_test", ("channel", ChannelFilter), "passed_attention", "attention_included")
     search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
     list_select_related = ("study",)
     date_hierarchy = "started_at"
@@ -401,6 +424,10 @@ class ParticipantAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in Participant._meta.fields] + ["progress"]
+
+    @admin.display(description="participant id", ordering="prolific_pid")
+    def participant_id(self, obj: Participant) -> str:
+        return obj.prolific_pid  # a Prolific PID, or <channel>-<id> for another channel's participant
 
     @admin.display(description="study", ordering="study__slug")
     def study_slug(self, obj: Participant) -> str:

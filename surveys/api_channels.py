@@ -35,7 +35,7 @@ class ChannelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RecruitmentChannel
-        fields = ["id", "study", "name", "id_param", "completion_url", "entry_link", "participants"]
+        fields = ["id", "study", "name", "id_param", "completion_url", "return_url", "entry_link", "participants"]
         validators: list = []  # the name's uniqueness per study is checked in validate(), with a clear message
 
     def get_entry_link(self, channel: RecruitmentChannel) -> str:

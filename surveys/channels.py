@@ -6,7 +6,9 @@
   the same person back.
 - Their id is stored as ``<channel>-<id>``, so the same id on two channels is two people and never a Prolific
   PID (24 hex characters, no hyphen).
-- At the end they are sent to the channel's completion address with ``{code}`` and ``{id}`` filled in.
+- At the end they are sent to the channel's completion address with ``{code}`` and ``{id}`` filled in; a page
+  that ends their visit early (declined, ended, a refused link) offers "Back to <channel>" when the channel
+  has a ``return_url``.
   A link without ``channel`` is Prolific's, exactly as before.
 """
 from __future__ import annotations
@@ -46,6 +48,14 @@ def channel_of(study: Study, params: Mapping[str, str]) -> RecruitmentChannel | 
                            _("The address names a way into this study that does not exist. Please open the "
                              "study again with the link you were given."))
     return channel
+
+
+def named_channel(study: Study, params: Mapping[str, str]) -> RecruitmentChannel | None:
+    """The existing channel a link names, or None (Prolific, or a name the study lacks)."""
+    try:
+        return channel_of(study, params)
+    except ChannelError:
+        return None
 
 
 def names_other_channel(params: Mapping[str, str]) -> bool:
@@ -113,6 +123,20 @@ def completion(participant: Participant, code: str) -> Completion:
     own_id = participant.prolific_pid.removeprefix(f"{channel.name}-")
     url = channel.completion_url.format(code=quote(code, safe=""), id=quote(own_id, safe=""))
     return Completion(url, channel.name)
+
+
+@dataclass(frozen=True)
+class ReturnLink:
+    url: str
+    name: str  # the channel's name, in "Back to <name>"
+
+
+def return_link(channel: RecruitmentChannel | None) -> ReturnLink | None:
+    """The "Back to <channel>" link of a page that ends a channel participant's visit early (declined, ended,
+    refused): the channel's ``return_url``, or None (Prolific's participants, or a channel without one)."""
+    if channel is None or not channel.return_url:
+        return None
+    return ReturnLink(channel.return_url, channel.name)
 
 
 def entry_link(channel: RecruitmentChannel, base: str | None = None) -> str:

@@ -282,7 +282,7 @@ class RecruitmentChannel(models.Model):
     """A way into ``study`` besides Prolific (the default, which needs no row): a mailing list, SONA, MTurk,
     CloudResearch, … Its entry link is the study link with ``channel=<name>``; the participant's id comes from
     the URL parameter ``id_param`` (or is assigned here when that is empty); at the end they are sent to
-    ``completion_url`` (surveys.channels)."""
+    ``completion_url``, and a page that ends their visit early links back to ``return_url`` (surveys.channels)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="channels")
     name = models.SlugField(max_length=16, help_text="Short name, in the entry link, the export and the report "
@@ -296,6 +296,11 @@ class RecruitmentChannel(models.Model):
         help_text="Where participants go at the end; {code} is replaced by the study's completion code for their "
                   "outcome and {id} by their id, e.g. https://lab.sona-systems.com/webstudy_credit.aspx?"
                   "experiment_id=12&credit_token=ab&survey_code={id}. Empty: the code is shown, no redirect.")
+    return_url = models.CharField(
+        max_length=500, blank=True, verbose_name="return URL",
+        help_text="Where a participant who does not finish goes back to (the platform's study list or your "
+                  "lab's page): the declined, ended and error pages then show “Back to <name>”. Empty: they read "
+                  "“You may close this page”.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "name"], name="channel_unique_name_per_study")]
@@ -318,6 +323,8 @@ class RecruitmentChannel(models.Model):
                                                          "braces."}) from None
             if not self.completion_url.startswith(("https://", "http://")):
                 raise ValidationError({"completion_url": "An absolute address (https://…)."})
+        if self.return_url and not self.return_url.startswith(("https://", "http://")):
+            raise ValidationError({"return_url": "An absolute address (https://…)."})
 
 
 #: The name of the default channel in exports and reports (participants without a RecruitmentChannel).

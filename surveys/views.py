@@ -57,10 +57,12 @@ def _step_redirect(study: Study, step: Step) -> HttpResponse:
     return redirect(STEP_URLS[step], slug=study.slug)
 
 
-def problem(request: HttpRequest, error: FlowError, study: Study | None = None) -> HttpResponse:
-    """The clear error page for a refused request, with the error's HTTP status."""
+def problem(request: HttpRequest, error: FlowError, study: Study | None = None,
+            back: channels.ReturnLink | None = None) -> HttpResponse:
+    """The clear error page for a refused request, with the error's HTTP status (and ``back``: the link back to
+    the channel the person came through, if it has one)."""
     return render(request, "surveys/problem.html", {"title": error.title, "message": error.message,
-                                                    "study": study}, status=error.status)
+                                                    "study": study, "back": back}, status=error.status)
 
 
 def _study(slug: str, prolific: bool = True) -> Study:
@@ -189,7 +191,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
                                      client=client_address(request))
     except FlowError as exc:
         with in_study_language(study):
-            return problem(request, exc, study)
+            return problem(request, exc, study, channels.return_link(channels.named_channel(study, request.GET)))
     request.session[_session_key(study)] = participant.pk
     return _step_redirect(study, flow.current_step(participant).step)
 
@@ -206,6 +208,7 @@ def consent(request: HttpRequest, study: Study, participant: Participant, progre
         if not agreed:
             return render(request, "surveys/declined.html",
                           {"study": study, "via_channel": participant.channel_id is not None,
+                           "back": channels.return_link(participant.channel),
                            "prolific_url": channels.prolific_home_url()})
         return _step_redirect(study, flow.current_step(participant).step)  # the questionnaire or instructions
     return render(request, "surveys/consent.html",
@@ -310,7 +313,8 @@ def done(request: HttpRequest, study: Study, participant: Participant, progress:
     """Completion (code, link back to Prolific; redirects right after the last answer) or the ended page."""
     if progress.step == Step.ENDED:
         return render(request, "surveys/ended.html", {"study": study, "participant": participant,
-                                                      "via_channel": participant.channel_id is not None})
+                                                      "via_channel": participant.channel_id is not None,
+                                                      "back": channels.return_link(participant.channel)})
     # normally completed with the last answer; complete() covers a participant left just short of it
     code = participant.completion_code if participant.completed_at else flow.complete(participant)
     redirect_now = request.session.pop(_redirect_key(study), False)

@@ -13,6 +13,11 @@ end to end. A test scripts what the server answers and then inspects what it was
 Supported routes: POST /v1/chat/completions, POST /v1/completions (both also with ``stream: true``,
 answered as server-sent events), GET /v1/models.
 
+As a program, it serves one answer to every request until Ctrl-C, to try runs without a model or a key
+(docs/howto/endpoints.md)::
+
+    .venv/bin/python tests/stub_openai.py --port 8199 --answer 70
+
 Prompt log-probabilities (completions with ``echo: true`` and ``logprobs``, as the likelihood mode asks): a
 reply made with ``Reply.scoring(fn)`` echoes the prompt, split into tokens at spaces (" word"), each with the
 log-probability ``fn(token)`` (the first token null, as OpenAI and llama.cpp give it), then one generated
@@ -29,6 +34,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, MutableMapping
+
+if __name__ == "__main__":  # run as a script (`.venv/bin/python tests/stub_openai.py`): the project's packages
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from elicitation.local_model import LOOPBACK_NETWORKS
 
@@ -387,3 +398,27 @@ def make_endpoint(server: StubOpenAI, name: str = "stub", **fields: Any):
                   max_concurrency=4)
     values.update(fields)
     return ModelEndpoint.objects.create(name=name, **values)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the stub on loopback with the same answer to every request, until Ctrl-C."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="An OpenAI-compatible endpoint on 127.0.0.1 that gives the same "
+                                                 "answer to every request (no model, no key).")
+    parser.add_argument("--port", type=int, default=0, help="default: any free port (printed)")
+    parser.add_argument("--answer", default="70", help="the text of every answer (default: 70)")
+    args = parser.parse_args(argv)
+    with StubOpenAI(port=args.port) as server:
+        server.default = Reply.answer(args.answer)
+        print(f"stub endpoint at {server.base_url} (model: any name), answering {args.answer!r} to every request; "
+              "Ctrl-C stops it", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -54,7 +54,9 @@ def test_a_channel_is_created_read_changed_and_deleted(world):
     assert body["study"] == "mine" and body["participants"] == 0
     assert body["entry_link"].endswith("/s/mine/?channel=sona&id=<their id>")
     url = f"/api/channels/{body['id']}/"
-    assert api.get(url).json()["completion_url"] == SONA
+    assert api.get(url).json()["completion_url"] == SONA and api.get(url).json()["return_url"] == ""
+    back = api.patch(url, {"return_url": "https://lab.sona-systems.com/"})
+    assert back.status_code == 200 and back.json()["return_url"] == "https://lab.sona-systems.com/"
     assert [c["name"] for c in api.get("/api/channels/?study=mine").json()["results"]] == ["sona"]
     changed = api.patch(url, {"name": "sona2", "id_param": ""})
     assert changed.status_code == 200 and changed.json()["entry_link"].endswith("?channel=sona2")
@@ -71,6 +73,7 @@ def test_a_channel_is_created_read_changed_and_deleted(world):
     ({"name": "sona", "id_param": "channel"}, "id_param"),
     ({"name": "sona", "completion_url": "https://x.example/?c={cod}"}, "completion_url"),
     ({"name": "sona", "completion_url": "lab.example/done"}, "completion_url"),
+    ({"name": "sona", "return_url": "lab.example/studies"}, "return_url"),
     ({"id_param": "id"}, "name"),
 ])
 def test_bad_fields_get_the_apis_field_errors_and_save_nothing(world, data, field):

@@ -92,3 +92,21 @@ def test_a_script_with_only_a_token_runs_a_study_end_to_end(server, belem_dir, t
     assert len(scope["answers"]) == len(frame) and scope["answers"]["value"].dtype == "float64"
     assert list(scope["summary"]["agent"])[:3] == ["Human Mode", "Human Individual", "Random"]
     assert scope["runs"]["status"].tolist() == ["completed"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_script_without_earlier_answers_shows_the_models_and_what_is_missing(server, belem_dir, tmp_path,
+                                                                                 capsys):
+    """--answers is optional: without it (a new user's first try, as on the walk of issue 23) the report has no
+    Belem summary yet, and the script ended in KeyError: 'summary'. It prints what is missing and the first table."""
+    url, token = server
+    quickstart = load_quickstart()
+    with StubOpenAI() as stub:
+        stub.default = Reply.answer("80")
+        result = quickstart.main([
+            "--url", url, "--token", token, "--slug", "models-only", "--items", str(belem_dir / "non-verifiable.csv"),
+            "--endpoint", "stubbed", "--base-url", stub.base_url, "--model", "stub-model", "--run-items", "30",
+            "--out", str(tmp_path / "out")])
+    assert result["status"] == "completed" and result["table"] == "generic_summary" and result["summary_rows"] == 1
+    printed = capsys.readouterr().out
+    assert "not built yet: study 'models-only' has no completed human participants yet" in printed

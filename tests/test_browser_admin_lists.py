@@ -111,3 +111,20 @@ def test_answer_and_run_lists_fit_a_laptop(laptop, live_server, answered, route,
     laptop.screenshot(path=str(tmp_path / f"{route}-1280.png"), full_page=True)
     keep_screenshots(tmp_path)
     assert_fits(laptop)
+
+
+def test_the_participant_list_fits_a_laptop_with_real_slugs_and_channel_ids(laptop, live_server, imported_nv):
+    """As on a fresh clone after a walk (issue 23): a study slug of 18 letters, a mailing list's assigned ids, a
+    declined participant; the list scrolled sideways by 43 px, hiding the analysis filter's column."""
+    from surveys import flow
+    from surveys.models import RecruitmentChannel
+
+    Participant.objects.all().delete()
+    imported_nv.slug, imported_nv.status = "demo-overprecision", "live"
+    imported_nv.save()
+    RecruitmentChannel.objects.create(study=imported_nv, name="list")
+    finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    flow.record_consent(flow.enter(imported_nv, {"channel": "list"}), False)
+    laptop.goto(live_server.url + reverse("admin:surveys_participant_changelist"))
+    assert_fits(laptop)
+    assert {"live check (rho)", "analysis filter (rho)", "answered / assigned"} <= set(visible_headers(laptop))

@@ -82,3 +82,32 @@ def test_a_sona_participant_refused_before_admission_never_reads_prolific(browse
     other.get_by_role("heading", name="Too many new participants from your network").wait_for()
     assert "Prolific" not in other.inner_text("body")
     assert list(Participant.objects.values_list("prolific_pid", "status")) == [("sona-4412", "declined")]
+
+
+def test_a_sona_participant_who_declines_goes_back_to_sona_by_its_return_address(browser, live_server,  # noqa: F811
+                                                                                   live_study):
+    """A channel with a return address: the declined page offers "Back to sona" (in a phone-wide window, the
+    button inside the page), and it leads there."""
+    RecruitmentChannel.objects.create(study=live_study, name="sona", id_param="id", completion_url=SONA + "?c={code}",
+                                      return_url="https://lab.sona-systems.com/all_exp_participant.aspx")
+    context = browser.new_context(viewport={"width": 375, "height": 700})
+
+    def handle(route):
+        if route.request.url.startswith(live_server.url):
+            return route.continue_()
+        if route.request.url.startswith("https://lab.sona-systems.com/"):
+            return route.fulfill(status=200, content_type="text/html", body="<html><body>SONA (stub)</body></html>")
+        return route.abort()
+
+    context.route("**/*", handle)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/{live_study.slug}/?channel=sona&id=4412")
+    page.get_by_role("button", name="I do not agree").click()
+    page.get_by_role("heading", name="You chose not to take part").wait_for()
+    assert "Prolific" not in page.inner_text("body") and "close this page" not in page.inner_text("body")
+    back = page.get_by_role("link", name="Back to sona")
+    box = back.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375
+    back.click()
+    page.wait_for_url("https://lab.sona-systems.com/all_exp_participant.aspx")
+    assert page.inner_text("body") == "SONA (stub)"

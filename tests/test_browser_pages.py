@@ -61,6 +61,54 @@ def test_study_page_buttons_leave_the_heading_readable_and_nothing_scrolls_sidew
     assert admin_page.evaluate("document.documentElement.scrollWidth") <= 1400  # demonstrations fit
 
 
+def test_the_study_page_with_a_channel_fits_a_laptop(browser, live_server, django_user_model, imported_nv):  # noqa: F811
+    """A channel with its completion and return addresses: its table fits the study page at 1280 px (with the
+    return URL column it scrolled sideways by 217 px on the walk of issue 23)."""
+    from surveys.models import RecruitmentChannel
+
+    RecruitmentChannel.objects.create(
+        study=imported_nv, name="sona", id_param="id",
+        completion_url="https://lab.sona-systems.com/webstudy_credit.aspx?experiment_id=12&survey_code={id}",
+        return_url="https://lab.sona-systems.com/all_exp_participant.aspx")
+    hits: list[str] = []
+    page = admin_logged_in(browser, live_server, django_user_model, hits, 1280, 800)
+    page.goto(live_server.url + reverse("admin:surveys_study_change", args=[imported_nv.pk]))
+    group = page.locator("#channels-group")
+    assert group.get_by_text("Return URL").is_visible()
+    assert page.evaluate("[document.documentElement.scrollWidth, innerWidth]") == [1280, 1280]
+    assert group.evaluate("g => g.querySelector('table').scrollWidth <= g.clientWidth")
+    assert hits == []
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_an_items_answers_page_fits_a_phone_and_a_laptop(browser, live_server, django_user_model, imported_nv,  # noqa: F811
+                                                         stub, width):  # noqa: F811
+    """The per-item answers page with a person's and a model's answer: at 375 px its bars (200 px each) and the
+    participant's id made it 637 px wide on the walk of issue 23; the bars now shrink and tables scroll alone."""
+    from stub_openai import Reply
+    from surveys.models import Response
+    from test_pilot_withdrawal import finish
+
+    imported_nv.status = "live"
+    imported_nv.save()
+    finish(imported_nv, "5f1a2b3c4d5e6f7a8b9c0d1e")
+    item = Response.objects.order_by("pk").first().item
+    stub.default = Reply.answer("70")
+    run = create_run(imported_nv, make_endpoint(stub), items=[item])
+    start_run(run, queue=False)
+    from elicitation.runs import run_sync
+
+    run_sync(run)
+    hits: list[str] = []
+    page = admin_logged_in(browser, live_server, django_user_model, hits, width, 740)
+    page.goto(live_server.url + reverse("admin:elicitation_item_answers", args=[item.pk]))
+    page.locator("#bin-shares").wait_for()
+    assert page.evaluate("[document.documentElement.scrollWidth, innerWidth]") == [width, width]
+    bars = page.locator("#bin-shares .share").evaluate_all("bars => bars.map(b => b.getBoundingClientRect().width)")
+    assert max(bars) == pytest.approx(min(200, 0.18 * width), abs=1) and min(bars) == 0
+    assert hits == []
+
+
 def test_the_choose_an_answer_message_goes_once_an_answer_is_chosen(browser, live_server, live_study):  # noqa: F811
     hits: list[str] = []
     page = offline_page(browser, live_server, hits)

@@ -129,6 +129,7 @@ def test_the_admin_shows_each_channels_link_and_refuses_bad_settings(admin_clien
     page = admin_client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
     assert "https://lab.example.org/s/nv/?channel=sona&amp;id=&lt;their id&gt;" in page
     assert "https://lab.example.org/s/nv/?channel=list<" in page
+    assert "Recruitment channels besides Prolific" in page and "Prolifics" not in page
     for fields, field in (({"name": "prolific"}, "name"), ({"name": "x", "completion_url": "https://a/{oops}"},
                                                             "completion_url"),
                           ({"name": "y", "id_param": "a b"}, "id_param")):
@@ -247,3 +248,36 @@ def test_a_channel_participant_who_returned_is_not_told_prolific_says_so(client,
     flow.mark_participants(Participant.objects.all(), Participant.Status.RETURNED)
     ended = client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
     assert "You returned this study" in ended and "Prolific" not in ended
+
+
+def test_a_channel_with_a_return_address_links_back_to_it_from_every_page_that_ends_a_visit(client, study):
+    """Declined, ended and refused: "Back to sona" with the channel's return_url; a channel without one (list)
+    and Prolific's participants keep their pages."""
+    RecruitmentChannel.objects.filter(name="sona").update(return_url="https://lab.sona-systems.com/all_exp.aspx")
+    back = 'href="https://lab.sona-systems.com/all_exp.aspx" id="channel-return-link">Back to sona</a>'
+    client.get(entry(study, "channel=sona&id=abc123"))
+    declined = client.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"})
+    assert back in declined.content.decode() and "You may close this page" not in declined.content.decode()
+    flow.mark_participants(Participant.objects.all(), Participant.Status.RETURNED)
+    assert back in client.get(reverse("surveys:done", kwargs={"slug": study.slug})).content.decode()
+    refused = Client().get(entry(study, "channel=sona"))  # no id: refused before admission
+    assert refused.status_code == 400 and back in refused.content.decode()
+    other = Client()
+    other.get(entry(study, "channel=list"))
+    page = other.post(reverse("surveys:consent", kwargs={"slug": study.slug}), {"choice": "decline"}).content.decode()
+    assert "You may close this page" in page and "channel-return-link" not in page
+    with pytest.raises(ValidationError) as caught:
+        RecruitmentChannel(study=study, name="z", return_url="lab.example/studies").full_clean()
+    assert "return_url" in caught.value.message_dict
+
+
+def test_the_participant_list_names_ids_and_the_prolific_channel_for_every_channel(admin_client, study):
+    """The list's first column is "participant id" (a channel's ids are not Prolific PIDs), and its channel
+    filter offers "prolific" for the participants without a channel, where it read "-"."""
+    flow.enter(study, {"channel": "sona", "id": "abc123"})
+    flow.enter(study, {"PROLIFIC_PID": PID})
+    page = admin_client.get(reverse("admin:surveys_participant_changelist")).content.decode()
+    assert "Participant id" in page and "Prolific pid" not in page
+    assert "?channel__isnull=True" in page and ">prolific</a>" in page
+    only = admin_client.get(reverse("admin:surveys_participant_changelist") + "?channel__isnull=True")
+    assert PID in only.content.decode() and "sona-abc123" not in only.content.decode()

@@ -601,3 +601,25 @@ def test_the_command_line_and_the_run_page_show_the_queue(stub, imported_nv, adm
     assert f"[Queued behind run {first.pk} (position 2 in the queue)]" in out.getvalue()
     page = admin_client.get(f"/admin/elicitation/elicitationrun/{second.pk}/monitor/")
     assert f"Queued behind run {first.pk}" in page.content.decode()
+
+
+def test_the_command_line_says_how_many_answers_could_not_be_read(stub, imported_nv):
+    """A run whose answers are all kept as unparseable reads "Completed, 0 failed" (the walk of issue 23: an
+    interval study asked with a stub answering "70"); the status says how many could not be read."""
+    from django.core.management import call_command
+    import io
+
+    stub.queue(Reply.answer("no idea"), Reply.answer("perhaps"))
+    stub.default = Reply.answer("80")
+    run = create_run(imported_nv, make_endpoint(stub), items=items_of(imported_nv, 3))
+    start_run(run, queue=False)
+    run_sync(run)
+    out = io.StringIO()
+    call_command("elicit", "--status", str(run.pk), stdout=out)
+    assert "2 of the 3 answers could not be read as an answer" in out.getvalue(), out.getvalue()
+    readable = create_run(imported_nv, make_endpoint(stub, name="stub2"), items=items_of(imported_nv, 3))
+    start_run(readable, queue=False)
+    run_sync(readable)
+    out = io.StringIO()
+    call_command("elicit", "--status", str(readable.pk), stdout=out)
+    assert "could not be read" not in out.getvalue()

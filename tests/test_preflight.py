@@ -116,3 +116,19 @@ def test_the_elicit_command_creates_no_run_on_an_endpoint_that_fails(imported_nv
     with pytest.raises(CommandError, match="connection refused"):
         call_command("elicit", imported_nv.slug, "--endpoint", "off", stdout=io.StringIO())
     assert not ElicitationRun.objects.exists()
+
+
+def test_the_endpoint_forms_build_without_djangos_url_scheme_warning(admin_client):
+    """`make docs` and every test run printed Django's "The default scheme will be changed …" warning: the
+    endpoint form and the admin's say which scheme a base URL without one gets (https)."""
+    import importlib
+    import warnings
+
+    from elicitation import endpoint_form
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        importlib.reload(endpoint_form)
+        assert admin_client.get(reverse("admin:elicitation_modelendpoint_add")).status_code == 200
+    assert endpoint_form.EndpointForm({"base_url": "api.example.org/v1"}).fields["base_url"].clean(
+        "api.example.org/v1") == "https://api.example.org/v1"

@@ -57,3 +57,32 @@ def test_models_only_study_has_a_report_everywhere(tang_zh, tmp_path, admin_clie
     data = client.get("/api/studies/tang-zh/report/", HTTP_AUTHORIZATION=f"Token {token.key}").json()
     assert data["meta"]["title"] == "Tang zh" and len(data["meta"]["missing"]) == 2
     assert data["tables"]["available"][0]["detail"] == "no completed human participant yet"
+
+
+def test_people_all_left_out_by_the_attention_filter_are_not_called_missing(imported_nv, stub, tmp_path):  # noqa: F811
+    """Two participants who answered 50 to everything (as a researcher clicking through a pilot): the report
+    says the attention filter excluded them, not that no human answered (the walk of issue 23 read "no human
+    answers yet" beside "2 completed, 60 answers")."""
+    from surveys import flow
+
+    imported_nv.status = Study.Status.LIVE
+    imported_nv.save()
+    assert imported_nv.applies_attention_filter
+    for pid in ("5f1a2b3c4d5e6f7a8b9c0d1e", "60aa2b3c4d5e6f7a8b9c0d99"):
+        participant = flow.enter(imported_nv, {"PROLIFIC_PID": pid})
+        flow.record_consent(participant, True)
+        flow.record_instructions(participant)
+        flow.record_pledge(participant)
+        while (progress := flow.current_step(participant)).step == flow.Step.ITEM:
+            flow.submit_answer(participant, progress.slot.position, progress.slot.item_id, {"value": "50"}, None)
+    stub.default = Reply.answer("70")
+    run = create_run(imported_nv, make_endpoint(stub), items=list(imported_nv.main_items().order_by("id")[:5]))
+    start_run(run, queue=False)
+    run_sync(run)
+    out = io.StringIO()
+    call_command("report", imported_nv.slug, "--out", str(tmp_path), stdout=out)
+    text = out.getvalue()
+    assert "no human answers yet" not in text, text
+    assert "the attention filter excluded all 2 completed participant(s)" in text, text
+    assert text.count("no human answers to build the reference distribution from: the attention filter excluded "
+                      "all 2 completed participant(s)") == 1, text

@@ -230,6 +230,16 @@ def answers_of(study: Study, run_ids: list[int]) -> pd.DataFrame:
     return shared(("answers", study.pk, tuple(run_ids)), lambda: study_answers(study, run_ids))
 
 
+def _all_excluded(nv: pd.DataFrame, threshold: float | None, exc: AnswersError) -> str:
+    """The reason of ``exc``; when there is no reference distribution although people completed the study,
+    that the attention filter left none of them."""
+    humans = nv.loc[nv["agent"] == HUMAN, "participant_id"].nunique()
+    if threshold is None or not humans or "reference distribution" not in str(exc):
+        return str(exc)
+    return (f"no human answers to build the reference distribution from: the attention filter excluded all "
+            f"{humans} completed participant(s) (none reached ρ ≥ {threshold:g})")
+
+
 def build(study: Study) -> StudyReport:
     """The report of ``study`` (and its reference study when it is a verifiable set). ReportError when the
     data are not there yet."""
@@ -262,7 +272,7 @@ def build(study: Study) -> StudyReport:
         threshold = nv_study.attention_threshold if nv_study.applies_attention_filter else None
         analysis = analyse_belem(nv, v, threshold=threshold, order=order)
     except AnswersError as exc:
-        raise ReportError(str(exc)) from None
+        raise ReportError(_all_excluded(nv, threshold, exc)) from None
     nv_kept = kept(nv, analysis.nv.filter)
     v_kept = kept(v, analysis.v.filter) if v is not None and analysis.v is not None else None
     descriptives = describe(nv_kept, "nv")

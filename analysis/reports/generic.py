@@ -51,6 +51,8 @@ ALL_ITEMS = "all items"
 NO_ANSWER = "(no answer)"
 NUMBER_GROUPS = 4  # a number questionnaire field with more distinct values is cut into this many quantile ranges
 NO_HUMANS = "no human answers yet: the models are described alone (the comparisons with people come with them)"
+ALL_EXCLUDED = ("no human answers kept: the attention filter excluded all {n} completed participant(s) ({how}); the "
+                "models are described alone")
 NO_MODEL_QUESTIONNAIRE = ("no model answer carries a persona: the questionnaire breakdown is of the human answers only "
                           "(an agent with a persona is compared by the same fields)")
 SAME_AS_ITEM = {"truth", "statement_id"}  # answer columns that hold the item's own field
@@ -205,6 +207,7 @@ class GenericSection:
     raw_ids: bool = False
     computed: dict[str, pd.DataFrame] = field(default_factory=dict)  # the tables, computed once (:func:`build`)
     grouped: Grouping | None = None  # by participant fields and personas (only for group_by's questionnaire fields)
+    humans_excluded: int = 0  # completed participants the attention filter left out
 
     # --- tables -------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
@@ -367,6 +370,7 @@ def build(study: Study) -> GenericSection:
     answers = shared(("answers", study.pk, tuple(run_ids)), lambda: study_answers(study, run_ids))
     if answers.empty:
         raise ReportError(f"study {study.slug!r} has no answers yet (no completed participant, no model answer)")
+    humans_read = int(answers.loc[answers["agent"] == HUMAN, "participant_id"].nunique())
     answers, attention = attention_kept(study, answers)
     reserved = sorted(set(item_fields) & (set(answers.columns) - SAME_AS_ITEM))
     if reserved:
@@ -385,8 +389,8 @@ def build(study: Study) -> GenericSection:
                                         .to_numpy(dtype=object), None)
     humans = int(answers.loc[is_human, "participant_id"].nunique())
     notes = []
-    if not humans:
-        notes.append(NO_HUMANS)
+    if not humans:  # none completed yet, or every one excluded by the attention filter: which, said plainly
+        notes.append(ALL_EXCLUDED.format(n=humans_read, how=attention) if humans_read else NO_HUMANS)
     with_persona = answers["persona"].map(lambda p: isinstance(p, dict)) if "persona" in answers.columns else None
     if breakdown and (~is_human).any() and (with_persona is None or not with_persona.any()):
         notes.append(NO_MODEL_QUESTIONNAIRE)
@@ -394,6 +398,7 @@ def build(study: Study) -> GenericSection:
         notes.append("free-text answers: counted only, no metric")
     section = GenericSection(study=study, spec=spec, item_fields=item_fields, breakdown=breakdown, answers=answers,
                              humans=humans, attention=attention, runs=runs, notes=notes,
+                             humans_excluded=humans_read - humans,
                              grouped=_grouped(study, spec, answers, named))
     section.tables()  # computed once here, so that a cached report holds them
     return section

@@ -146,7 +146,8 @@ def _figure(section: "GenericSection", answers: pd.DataFrame, title: str) -> Fig
 
 def section_figures(section: "GenericSection") -> Iterator[tuple[str, Figure]]:
     """(file stem, figure): one per item group (at most MAX_FIGURES), then one per questionnaire field."""
-    note = "" if section.humans else " (no human answers yet)"
+    note = "" if section.humans else (" (no human answers kept by the attention filter)" if section.humans_excluded
+                                      else " (no human answers yet)")
     for i, (name, answers) in enumerate(section.groups()):
         if i >= MAX_FIGURES:
             break

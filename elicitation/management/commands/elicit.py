@@ -265,6 +265,10 @@ class Command(BaseCommand):
             f"{p['completion_tokens']:,}; cost ${p['cost_usd']}; {p['answers_per_second'] or 0} answers/s")
         if p["status_reason"]:
             self.stdout.write(f"  {p['status_reason']}")
+        if p["unparseable"]:  # kept and counted as done, but no number, option or interval could be read from them
+            self.stdout.write(self.style.WARNING(
+                f"  {p['unparseable']} of the {p['done']} answers could not be read as an answer (kept as "
+                f"unparseable; their raw output: admin › Model responses, status “Unparseable answer (kept)”)"))
         for failure in p["failures"][:10]:
             self.stdout.write(f"  failed: {failure['item']} #{failure['sample_index']}: {failure['error']} "
                               f"({failure['attempts']} attempts)")

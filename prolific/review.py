@@ -76,9 +76,9 @@ def study_payload(link: ProlificStudy) -> dict:
     study = link.study
     review = [{"action": "MANUALLY_REVIEW"}]
     return {
-        "name": study.title,
+        "name": study.shown_title,  # Prolific shows the name to participants
         "internal_name": study.slug,
-        "description": link.description or study.title,
+        "description": link.description or study.shown_title,
         "external_study_url": study.participant_link(),
         "prolific_id_option": "url_parameters",
         "completion_codes": [

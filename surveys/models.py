@@ -60,7 +60,13 @@ class Study(models.Model):
         CLOSED = "closed", "Closed"
 
     slug = models.SlugField(unique=True, help_text="Appears in the participant link: /s/your-slug/ (letters, digits, hyphens).")
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, help_text="For researchers (lists, reports, exports); participants see "
+                             "the participant title when it is set.")
+    participant_title = models.CharField(
+        max_length=200, blank=True,
+        help_text="The title participants see in each page's header and browser tab, in the study's language "
+        "(e.g. without the paper's name). Empty: the title.",
+    )
     instrument = models.CharField(
         max_length=50, default="speaker_belief", validators=[validate_instrument],
         help_text="Item kind; one of the registered instruments (surveys/instruments/).",
@@ -147,6 +153,11 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.slug})"
+
+    @property
+    def shown_title(self) -> str:
+        """The title on the participant pages: the participant title, else the researchers' title."""
+        return self.participant_title or self.title
 
     @property
     def kind(self):

@@ -38,7 +38,9 @@ class StudyTable(Table):
     """``[study]``: what the study is called and which family logic it uses."""
 
     slug: str = Field(pattern=r"^[-a-zA-Z0-9_]+$", max_length=50, description="In the participant link /s/SLUG/.")
-    title: str = Field(min_length=1, max_length=200)
+    title: str = Field(min_length=1, max_length=200, description="For researchers (lists, reports, exports).")
+    participant_title: str = Field("", max_length=200, description="The title participants see in each page's "
+                                   "header and browser tab, in the study's language; empty: the title.")
     language: Literal["en", "zh-hans"] = "en"
     kind: Literal[KINDS] = Field("generic", description="The family logic (parsers, generators, metrics) the "
                                  "study uses; `generic` for a researcher's own study, worded only by this file.")

@@ -5,7 +5,8 @@ from surveys.models import Item
 
 #: Study columns a definition sets: (definition table, key) → Study field.
 STUDY_FIELDS: dict[tuple[str, str], str] = {
-    ("study", "title"): "title", ("study", "language"): "language", ("study", "kind"): "instrument",
+    ("study", "title"): "title", ("study", "participant_title"): "participant_title",
+    ("study", "language"): "language", ("study", "kind"): "instrument",
     ("study", "description"): "description",
     ("texts", "consent"): "consent_text", ("texts", "instructions"): "instructions",
     ("texts", "pledge"): "pledge_text",

@@ -2,11 +2,11 @@
 
 The hash covers what participants and models are given: texts, page and prompt wording, answer shape,
 questionnaire, demonstrations, every item's fields and how items are drawn. It leaves out where the items came
-from (``[design]`` source), the slug, title and description, the Prolific codes, the report, the declared
-agents (``[[agents]]``: who is asked, not what; adding one after answers needs no new version) and the analysis
-settings (attention filter and threshold, idle timeout): changing those needs no new version. So a study
-exported and loaded again (items now in ``items.jsonl``) has the same hash, and a changed word anywhere gives a
-new one.
+from (``[design]`` source), the slug, the titles (``title``, ``participant_title``) and description, the Prolific
+codes, the report, the declared agents (``[[agents]]``: who is asked, not what; adding one after answers needs no
+new version) and the analysis settings (attention filter and threshold, idle timeout): changing those needs no
+new version. So a study exported and loaded again (items now in ``items.jsonl``) has the same hash, and a changed
+word anywhere gives a new one.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def content_hash(definition: Mapping[str, Any], items: Iterable[Mapping[str, Any
     """SHA-256 of the definition (its item source, slug and Prolific codes left out) and its items' fields
     (every column, sorted by key; ``source_row`` left out), as compact, key-sorted JSON."""
     wording = copy.deepcopy(dict(definition))
-    for key in ("slug", "title", "description", "reference"):
+    for key in ("slug", "title", "participant_title", "description", "reference"):
         wording.get("study", {}).pop(key, None)
     for key in ANALYSIS_SETTINGS:
         wording.get("participants", {}).pop(key, None)

@@ -1,5 +1,6 @@
-"""python manage.py create_study <slug> --instrument <kind> [--title …] [--language en|zh] [--reference <slug>]
-[--items-per-participant N|all] [--live]"""
+"""python manage.py create_study <slug> --instrument <kind> [--title …] [--participant-title …]
+[--language en|zh] [--reference <slug>] [--items-per-participant N|all]
+[--live]"""
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -33,7 +34,10 @@ class Command(BaseCommand):
         add_as_argument(parser)
         parser.add_argument("slug", help="appears in the participant link /s/<slug>/ (letters, digits, hyphens)")
         parser.add_argument("--instrument", required=True, choices=[name for name, _ in instrument_choices()])
-        parser.add_argument("--title", help="default: the slug")
+        parser.add_argument("--title", help="for researchers (lists, reports, exports); default: the slug")
+        parser.add_argument("--participant-title", default="",
+                            help="the title participants see in each page's header and browser tab "
+                                 "(default: the title)")
         parser.add_argument("--language", default="en", choices=["en", "zh"],
                             help="language of the participant pages (zh: Simplified Chinese)")
         parser.add_argument("--reference", help="slug of the non-verifiable companion study (verifiable sets)")
@@ -47,7 +51,8 @@ class Command(BaseCommand):
         slug = options["slug"]
         if Study.objects.filter(slug=slug).exists():
             raise CommandError(f"a study with slug {slug!r} exists already")
-        study = Study(slug=slug, title=options["title"] or slug, instrument=options["instrument"],
+        study = Study(slug=slug, title=options["title"] or slug,
+                      participant_title=options["participant_title"], instrument=options["instrument"],
                       status=Study.Status.LIVE if options["live"] else Study.Status.DRAFT)
         study.language = "zh-hans" if options["language"] == "zh" else "en"
         kind = get_instrument(study.instrument)

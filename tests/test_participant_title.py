@@ -18,6 +18,7 @@ from surveys.definition.files import STUDIES_DIR
 from surveys.definition.loader import load_file
 from surveys.definition.versions import pending_hash
 from surveys.models import Item, Study, StudyVersion
+from tests.test_admin import form_data, staff  # noqa: F401 (staff is a fixture)
 from tests.test_analysis_factories import add_participant
 from tests.test_api_write import api  # noqa: F401 (a fixture)
 
@@ -48,7 +49,7 @@ def write(folder: Path, text: str) -> Path:
 
 
 def pages(study: Study) -> dict[str, str]:
-    """The consent, instructions and pledge pages a new participant of ``study`` is shown."""
+    """The consent, instructions, pledge and first item pages a new participant of ``study`` is shown."""
     client = Client()
     params = urlencode({"PROLIFIC_PID": PID, "STUDY_ID": "abc123", "SESSION_ID": "sess42"})
     assert client.get(f"/s/{study.slug}/?{params}").status_code == 302
@@ -59,6 +60,9 @@ def pages(study: Study) -> dict[str, str]:
         assert response.status_code == 200, step
         shown[step] = response.content.decode()
         client.post(url, {"step": step, **form})
+    item = client.get(reverse("surveys:item", kwargs={"slug": study.slug}))
+    assert item.status_code == 200
+    shown["item"] = item.content.decode()
     return shown
 
 
@@ -73,7 +77,9 @@ def test_participant_pages_show_the_participant_title_not_the_researchers():
                                  participant_title="A short study about words of probability",
                                  instrument="wep_probability", status="live", items_per_participant=1)
     Item.objects.create(study=study, key="i1", expression="likely", context="CNC")
-    for step, html in pages(study).items():
+    shown = pages(study)
+    assert list(shown) == ["consent", "instructions", "pledge", "item"]
+    for step, html in shown.items():
         header, tab = header_and_tab(html)
         assert header == "A short study about words of probability", step
         assert tab.endswith("· A short study about words of probability"), (step, tab)
@@ -157,3 +163,15 @@ def test_create_study_takes_a_participant_title():
         "Tang RQ1 (mine)", "Words of probability", "Words of probability")
     call_command("create_study", "cs2", "--instrument", "wep_probability", stdout=io.StringIO())
     assert Study.objects.get(slug="cs2").participant_title == ""
+
+
+def test_the_admin_sets_it_among_what_participants_see(client, staff):  # noqa: F811
+    study = Study.objects.create(slug="adm", title="Bahaj et al. replication", instrument="interval_confidence")
+    url = reverse("admin:surveys_study_change", args=[study.pk])
+    page = client.get(url)
+    shown = next(fs for fs in page.context["adminform"] if fs.name == "Shown to participants")
+    assert "participant_title" in [field.field.name for line in shown for field in line]
+    data = form_data(page) | {"participant_title": "Ranges you are sure of"}
+    assert client.post(url, data).status_code == 302
+    study.refresh_from_db()
+    assert (study.title, study.shown_title) == ("Bahaj et al. replication", "Ranges you are sure of")

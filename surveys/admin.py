@@ -164,7 +164,8 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     readonly_fields = ("prolific_link", "created_at", "declared_agents")
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "instrument", "description", "created_at")}),
-        ("Shown to participants", {"fields": ("participant_title", "language", "consent_text", "instructions", "pledge_text")}),
+        ("Shown to participants", {"fields": ("participant_title", "language", "consent_text", "instructions",
+                                              "pledge_text")}),
         ("Design", {"fields": ("items_per_expression", "controls_per_participant", "items_per_participant",
                                "draw_speaker_names", "attention_filter", "attention_threshold",
                                "idle_timeout_minutes", "reference_study")}),

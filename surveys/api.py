@@ -112,9 +112,9 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["id", "slug", "title", "participant_title", "instrument", "status", "description", "consent_text", "instructions",
-                  "pledge_text", "items_per_expression", "controls_per_participant", "draw_speaker_names",
-                  "attention_threshold", "report_options", "reference_study", "completion_code",
+        fields = ["id", "slug", "title", "participant_title", "instrument", "status", "description", "consent_text",
+                  "instructions", "pledge_text", "items_per_expression", "controls_per_participant",
+                  "draw_speaker_names", "attention_threshold", "report_options", "reference_study", "completion_code",
                   "failed_attention_code", "screened_out_code", "participant_link", "items", "participants",
                   "created_at", "owner", "shared_with", "new_version", "version"]
         read_only_fields = ["created_at"]

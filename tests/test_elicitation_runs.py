@@ -443,10 +443,10 @@ def test_a_task_answers_each_of_its_items_once_and_pays_its_own_costs_once(stub,
     assert ModelResponse.objects.filter(run=run, status="ok").count() == 9
     run.refresh_from_db()
     assert run.status == Status.COMPLETED
-    # per answer: the lease, the endpoint's slot taken and given back (limits in the database here), the
-    # request's count, the settlement; per task: the rows, the demonstrations, the prompts looked up and the new
+    # per answer: the lease with the request's count, the endpoint's slot taken and given back (limits in the
+    # database here), the settlement; per task: the rows, the demonstrations, the prompts looked up and the new
     # ones stored, whether the run is done, its failed answers counted and the run finished
-    per_answer, per_task, slot_rows_created = 5, 7, 3
+    per_answer, per_task, slot_rows_created = 4, 7, 3
     assert len(single.captured_queries) <= per_answer + per_task
     assert len(group.captured_queries) <= 8 * per_answer + per_task + slot_rows_created, \
         "\n".join(q["sql"][:120] for q in group.captured_queries)

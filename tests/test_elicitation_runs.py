@@ -230,6 +230,27 @@ def test_cancel_during_a_backoff_wait_sends_nothing_more(stub, imported_nv):
     assert len(stub.requests) == 1
 
 
+def test_cancel_while_waiting_for_a_slot_takes_the_claims_count_back(stub, imported_nv):
+    """The claim counts the answer's first request (with its estimated tokens and cost) in the statement that
+    leases the row; a run cancelled before that request was sent (its worker waiting for the endpoint's slot)
+    gives the row back as it was: no request, no tokens, no cost."""
+    endpoint = make_endpoint(stub, max_concurrency=1, price_prompt_per_1k="1", price_completion_per_1k="1")
+    run = started(imported_nv, endpoint, items_of(imported_nv, 1))
+    assert throttle.limits().try_acquire_slot(endpoint, "another-worker", 60) is not None
+    counted = []
+
+    def sleep(seconds):  # waiting for the slot: the row is leased and its first request counted
+        counted.append(ModelResponse.objects.filter(run=run).values_list("requests", "cost_usd").get())
+        cancel_run(run)
+
+    run = run_sync(run, sleep=sleep)
+    assert run.status == Status.CANCELLED and counted and counted[0][0] == 1 and counted[0][1] > 0
+    row = ModelResponse.objects.get(run=run)
+    assert (row.status, row.requests, row.prompt_tokens, row.completion_tokens, row.cost_usd, row.attempts) == \
+        ("pending", 0, 0, 0, Decimal(0), 0)
+    assert row.lease_owner == "" and row.lease_until is None and len(stub.requests) == 0
+
+
 def test_resume_retries_only_failed_answers(stub, imported_nv):
     items = items_of(imported_nv, 3)
     failing = items[1].text()

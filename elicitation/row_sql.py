@@ -46,6 +46,10 @@ def _table(model: type) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def _column(name: str) -> str:
+    return connection.ops.quote_name(ModelResponse._meta.get_field(name).column)
+
+
 def _when(moment: datetime) -> Any:
     """A moment as the database compares it with a DateTimeField."""
     return ModelResponse._meta.get_field("lease_until").get_db_prep_value(moment, connection)
@@ -97,11 +101,18 @@ def pending_rows(run_id: int, item_ids: Sequence[int]) -> list[ModelResponse]:
 def claim_statement(row: ModelResponse, owner: str, seconds: float, charge: tuple[int, int, Decimal] | None = None,
                     **fields: Any) -> Statement:
     """The UPDATE that leases a pending row of a running run for ``owner`` unless another live worker holds it
-    (setting ``fields`` too); with ``charge`` (prompt tokens, completion tokens, cost) it also counts the first
-    request (``charge``'s statement), in the same statement."""
+    (setting ``fields`` too; a ``prompt`` not saved yet is named by its hash, stored by an earlier statement of the
+    same transaction); with ``charge`` (prompt tokens, completion tokens, cost) it also counts the first request
+    (``charge``'s statement), in the same statement."""
     now = timezone.now()
+    prompt = fields.get("prompt")
+    if prompt is not None and prompt.pk is None:  # stored in the same transaction (``prompts.stored_or_new``)
+        fields = {name: value for name, value in fields.items() if name != "prompt"}
     values, params = assignments(ModelResponse, {"lease_owner": owner, "lease_until": now + timedelta(seconds=seconds),
                                                  **fields})
+    if prompt is not None and prompt.pk is None:
+        values = f"{values}, {_column('prompt')} = (SELECT id FROM {_table(StoredPrompt)} WHERE sha256 = %s)"
+        params = [*params, prompt.sha256]
     if charge is not None:
         values = f"{values}, {_COUNT_SQL}"
         params = [*params, *_count_params(*charge)]
@@ -196,18 +207,23 @@ def stored_prompts(shas: Sequence[str]) -> dict[str, StoredPrompt]:
         return {prompt.sha256: prompt for prompt in map(p.build, cursor.fetchall())}
 
 
+def insert_stored_prompts_statement(prompts: Sequence[StoredPrompt]) -> Statement:
+    """The INSERT of ``prompts`` in one statement, skipping each whose hash is stored already (``ON CONFLICT DO
+    NOTHING``), returning (id, hash) of those inserted."""
+    columns = ["sha256", "api_style", "content", "created_at"]
+    fields = [StoredPrompt._meta.get_field(c) for c in columns]
+    values = [f.get_db_prep_save(getattr(prompt, f.attname), connection) for prompt in prompts for f in fields]
+    row = f"({', '.join(['%s'] * len(columns))})"
+    return (f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
+            f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256", values)
+
+
 def insert_stored_prompts(prompts: Sequence[StoredPrompt]) -> None:
     """Insert ``prompts`` in one statement, skipping each whose hash is stored already (``ON CONFLICT DO
     NOTHING``); those inserted get their id, the others keep none."""
     if not prompts:
         return
-    columns = ["sha256", "api_style", "content", "created_at"]
-    fields = [StoredPrompt._meta.get_field(c) for c in columns]
-    values = [f.get_db_prep_save(getattr(prompt, f.attname), connection) for prompt in prompts for f in fields]
-    row = f"({', '.join(['%s'] * len(columns))})"
-    _, returned = sqlite_writes.execute(
-        f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
-        f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256", values)
+    _, returned = sqlite_writes.execute(*insert_stored_prompts_statement(prompts))
     inserted = dict((sha, pk) for pk, sha in returned)
     for prompt in prompts:
         if prompt.sha256 in inserted:

@@ -10,7 +10,7 @@ Never lose, never duplicate:
 
 One synced commit per answer: the statement that leases a row also counts its first request, and an answer's
 write is committed together with the lease of the task's next row (``RunContext.commit``; the task's last
-answer at the task's end), before that row's request is sent. A worker killed in between loses at most that
+answer at the task's end), before that row's request is sent; a task's new stored prompts with its first lease. A worker killed in between loses at most that
 one answer, whose row stays leased until its lease runs out and is then asked again, as one killed mid-request.
 """
 from __future__ import annotations
@@ -43,8 +43,8 @@ from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
-from .prompts import (PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt,
-                      store_prompts)
+from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
+                      store_prompt, stored_or_new)
 from .row_sql import claim
 from .sqlite_writes import Statement
 
@@ -83,14 +83,12 @@ def client_for(endpoint: ModelEndpoint) -> EndpointClient:
 
 
 @dataclass
-class Unsettled:
-    """A write waiting for the task's next one (``RunContext.commit``): its statement; what to do when it updated
-    no row (``late``: settle under a lock; then, for an ``answer``, say it was discarded)."""
+class Waiting:
+    """A write waiting for the task's next one (``RunContext.commit``): its statement, and what to do with its
+    result once committed."""
 
-    row: ModelResponse
     statement: Statement
-    late: Callable[[], bool] | None
-    answer: bool = True
+    done: Callable[[sqlite_writes.Result], None]
 
 
 @dataclass
@@ -107,31 +105,35 @@ class RunContext:
     prompts: dict[str, StoredPrompt] = field(default_factory=dict)  # stored prompts by hash (samples share one)
     prepared: dict[int, tuple[PromptContent, str]] = field(default_factory=dict)  # by row: content, hash
     records: dict[int, dict[str, Any]] = field(default_factory=dict)  # by row: what its prompt drew (Prompt.record)
-    unsettled: list["Unsettled"] = field(default_factory=list)  # answers written, not yet committed (``commit``)
+    unsettled: list[Waiting] = field(default_factory=list)  # writes not yet committed (``commit``)
 
     def defer(self, row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None, *,
               answer: bool = True, **only_if: Any) -> None:
         """Write ``fields`` to the row while it is pending (and matches ``only_if``), settling its requests with
         ``settlement``, together with the task's next write (``commit``). ``answer``: the row's answer
-        (``written_fields``; a warning if another worker answered it first), else e.g. its release."""
+        (``written_fields``; a warning if another worker answered it first), else e.g. its release. A settlement
+        that finds the row's counters changed is settled again under a lock (``accounting.settle_locked``)."""
         if settlement is not None:
             statement = settlement_statement(row, fields, settlement, **only_if)
-            late = lambda: settle_locked(row, fields, settlement, **only_if)  # noqa: E731
+            late: Callable[[], bool] = lambda: settle_locked(row, fields, settlement, **only_if)  # noqa: E731
         else:
-            statement, late = row_sql.update_pending_statement(row.pk, fields, **only_if), None
-        self.unsettled.append(Unsettled(row, statement, late, answer))
+            statement, late = row_sql.update_pending_statement(row.pk, fields, **only_if), lambda: False
+
+        def done(result: sqlite_writes.Result) -> None:
+            if not result[0] and not late() and answer:
+                log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
+                            row.run_id, row.item_id, row.sample_index)
+
+        self.unsettled.append(Waiting(statement, done))
 
     def commit(self, *statements: Statement) -> list[int]:
-        """Run ``statements`` after the answers' writes still waiting (``write``), all in one transaction (on
-        SQLite one synced commit, shared with the process's other threads: ``sqlite_writes``); the row counts of
-        ``statements``. A waiting settlement that found the row's counters changed is settled again under a lock
-        (``accounting.settle_locked``)."""
+        """Run ``statements`` after the writes still waiting (an answer, new stored prompts), all in one
+        transaction (on SQLite one synced commit, shared with the process's other threads: ``sqlite_writes``);
+        the row counts of ``statements``."""
         waiting, self.unsettled = self.unsettled, []
         results = sqlite_writes.execute_all([w.statement for w in waiting] + list(statements))
-        for w, (count, _) in zip(waiting, results):
-            if not count and not (w.late is not None and w.late()) and w.answer:
-                log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
-                            w.row.run_id, w.row.item_id, w.row.sample_index)
+        for w, result in zip(waiting, results):
+            w.done(result)
         return [count for count, _ in results[len(waiting):]]
 
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
@@ -144,8 +146,9 @@ class RunContext:
         return prompt_content(prompt, self.endpoint.api_style)
 
     def prepare(self, rows: Sequence[ModelResponse]) -> None:
-        """Build the prompts of a task's rows and look up (or store) them all at once: one SELECT, and one
-        INSERT for the new ones. A row whose prompt cannot be built is left to ``answer_row``, which records why."""
+        """Build the prompts of a task's rows and look them up all at once (one SELECT); the new ones are stored by
+        one INSERT committed with the first claim (``prompts.stored_or_new``). A row whose prompt cannot be built
+        is left to ``answer_row``, which records why."""
         by_hash: dict[str, PromptContent] = {}
         for row in rows:
             try:
@@ -159,11 +162,15 @@ class RunContext:
         if not missing:
             return
         try:
-            self.prompts.update(store_prompts(missing, self.endpoint.api_style))
+            found, insert = stored_or_new(missing, self.endpoint.api_style)
         except TRANSIENT_ERRORS:
             raise
         except Exception:  # noqa: BLE001 - each row's prompt is then stored alone, and a failure recorded on it
             log.exception("run %s: cannot store a task's prompts together; storing them one by one", self.run.pk)
+            return
+        self.prompts.update(found)
+        if insert is not None:
+            self.unsettled.append(Waiting(insert, lambda result: adopt_ids(found.values(), result[1])))
 
     def prompt_of(self, row: ModelResponse, item: Item) -> tuple[PromptContent, StoredPrompt]:
         """What is sent for ``row`` and its StoredPrompt: as ``prepare`` left them, else built, looked up (or

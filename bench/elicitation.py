@@ -18,7 +18,8 @@ pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
 
 For each configuration it prints the platform's answers per second (first to last answer, after a warm-up run
 of 2 × the slots' items that builds each pool thread's client), the raw client's requests per second at the
-same concurrency (a separate process, like the workers), their ratio, and for a stub with latency the ideal
+same concurrency (a separate process, like the workers; measured just before and just after the platform's run and
+averaged, since a shared machine's load drifts), their ratio, and for a stub with latency the ideal
 concurrency / latency; with workers, where a pool thread's time per answer goes (the request at the stub, the
 rest of the attempt: slot lease, the HTTP client; and besides: the row's claim, which counts the request, committed
 with the previous answer's settlement, the task's hand-off through the broker, prompts) and the workers' CPU per
@@ -244,8 +245,8 @@ def profile_answers(study, stub, items: list) -> None:
           + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)) + side)
     commits = statements["COMMIT"] / n
     print(f"  write transactions per answer: {commits:.2f} (each a synced commit on SQLite: the claim of a row, which "
-          f"counts its request, with the previous answer's settlement; and per task the new prompts and its last "
-          f"answer), {statements['UPDATE elicitation_modelresponse'] / n:.2f} row updates")
+          f"counts its request, with the previous answer's settlement; and per task its last answer; the "
+          f"new prompts go with its first claim), {statements['UPDATE elicitation_modelresponse'] / n:.2f} row updates")
     for part, seconds in parts.most_common():
         if part == UNATTRIBUTED and seconds / total < 0.005:
             continue  # the usual case: every function had a caller with a part
@@ -313,20 +314,27 @@ def main() -> None:
               + (f", the endpoint's max_concurrency {args.slots} per process" if args.slots else ""))
         print(f"{'stub latency':>12}  {'workers':>18}  {'platform ans/s':>14}  {'raw client req/s':>16}  "
               f"{'ratio':>5}  {'ideal C/latency':>15}  notes")
-        for latency, workers in configs:
-            result = platform_rate(study, stub, args, items, latency, workers)
-            concurrency = result["concurrency"] if workers else 1
-            stub.reset()
-            from stub_openai import Reply
+        from stub_openai import Reply
 
-            stub.default = Reply.answer("I'd say 70", delay=latency)
-            raw = raw_rate(stub.base_url, max(50, min(len(items), 400)) if latency == 0 else len(items),
-                           concurrency, prompt)
+        for latency, workers in configs:
+            concurrency = max(1, workers * (args.slots or args.concurrency)) if workers else 1
+
+            def raw_now() -> float:
+                stub.reset()
+                stub.default = Reply.answer("I'd say 70", delay=latency)
+                return raw_rate(stub.base_url, max(50, min(len(items), 400)) if latency == 0 else len(items),
+                                concurrency, prompt)
+
+            raw_before = raw_now()  # the raw client just before and just after the platform: the machine's load drifts
+            result = platform_rate(study, stub, args, items, latency, workers)
+            raw_after = raw_now()
+            raw = (raw_before + raw_after) / 2
             ideal = f"{concurrency / latency:.1f}" if latency else "-"
             who = "in-process (--sync)" if workers == 0 else f"{workers} × {args.concurrency}"
             print(f"{latency * 1000:>10.0f}ms  {who:>18}  {result['rate']:>14.1f}  {raw:>16.1f}  "
                   f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
-                  f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
+                  f"{result['requests']} requests, at most {result['max_in_flight']} in flight; raw client "
+                  f"{raw_before:.1f} before, {raw_after:.1f} after", flush=True)
             if workers:
                 print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight. "
                       f"A pool thread's {result['thread_ms']:.0f} ms per answer: {result['stub_ms']:.0f} the request "

@@ -95,7 +95,8 @@ def store_prompts(contents: dict[str, PromptContent], api_style: str) -> dict[st
     return found
 
 
-def stored_or_new(contents: dict[str, PromptContent], api_style: str) -> tuple[dict[str, StoredPrompt], Statement | None]:
+def stored_or_new(contents: dict[str, PromptContent],
+                  api_style: str) -> tuple[dict[str, StoredPrompt], Statement | None]:
     """The StoredPrompt of each content (by its hash): those stored already (one SELECT), and new ones, not yet
     saved, with the ``INSERT … ON CONFLICT DO NOTHING RETURNING`` that stores them (None when there are none), for
     the worker to commit with its first claim, which names a new prompt by its hash (``row_sql.claim_statement``);

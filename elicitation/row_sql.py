@@ -130,7 +130,8 @@ def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool
 
 # one request more on a row, with its estimated tokens and cost (the parameters of ``_count_params``)
 _COUNT_SQL = ("requests = requests + 1, prompt_tokens = prompt_tokens + %s, "
-              "completion_tokens = completion_tokens + %s, cost_usd = CAST((cost_usd + CAST(%s AS NUMERIC)) AS NUMERIC)")
+              "completion_tokens = completion_tokens + %s, "
+              "cost_usd = CAST((cost_usd + CAST(%s AS NUMERIC)) AS NUMERIC)")
 
 
 def _count_params(prompt_tokens: int, completion_tokens: int, cost: Decimal) -> list[Any]:

@@ -10,8 +10,9 @@ Never lose, never duplicate:
 
 One synced commit per answer: the statement that leases a row also counts its first request, and an answer's
 write is committed together with the lease of the task's next row (``RunContext.commit``; the task's last
-answer at the task's end), before that row's request is sent; a task's new stored prompts with its first lease. A worker killed in between loses at most that
-one answer, whose row stays leased until its lease runs out and is then asked again, as one killed mid-request.
+answer at the task's end), before that row's request is sent; a task's new stored prompts go with its first
+lease. A worker killed in between loses at most that one answer, whose row stays leased until its lease runs
+out and is then asked again, as one killed mid-request.
 """
 from __future__ import annotations
 
@@ -45,7 +46,6 @@ from .modes import (Mode, Outcome, call_full_distribution, complete, full_distri
                     request_params, top_logprobs_outcome)
 from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
                       store_prompt, stored_or_new)
-from .row_sql import claim
 from .sqlite_writes import Statement
 
 log = logging.getLogger(__name__)
@@ -265,7 +265,7 @@ def written_fields(fields: dict[str, Any]) -> dict[str, Any]:
 def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None) -> bool:
     """Fill in a still-pending row (settling its requests' tokens and cost, see ``accounting``) at once; False
     (and nothing written) if another worker answered it first. (The worker's answers go through
-    ``RunContext.write``.)"""
+    ``RunContext.defer``.)"""
     fields = written_fields(fields)
     if settlement is not None:
         written = settle(row, fields, settlement)
@@ -413,7 +413,8 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         raise
     except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
         log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)
-        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED, "error": f"internal error: {exc!r}"[:2000],
+        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
+                                       "error": f"internal error: {exc!r}"[:2000],
                                        "detail": {"attempt_errors": history} if history else None}),
                   settlement(attempts=made["attempts"]))
     return None

@@ -244,9 +244,10 @@ def profile_answers(study, stub, items: list) -> None:
     print(f"  database statements per answer: {len(queries.captured_queries) / n:.1f} — "
           + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)) + side)
     commits = statements["COMMIT"] / n
-    print(f"  write transactions per answer: {commits:.2f} (each a synced commit on SQLite: the claim of a row, which "
-          f"counts its request, with the previous answer's settlement; and per task its last answer; the "
-          f"new prompts go with its first claim), {statements['UPDATE elicitation_modelresponse'] / n:.2f} row updates")
+    if connection.vendor == "sqlite":  # (elsewhere a lone statement commits by itself, uncounted)
+        print(f"  write transactions per answer: {commits:.2f} (each a synced commit: the claim of a row, which counts "
+              f"its request, with the previous answer's settlement; and per task its last answer; the new prompts "
+              f"go with its first claim), {statements['UPDATE elicitation_modelresponse'] / n:.2f} row updates")
     for part, seconds in parts.most_common():
         if part == UNATTRIBUTED and seconds / total < 0.005:
             continue  # the usual case: every function had a caller with a part

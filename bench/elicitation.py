@@ -18,14 +18,17 @@ pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
 
 For each configuration it prints the platform's answers per second (first to last answer, after a warm-up run
 of 2 × the slots' items that builds each pool thread's client), the raw client's requests per second at the
-same concurrency (a separate process, like the workers), their ratio, and for a stub with latency the ideal
+same concurrency (a separate process, like the workers; measured just before and just after the platform's run and
+averaged, since a shared machine's load drifts), their ratio, and for a stub with latency the ideal
 concurrency / latency; with workers, where a pool thread's time per answer goes (the request at the stub, the
-rest of the attempt: slot lease, the request's count, the HTTP client; and besides: the row's claim and
-settlement, the task's hand-off through the broker, prompts) and the workers' CPU per answer. Then (``--profile N``, default 100; 0 skips) it answers N
+rest of the attempt: slot lease, the HTTP client; and besides: the row's claim, which counts the request, committed
+with the previous answer's settlement, the task's hand-off through the broker, prompts) and the workers' CPU per
+answer. Then (``--profile N``, default 100; 0 skips) it answers N
 more items in this process against the instant stub, half of them under cProfile, and prints where an answer's
-time goes: database statements per answer by kind and table, and milliseconds per answer by part (database,
-the openai client, HTTP transport, prompts and parsing, the elicitation machinery, the rest), the profile's
-shares scaled by the time per answer of the half run without it. Nothing is asserted.
+time goes: database statements per answer by kind and table, write transactions (synced commits) per answer,
+and milliseconds per answer by part (database, the openai client, HTTP transport and the stub's reply — the stub
+runs in this process —, prompts and parsing, the elicitation machinery, the rest), the profile's shares scaled by
+the time per answer of the half run without it. Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -154,8 +157,9 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
     return {"status": run.status, "answered": answered, "requests": len(stub.requests), "rate": rate,
             "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight,
             # where a pool thread's time per answer goes: the request at the stub; the rest of the attempt (the
-            # slot's lease, the request's count, the HTTP client); the rest (the row's claim and settlement,
-            # the task's hand-off through the broker, prompts): from the rows' attempt times and the stub's log
+            # slot's lease, the HTTP client); the rest (the row's claim with the request's count and the previous
+            # answer's settlement, the task's hand-off through the broker, prompts): from the rows' attempt times
+            # and the stub's log
             "mean_in_flight": at_stub / seconds if answered > 1 and seconds > 0 else float("nan"),
             "thread_ms": threads * seconds / answered * 1000 if answered > 1 else float("nan"),
             "stub_ms": at_stub / len(served) * 1000 if served else float("nan"),
@@ -167,9 +171,10 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
 PARTS = [  # (part, substrings of a profiled function's file, or a built-in's name); the first that matches wins
     ("database (ORM, driver)", ("django/db/", "psycopg", "sqlite", "dj_database_url", "surveys/sql_rows.py")),
     ("openai client (building, parsing)", ("/openai/", "pydantic", "/annotated_types/")),
-    ("HTTP transport (httpx, sockets)", ("httpx", "httpcore", "/h11/", "elicitation/deadline.py", "socket", "ssl",
-                                         "recv", "send", "select", "poll")),
-    ("prompts and answer parsing", ("surveys/instruments/", "elicitation/prompts.py", "elicitation/modes.py")),
+    ("HTTP transport, the stub's reply", ("httpx", "httpcore", "/h11/", "elicitation/deadline.py", "socket", "ssl",
+                                          "recv", "send", "select", "poll")),
+    ("prompts and answer parsing", ("surveys/instruments/", "surveys/definition/", "/jinja2/", "/markupsafe/",
+                                    "elicitation/prompts.py", "elicitation/modes.py", "analysis/metrics/", "numpy")),
     ("elicitation machinery", ("elicitation/", "redis")),
     ("Django (other)", ("django/",)),
 ]
@@ -238,6 +243,11 @@ def profile_answers(study, stub, items: list) -> None:
             if type(throttle.limits()).__name__ == "SQLiteLimits" else "")
     print(f"  database statements per answer: {len(queries.captured_queries) / n:.1f} — "
           + ", ".join(f"{k} {v / n:.2f}" for k, v in statements.most_common(8)) + side)
+    commits = statements["COMMIT"] / n
+    if connection.vendor == "sqlite":  # (elsewhere a lone statement commits by itself, uncounted)
+        print(f"  write transactions per answer: {commits:.2f} (each a synced commit: the claim of a row, which counts "
+              f"its request, with the previous answer's settlement; and per task its last answer; the new prompts "
+              f"go with its first claim), {statements['UPDATE elicitation_modelresponse'] / n:.2f} row updates")
     for part, seconds in parts.most_common():
         if part == UNATTRIBUTED and seconds / total < 0.005:
             continue  # the usual case: every function had a caller with a part
@@ -305,27 +315,35 @@ def main() -> None:
               + (f", the endpoint's max_concurrency {args.slots} per process" if args.slots else ""))
         print(f"{'stub latency':>12}  {'workers':>18}  {'platform ans/s':>14}  {'raw client req/s':>16}  "
               f"{'ratio':>5}  {'ideal C/latency':>15}  notes")
-        for latency, workers in configs:
-            result = platform_rate(study, stub, args, items, latency, workers)
-            concurrency = result["concurrency"] if workers else 1
-            stub.reset()
-            from stub_openai import Reply
+        from stub_openai import Reply
 
-            stub.default = Reply.answer("I'd say 70", delay=latency)
-            raw = raw_rate(stub.base_url, max(50, min(len(items), 400)) if latency == 0 else len(items),
-                           concurrency, prompt)
+        for latency, workers in configs:
+            concurrency = max(1, workers * (args.slots or args.concurrency)) if workers else 1
+
+            def raw_now() -> float:
+                stub.reset()
+                stub.default = Reply.answer("I'd say 70", delay=latency)
+                return raw_rate(stub.base_url, max(50, min(len(items), 400)) if latency == 0 else len(items),
+                                concurrency, prompt)
+
+            raw_before = raw_now()  # the raw client just before and just after the platform: the machine's load drifts
+            result = platform_rate(study, stub, args, items, latency, workers)
+            raw_after = raw_now()
+            raw = (raw_before + raw_after) / 2
             ideal = f"{concurrency / latency:.1f}" if latency else "-"
             who = "in-process (--sync)" if workers == 0 else f"{workers} × {args.concurrency}"
             print(f"{latency * 1000:>10.0f}ms  {who:>18}  {result['rate']:>14.1f}  {raw:>16.1f}  "
                   f"{result['rate'] / raw:>5.2f}  {ideal:>15}  {result['status']}, {result['answered']} answers, "
-                  f"{result['requests']} requests, at most {result['max_in_flight']} in flight", flush=True)
+                  f"{result['requests']} requests, at most {result['max_in_flight']} in flight; raw client "
+                  f"{raw_before:.1f} before, {raw_after:.1f} after", flush=True)
             if workers:
                 print(f"{'':>12}  on average {result['mean_in_flight']:.1f} of {concurrency} requests in flight. "
                       f"A pool thread's {result['thread_ms']:.0f} ms per answer: {result['stub_ms']:.0f} the request "
                       f"at the stub, {result['attempt_ms'] - result['stub_ms']:.0f} the rest of the attempt (waiting for a slot, its "
-                      f"lease, the request's count, HTTP client), "
-                      f"{result['thread_ms'] - result['attempt_ms']:.0f} besides (the row's claim and settlement, "
-                      f"the task's hand-off through the broker, prompts). The workers' CPU: {result['cpu_ms']:.1f} "
+                      f"lease, the HTTP client), "
+                      f"{result['thread_ms'] - result['attempt_ms']:.0f} besides (the row's claim, which counts the "
+                      f"request, committed with the previous answer's settlement; the task's hand-off through the "
+                      f"broker; prompts). The workers' CPU: {result['cpu_ms']:.1f} "
                       f"ms per answer (at most {1000 / result['cpu_ms'] * workers:.0f} answers/s if CPU-bound)",
                       flush=True)
         if args.profile:

@@ -9,6 +9,10 @@ that renews the worker's lease. When the worker records the outcome it *settles*
 - the requests whose reply never came (timed out, cut off, abandoned by a cancel) keep their estimate: the
   endpoint may have done, and billed, the work.
 
+The worker counts an answer's first request in the statement that leases the row (``row_sql.claim_statement``):
+should that request never be sent after all (the run stopped while the worker waited for a slot), the
+settlement takes it back out (``Settlement.unsent``).
+
 A request whose answer is lost — the worker killed mid-request, the database gone when the answer came back —
 never gets settled, so it stays counted with its estimate (and in the budget). A row whose requests were all
 settled holds the exact usage the endpoint reported. ``cost_usd`` is recomputed from the row's token totals
@@ -24,9 +28,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from . import row_sql
+from . import row_sql, sqlite_writes
 from .estimate import cost_of
 from .models import ModelEndpoint, ModelResponse
+from .sqlite_writes import Statement
 
 
 @dataclass(frozen=True)
@@ -59,39 +64,55 @@ class Settlement:
     replied: int = 0
     usage: tuple[int, int] | None = None
     attempts: int = 0
-    charged: int = 0  # requests this execution counted on the row (``charge_request``)
+    charged: int = 0  # requests this execution counted on the row (``charge_request``, and the claim's)
+    unsent: int = 0  # of those, counted but never sent (the claim's, when no request followed): taken back out
 
 
 def settled(current: dict[str, int], settlement: Settlement) -> dict[str, Any]:
-    """The row's token totals, cost and attempts once ``settlement`` is applied to its ``current`` ones."""
-    per, n = settlement.per_request, settlement.replied
+    """The row's token totals, requests, cost and attempts once ``settlement`` is applied to its ``current``
+    ones."""
+    per, n = settlement.per_request, settlement.replied + settlement.unsent
     prompt = max(0, current["prompt_tokens"] - n * per.prompt_tokens)
     completion = max(0, current["completion_tokens"] - n * per.completion_tokens)
     if settlement.usage is not None:
         prompt, completion = prompt + settlement.usage[0], completion + settlement.usage[1]
     return dict(prompt_tokens=prompt, completion_tokens=completion,
                 cost_usd=cost_of(settlement.endpoint, prompt, completion),
-                attempts=current["attempts"] + settlement.attempts)
+                attempts=current["attempts"] + settlement.attempts,
+                requests=max(0, current["requests"] - settlement.unsent))
 
 
 def settle(row: ModelResponse, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
     """Write ``fields`` to the row if it is still pending (and matches ``only_if``), with its token totals,
-    cost and attempts settled. False, and nothing written, otherwise.
+    cost and attempts settled. False, and nothing written, otherwise (``settlement_statement``, then if need be
+    ``settle_locked``)."""
+    if sqlite_writes.execute(*settlement_statement(row, fields, settlement, **only_if))[0]:
+        return True
+    return settle_locked(row, fields, settlement, **only_if)
+
+
+def settlement_statement(row: ModelResponse, fields: dict[str, Any], settlement: Settlement,
+                         **only_if: Any) -> Statement:
+    """The UPDATE that settles the row (``settle``) if nobody else touched its counters, without running it.
 
     ``row`` holds the counters read when the task fetched it. Usually nobody else touched them since (this
     execution's own ``settlement.charged`` requests aside), so one UPDATE conditioned on exactly those values
-    settles it; if they changed (a worker whose lease had run out was still counting requests), the row is
-    read again under a lock."""
+    settles it; if they changed (a worker whose lease had run out was still counting requests), it updates no
+    row, and ``settle_locked`` reads the row again under a lock."""
     per, charged = settlement.per_request, settlement.charged
     expected = dict(prompt_tokens=row.prompt_tokens + charged * per.prompt_tokens,
                     completion_tokens=row.completion_tokens + charged * per.completion_tokens,
                     attempts=row.attempts, requests=row.requests + charged)
-    if row_sql.update_pending(row.pk, {**fields, **settled(expected, settlement)}, **only_if, **expected):
-        return True
+    return row_sql.update_pending_statement(row.pk, {**fields, **settled(expected, settlement)}, **only_if, **expected)
+
+
+def settle_locked(row: ModelResponse, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
+    """``settle`` with the row's counters read again under a lock (someone else changed them); False if the row is
+    no longer pending (or does not match ``only_if``)."""
     with transaction.atomic():
         current = (ModelResponse.objects.select_for_update()
                    .filter(pk=row.pk, status=ModelResponse.Status.PENDING, **only_if)
-                   .values("prompt_tokens", "completion_tokens", "attempts").first())
+                   .values("prompt_tokens", "completion_tokens", "attempts", "requests").first())
         if current is None:
             return False
         return bool(ModelResponse.objects.filter(pk=row.pk).update(**fields, **settled(current, settlement)))

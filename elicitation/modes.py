@@ -19,7 +19,7 @@ from typing import Any
 from surveys.instruments import Answer, Instrument
 from surveys.models import Item
 
-from .client import MalformedResponse, Unsupported
+from .client import MalformedResponse, Unsupported, create_completion
 from .likelihood import request_params as likelihood_params
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .outcomes import Completion, Outcome, TokenLogprobs
@@ -73,10 +73,9 @@ def _positions(choice: Any, api_style: str) -> list[TokenLogprobs] | None:
 
 def complete(client: Any, endpoint: ModelEndpoint, content: Any, params: dict[str, Any]) -> Completion:
     """Send one request in the endpoint's API style; MalformedResponse if the reply is not a completion."""
-    if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT:
-        reply = client.chat.completions.create(model=endpoint.model, messages=content, **params)
-    else:
-        reply = client.completions.create(model=endpoint.model, prompt=content, **params)
+    chat = endpoint.api_style == ModelEndpoint.ApiStyle.CHAT
+    reply = create_completion(client, chat, {"model": endpoint.model, "messages" if chat else "prompt": content,
+                                             **params})
     choices = getattr(reply, "choices", None)
     if isinstance(reply, (str, bytes)) or not choices:
         raise MalformedResponse(reply)

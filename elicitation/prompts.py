@@ -4,8 +4,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
+from typing import Any, Iterable
 
+from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 
 from surveys.instruments import Prompt
@@ -14,6 +15,7 @@ from surveys.models import Item, Study
 from . import row_sql
 from .persona_prompts import persona_prompt
 from .models import ModelEndpoint, StoredPrompt
+from .sqlite_writes import Statement
 
 PromptContent = str | list[dict[str, str]]
 
@@ -91,6 +93,30 @@ def store_prompts(contents: dict[str, PromptContent], api_style: str) -> dict[st
     raced = [stored.sha256 for stored in new if stored.pk is None]  # another worker stored them first
     found.update(row_sql.stored_prompts(raced))
     return found
+
+
+def stored_or_new(contents: dict[str, PromptContent],
+                  api_style: str) -> tuple[dict[str, StoredPrompt], Statement | None]:
+    """The StoredPrompt of each content (by its hash): those stored already (one SELECT), and new ones, not yet
+    saved, with the ``INSERT … ON CONFLICT DO NOTHING RETURNING`` that stores them (None when there are none), for
+    the worker to commit with its first claim, which names a new prompt by its hash (``row_sql.claim_statement``);
+    ``adopt_ids`` then gives them their ids."""
+    found = row_sql.stored_prompts(list(contents))
+    now = timezone.now()
+    new = [StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=now)
+           for sha, content in contents.items() if sha not in found]
+    found.update((stored.sha256, stored) for stored in new)
+    return found, row_sql.insert_stored_prompts_statement(new) if new else None
+
+
+def adopt_ids(prompts: Iterable[StoredPrompt], returned: Iterable[tuple[int, str]]) -> None:
+    """Give the new ``prompts`` the ids their INSERT returned as (id, hash) (a prompt another worker stored first
+    keeps none; it is named by its hash)."""
+    inserted = dict((sha, pk) for pk, sha in returned)
+    for prompt in prompts:
+        if prompt.pk is None and prompt.sha256 in inserted:
+            prompt.pk = inserted[prompt.sha256]
+            prompt._state.adding, prompt._state.db = False, DEFAULT_DB_ALIAS
 
 
 def approx_tokens(content: PromptContent) -> int:

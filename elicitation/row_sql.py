@@ -6,7 +6,8 @@ process. The statements, and what they guarantee, are those of the ORM versions 
 
 - ``pending_rows``: the pending rows of a task's items in a run, each with its run (and the run's endpoint and
   study) and its item, in one query;
-- ``claim``: lease a row while it is pending, unleased (or its lease ran out) and its run is running;
+- ``claim``: lease a row while it is pending, unleased (or its lease ran out) and its run is running (and, for
+  the worker, count its first request in the same statement);
 - ``charge``: count one request on the row before it is sent, with its estimated tokens and cost, renewing the
   lease of the worker that holds it;
 - ``update_pending``: write fields to a row only while it is still pending and matches the given columns
@@ -15,6 +16,9 @@ process. The statements, and what they guarantee, are those of the ORM versions 
 - ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
 - ``stored_prompts``, ``insert_stored_prompts``: a task's stored prompts by hash, in one query; the new ones
   stored in one statement.
+
+``claim_statement`` and ``update_pending_statement`` give the statement without running it, for the worker to
+commit an answer's settlement together with the next answer's claim (``sqlite_writes.execute_all``).
 
 The writes go through ``sqlite_writes.execute``: on SQLite, a process's threads' writes are committed in groups.
 """
@@ -33,12 +37,17 @@ from surveys.sql_rows import Columns, assignments
 
 from . import sqlite_writes
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
+from .sqlite_writes import Statement
 
 PENDING, RUNNING = ModelResponse.Status.PENDING.value, ElicitationRun.Status.RUNNING.value
 
 
 def _table(model: type) -> str:
     return connection.ops.quote_name(model._meta.db_table)
+
+
+def _column(name: str) -> str:
+    return connection.ops.quote_name(ModelResponse._meta.get_field(name).column)
 
 
 def _when(moment: datetime) -> Any:
@@ -89,43 +98,75 @@ def pending_rows(run_id: int, item_ids: Sequence[int]) -> list[ModelResponse]:
     return rows
 
 
-def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
-    """Lease a pending row of a running run for ``owner`` unless another live worker holds it (setting
-    ``fields`` too)."""
+def claim_statement(row: ModelResponse, owner: str, seconds: float, charge: tuple[int, int, Decimal] | None = None,
+                    **fields: Any) -> Statement:
+    """The UPDATE that leases a pending row of a running run for ``owner`` unless another live worker holds it
+    (setting ``fields`` too; a ``prompt`` not saved yet is named by its hash, stored by an earlier statement of the
+    same transaction); with ``charge`` (prompt tokens, completion tokens, cost) it also counts the first request
+    (``charge``'s statement), in the same statement."""
     now = timezone.now()
+    prompt = fields.get("prompt")
+    if prompt is not None and prompt.pk is None:  # stored in the same transaction (``prompts.stored_or_new``)
+        fields = {name: value for name, value in fields.items() if name != "prompt"}
     values, params = assignments(ModelResponse, {"lease_owner": owner, "lease_until": now + timedelta(seconds=seconds),
                                                  **fields})
+    if prompt is not None and prompt.pk is None:
+        values = f"{values}, {_column('prompt')} = (SELECT id FROM {_table(StoredPrompt)} WHERE sha256 = %s)"
+        params = [*params, prompt.sha256]
+    if charge is not None:
+        values = f"{values}, {_COUNT_SQL}"
+        params = [*params, *_count_params(*charge)]
     sql = (f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s "
            f"AND (lease_until IS NULL OR lease_until < %s) "
            f"AND EXISTS (SELECT 1 FROM {_table(ElicitationRun)} u WHERE u.id = %s AND u.status = %s)")
-    return sqlite_writes.execute(sql, [*params, row.pk, PENDING, _when(now), row.run_id, RUNNING])[0] > 0
+    return sql, [*params, row.pk, PENDING, _when(now), row.run_id, RUNNING]
+
+
+def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
+    """Lease a pending row of a running run for ``owner`` unless another live worker holds it (setting
+    ``fields`` too)."""
+    return sqlite_writes.execute(*claim_statement(row, owner, seconds, **fields))[0] > 0
+
+
+# one request more on a row, with its estimated tokens and cost (the parameters of ``_count_params``)
+_COUNT_SQL = ("requests = requests + 1, prompt_tokens = prompt_tokens + %s, "
+              "completion_tokens = completion_tokens + %s, "
+              "cost_usd = CAST((cost_usd + CAST(%s AS NUMERIC)) AS NUMERIC)")
+
+
+def _count_params(prompt_tokens: int, completion_tokens: int, cost: Decimal) -> list[Any]:
+    cost_field = ModelResponse._meta.get_field("cost_usd")
+    return [prompt_tokens, completion_tokens, cost_field.get_db_prep_save(cost, connection)]
 
 
 @lru_cache(maxsize=None)
 def _charge_sql(vendor: str) -> str:
-    return (f"UPDATE {_table(ModelResponse)} SET requests = requests + 1, prompt_tokens = prompt_tokens + %s, "
-            f"completion_tokens = completion_tokens + %s, "
-            f"cost_usd = CAST((cost_usd + CAST(%s AS NUMERIC)) AS NUMERIC), "
+    return (f"UPDATE {_table(ModelResponse)} SET {_COUNT_SQL}, "
             f"lease_until = CASE WHEN lease_owner = %s THEN %s ELSE lease_until END WHERE id = %s")
 
 
 def charge(row_pk: int, owner: str, until: datetime, prompt_tokens: int, completion_tokens: int,
            cost: Decimal) -> None:
     """One request more on the row, with its tokens and cost; ``owner``'s lease renewed to ``until``."""
-    cost_field = ModelResponse._meta.get_field("cost_usd")
     sqlite_writes.execute(_charge_sql(connection.vendor), [
-        prompt_tokens, completion_tokens, cost_field.get_db_prep_save(cost, connection), owner, _when(until), row_pk])
+        *_count_params(prompt_tokens, completion_tokens, cost), owner, _when(until), row_pk])
 
 
-def update_pending(row_pk: int, fields: dict[str, Any], **exactly: Any) -> bool:
-    """Write ``fields`` to the row if it is still pending and each column of ``exactly`` has that value."""
+def update_pending_statement(row_pk: int, fields: dict[str, Any], **exactly: Any) -> Statement:
+    """The UPDATE that writes ``fields`` to the row if it is still pending and each column of ``exactly`` has that
+    value."""
     values, params = assignments(ModelResponse, fields)
     checks = "".join(f" AND {connection.ops.quote_name(ModelResponse._meta.get_field(name).column)} = %s"
                      for name in exactly)
     checked = [ModelResponse._meta.get_field(name).get_db_prep_value(value, connection)
                for name, value in exactly.items()]
-    return sqlite_writes.execute(f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s{checks}",
-                                 [*params, row_pk, PENDING, *checked])[0] > 0
+    return (f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s{checks}",
+            [*params, row_pk, PENDING, *checked])
+
+
+def update_pending(row_pk: int, fields: dict[str, Any], **exactly: Any) -> bool:
+    """Write ``fields`` to the row if it is still pending and each column of ``exactly`` has that value."""
+    return sqlite_writes.execute(*update_pending_statement(row_pk, fields, **exactly))[0] > 0
 
 
 def has_pending(run_id: int) -> bool:
@@ -167,18 +208,23 @@ def stored_prompts(shas: Sequence[str]) -> dict[str, StoredPrompt]:
         return {prompt.sha256: prompt for prompt in map(p.build, cursor.fetchall())}
 
 
+def insert_stored_prompts_statement(prompts: Sequence[StoredPrompt]) -> Statement:
+    """The INSERT of ``prompts`` in one statement, skipping each whose hash is stored already (``ON CONFLICT DO
+    NOTHING``), returning (id, hash) of those inserted."""
+    columns = ["sha256", "api_style", "content", "created_at"]
+    fields = [StoredPrompt._meta.get_field(c) for c in columns]
+    values = [f.get_db_prep_save(getattr(prompt, f.attname), connection) for prompt in prompts for f in fields]
+    row = f"({', '.join(['%s'] * len(columns))})"
+    return (f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
+            f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256", values)
+
+
 def insert_stored_prompts(prompts: Sequence[StoredPrompt]) -> None:
     """Insert ``prompts`` in one statement, skipping each whose hash is stored already (``ON CONFLICT DO
     NOTHING``); those inserted get their id, the others keep none."""
     if not prompts:
         return
-    columns = ["sha256", "api_style", "content", "created_at"]
-    fields = [StoredPrompt._meta.get_field(c) for c in columns]
-    values = [f.get_db_prep_save(getattr(prompt, f.attname), connection) for prompt in prompts for f in fields]
-    row = f"({', '.join(['%s'] * len(columns))})"
-    _, returned = sqlite_writes.execute(
-        f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
-        f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256", values)
+    _, returned = sqlite_writes.execute(*insert_stored_prompts_statement(prompts))
     inserted = dict((sha, pk) for pk, sha in returned)
     for prompt in prompts:
         if prompt.sha256 in inserted:

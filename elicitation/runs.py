@@ -121,29 +121,29 @@ def pending_item_ids(run: ElicitationRun) -> list[int]:
                 .values_list("item_id", flat=True).distinct().order_by("item_id"))
 
 
-TASKS_PER_SLOT = 8
-
-
 def items_per_task(run: ElicitationRun, n_items: int) -> int:
-    """How many items one task answers: as many as make about ``ELICITATION_REQUESTS_PER_TASK`` requests (8),
-    and never so many that fewer than ``TASKS_PER_SLOT`` tasks per endpoint slot are queued (a task answers its
-    items one after the other: with many tasks all slots stay busy to the end of a run). One item per task for
-    sampled and multi-request runs whose item alone asks that many."""
+    """How many items the next task answers when ``n_items`` are left to queue: as many as make about
+    ``ELICITATION_REQUESTS_PER_TASK`` requests (8), and no more than an equal share of them per endpoint slot
+    (``task_groups``). One item per task for sampled and multi-request runs whose item alone asks that many."""
     per_item = run.answers_per_item() * requests_per_answer(run)
     by_requests = int(conf.requests_per_task() // max(1.0, per_item))
-    spread = math.ceil(n_items / (TASKS_PER_SLOT * max(1, run.endpoint.max_concurrency)))
-    return max(1, min(by_requests, spread))
+    share = math.ceil(n_items / max(1, run.endpoint.max_concurrency))
+    return max(1, min(by_requests, share))
 
 
 def task_groups(run: ElicitationRun, item_ids: list[int]) -> list[list[int]]:
-    """``item_ids`` cut, in order, into the groups one task each answers (``items_per_task``); the last tasks, one
-    per slot of the endpoint, hold one item each, so that the slots finish together: a run's end waits for one
-    item, not for a whole group started last while the other slots sit idle."""
-    size = items_per_task(run, len(item_ids))
-    tail = min(len(item_ids), max(1, run.endpoint.max_concurrency)) if size > 1 else 0
-    head = item_ids[:len(item_ids) - tail]
-    return ([list(head[k:k + size]) for k in range(0, len(head), size)]
-            + [[item_id] for item_id in item_ids[len(item_ids) - tail:]])
+    """``item_ids`` cut, in order, into the groups one task each answers, each of ``items_per_task`` of the items
+    left (guided self-scheduling): groups of about 8 requests while many items are left, fewer as a run's end
+    nears, and one item each for the last ones (as many as the endpoint has slots, less one), so that the slots
+    finish together: a run's end waits for about one item, not for a whole group started last while the other
+    slots sit idle. Large groups pay a task's own costs (its message, rows, prompts, the check whether the run is
+    done) once for more answers."""
+    groups, start = [], 0
+    while start < len(item_ids):
+        size = items_per_task(run, len(item_ids) - start)
+        groups.append(list(item_ids[start:start + size]))
+        start += size
+    return groups
 
 
 BROKER_UNAVAILABLE = ("queued, broker unavailable: the answers are asked once the broker is back "
@@ -151,7 +151,7 @@ BROKER_UNAVAILABLE = ("queued, broker unavailable: the answers are asked once th
 
 
 def enqueue(run: ElicitationRun, item_ids: list[int]) -> None:
-    """Queue the items in tasks of ``items_per_task`` items each (after the current transaction commits).
+    """Queue the items in tasks of a few items each (``task_groups``; after the current transaction commits).
     Grouped, an answer does not pay alone for what a task costs: the queue's message, the rows read with
     their run, the demonstrations, the check whether the run is done.
 

@@ -11,24 +11,38 @@ conditional UPDATE or INSERT as alone, and returns only once it is committed, so
 the request, take the next row) still follows a durable write. Should the group fail, each statement is run
 again alone, so one statement's error never becomes another's. Elsewhere (PostgreSQL) and inside a transaction a
 statement runs at once on the caller's connection.
+
+A write may be a unit of several statements (``execute_all``): they are committed together, in one transaction,
+and retried together. The worker writes an answer's settlement with the next answer's claim that way
+(``worker.RunContext.commit``): one synced commit per answer instead of two.
 """
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from django.db import connection, transaction
 
 
+Statement = tuple[str, Sequence[Any]]  # SQL with %s placeholders, and its parameters
+Result = tuple[int, list]  # a statement's row count and returned rows
+
+
 @dataclass
 class Write:
-    sql: str
-    params: Sequence[Any]
+    """One thread's write: its statements, committed in one transaction (with the other threads' of its group)."""
+
+    statements: list[Statement]
     done: threading.Event = field(default_factory=threading.Event)
-    rowcount: int = 0
-    rows: list = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
     error: BaseException | None = None
+
+    @property
+    def rowcount(self) -> int:
+        """The row count of the write's last statement."""
+        return self.results[-1][0] if self.results else 0
 
 
 _queue: list[Write] = []
@@ -37,12 +51,16 @@ _leader = threading.Lock()  # held by the thread committing a group
 
 
 def _run(cursor: Any, write: Write) -> None:
-    cursor.execute(write.sql, write.params)
-    write.rowcount, write.rows = cursor.rowcount, cursor.fetchall() if cursor.description else []
+    results = []
+    for sql, params in write.statements:
+        cursor.execute(sql, params)
+        results.append((cursor.rowcount, cursor.fetchall() if cursor.description else []))
+    write.results = results
 
 
 def _commit(batch: list[Write]) -> None:
-    """Run ``batch`` in one transaction on this thread's connection; if that fails, each statement alone."""
+    """Run ``batch`` in one transaction on this thread's connection; if that fails, each write alone (a write of
+    several statements in a transaction of its own)."""
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             for write in batch:
@@ -52,20 +70,30 @@ def _commit(batch: list[Write]) -> None:
         if len(batch) == 1:
             raise
     for write in batch:
+        write.results = []
         try:
-            with connection.cursor() as cursor:
+            with transaction.atomic(), connection.cursor() as cursor:
                 _run(cursor, write)
         except Exception as exc:  # noqa: BLE001 - handed to the statement's own thread
             write.error = exc
 
 
-def execute(sql: str, params: Sequence[Any]) -> tuple[int, list]:
+def execute(sql: str, params: Sequence[Any]) -> Result:
     """Run one write statement; its row count and returned rows once it is committed."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.rowcount, cursor.fetchall() if cursor.description else []
-    write = Write(sql, list(params))
+    return execute_all([(sql, params)])[0]
+
+
+def execute_all(statements: Sequence[Statement]) -> list[Result]:
+    """Run write statements in one transaction; each one's row count and returned rows once they are committed."""
+    if not statements:
+        return []
+    if connection.vendor != "sqlite" or connection.in_atomic_block:  # the caller's transaction, else one of its own
+        write = Write([(sql, list(params)) for sql, params in statements])
+        with transaction.atomic() if len(statements) > 1 and not connection.in_atomic_block else nullcontext():
+            with connection.cursor() as cursor:
+                _run(cursor, write)
+        return write.results
+    write = Write([(sql, list(params)) for sql, params in statements])
     with _queue_lock:
         _queue.append(write)
     with _leader:
@@ -84,4 +112,4 @@ def execute(sql: str, params: Sequence[Any]) -> tuple[int, list]:
                     other.done.set()
     if write.error is not None:
         raise write.error
-    return write.rowcount, write.rows
+    return write.results

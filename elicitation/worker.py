@@ -7,6 +7,12 @@ Never lose, never duplicate:
   late second one is discarded, never added;
 - a killed worker's lease runs out after the request timeout + a grace period, and the row is then
   taken up by whichever task (redelivered or re-queued by resume) comes next.
+
+One synced commit per answer: the statement that leases a row also counts its first request, and an answer's
+write is committed together with the lease of the task's next row (``RunContext.commit``; the task's last
+answer at the task's end), before that row's request is sent; a task's new stored prompts go with its first
+lease. A worker killed in between loses at most that one answer, whose row stays leased until its lease runs
+out and is then asked again, as one killed mid-request.
 """
 from __future__ import annotations
 
@@ -30,17 +36,17 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from surveys.instruments import Instrument
 from surveys.models import Item
 
-from . import conf, likelihood, row_sql, throttle
-from .accounting import PerRequest, Settlement, charge_request, settle
+from . import conf, likelihood, row_sql, sqlite_writes, throttle
+from .accounting import PerRequest, Settlement, charge_request, settle, settle_locked, settlement_statement
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
 from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
                     request_params, top_logprobs_outcome)
-from .prompts import (PromptContent, approx_tokens, prompt_content, prompt_for_run, prompt_hash, store_prompt,
-                      store_prompts)
-from .row_sql import claim
+from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
+                      store_prompt, stored_or_new)
+from .sqlite_writes import Statement
 
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], None]
@@ -77,6 +83,15 @@ def client_for(endpoint: ModelEndpoint) -> EndpointClient:
 
 
 @dataclass
+class Waiting:
+    """A write waiting for the task's next one (``RunContext.commit``): its statement, and what to do with its
+    result once committed."""
+
+    statement: Statement
+    done: Callable[[sqlite_writes.Result], None]
+
+
+@dataclass
 class RunContext:
     """What answering one item needs, fetched once per task."""
 
@@ -90,6 +105,36 @@ class RunContext:
     prompts: dict[str, StoredPrompt] = field(default_factory=dict)  # stored prompts by hash (samples share one)
     prepared: dict[int, tuple[PromptContent, str]] = field(default_factory=dict)  # by row: content, hash
     records: dict[int, dict[str, Any]] = field(default_factory=dict)  # by row: what its prompt drew (Prompt.record)
+    unsettled: list[Waiting] = field(default_factory=list)  # writes not yet committed (``commit``)
+
+    def defer(self, row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None, *,
+              answer: bool = True, **only_if: Any) -> None:
+        """Write ``fields`` to the row while it is pending (and matches ``only_if``), settling its requests with
+        ``settlement``, together with the task's next write (``commit``). ``answer``: the row's answer
+        (``written_fields``; a warning if another worker answered it first), else e.g. its release. A settlement
+        that finds the row's counters changed is settled again under a lock (``accounting.settle_locked``)."""
+        if settlement is not None:
+            statement = settlement_statement(row, fields, settlement, **only_if)
+            late: Callable[[], bool] = lambda: settle_locked(row, fields, settlement, **only_if)  # noqa: E731
+        else:
+            statement, late = row_sql.update_pending_statement(row.pk, fields, **only_if), lambda: False
+
+        def done(result: sqlite_writes.Result) -> None:
+            if not result[0] and not late() and answer:
+                log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
+                            row.run_id, row.item_id, row.sample_index)
+
+        self.unsettled.append(Waiting(statement, done))
+
+    def commit(self, *statements: Statement) -> list[int]:
+        """Run ``statements`` after the writes still waiting (an answer, new stored prompts), all in one
+        transaction (on SQLite one synced commit, shared with the process's other threads: ``sqlite_writes``);
+        the row counts of ``statements``."""
+        waiting, self.unsettled = self.unsettled, []
+        results = sqlite_writes.execute_all([w.statement for w in waiting] + list(statements))
+        for w, result in zip(waiting, results):
+            w.done(result)
+        return [count for count, _ in results[len(waiting):]]
 
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
@@ -101,8 +146,9 @@ class RunContext:
         return prompt_content(prompt, self.endpoint.api_style)
 
     def prepare(self, rows: Sequence[ModelResponse]) -> None:
-        """Build the prompts of a task's rows and look up (or store) them all at once: one SELECT, and one
-        INSERT for the new ones. A row whose prompt cannot be built is left to ``answer_row``, which records why."""
+        """Build the prompts of a task's rows and look them up all at once (one SELECT); the new ones are stored by
+        one INSERT committed with the first claim (``prompts.stored_or_new``). A row whose prompt cannot be built
+        is left to ``answer_row``, which records why."""
         by_hash: dict[str, PromptContent] = {}
         for row in rows:
             try:
@@ -116,11 +162,15 @@ class RunContext:
         if not missing:
             return
         try:
-            self.prompts.update(store_prompts(missing, self.endpoint.api_style))
+            found, insert = stored_or_new(missing, self.endpoint.api_style)
         except TRANSIENT_ERRORS:
             raise
         except Exception:  # noqa: BLE001 - each row's prompt is then stored alone, and a failure recorded on it
             log.exception("run %s: cannot store a task's prompts together; storing them one by one", self.run.pk)
+            return
+        self.prompts.update(found)
+        if insert is not None:
+            self.unsettled.append(Waiting(insert, lambda result: adopt_ids(found.values(), result[1])))
 
     def prompt_of(self, row: ModelResponse, item: Item) -> tuple[PromptContent, StoredPrompt]:
         """What is sent for ``row`` and its StoredPrompt: as ``prepare`` left them, else built, looked up (or
@@ -172,12 +222,13 @@ def renew(row: ModelResponse, owner: str, seconds: float) -> None:
         lease_until=timezone.now() + timedelta(seconds=seconds))
 
 
-def release(row: ModelResponse, owner: str, settlement: Settlement, history: list[str]) -> None:
-    """Give a row back unanswered (run stopped), keeping count of the attempts and requests made."""
+def release(ctx: RunContext, row: ModelResponse, settlement: Settlement, history: list[str]) -> None:
+    """Give a row back unanswered (run stopped), keeping count of the attempts and requests made (committed with
+    the task's next write, at the latest at its end)."""
     updates: dict[str, Any] = {"lease_owner": "", "lease_until": None}
     if history:
         updates.update(without_nul({"detail": {"attempt_errors": history}}))
-    settle(row, updates, settlement, lease_owner=owner)
+    ctx.defer(row, updates, settlement, answer=False, lease_owner=ctx.owner)
 
 
 def give_back(owner: str) -> None:
@@ -206,10 +257,16 @@ def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
     return parse_text(ctx.kind, value, item)
 
 
+def written_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """An answer's ``fields`` as written: without NUL characters, the lease given back, the answer's time."""
+    return {**without_nul(fields), "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
+
+
 def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None) -> bool:
-    """Fill in a still-pending row (settling its requests' tokens and cost, see ``accounting``); False (and
-    nothing written) if another worker answered it first."""
-    fields = {**without_nul(fields), "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
+    """Fill in a still-pending row (settling its requests' tokens and cost, see ``accounting``) at once; False
+    (and nothing written) if another worker answered it first. (The worker's answers go through
+    ``RunContext.defer``.)"""
+    fields = written_fields(fields)
     if settlement is not None:
         written = settle(row, fields, settlement)
     else:
@@ -231,7 +288,8 @@ def prompt_detail(run: ElicitationRun, params: dict[str, Any], record: dict[str,
 
 def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     """Ask for one (item, sample). Returns seconds until another worker's lease on the row runs out
-    (the row is busy), else None. Raises Stopped when the run is no longer running."""
+    (the row is busy), else None. Raises Stopped when the run is no longer running. The answer is written with
+    the task's next write (``RunContext.commit``)."""
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
@@ -239,31 +297,39 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         params = request_params(run, endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
         log.exception("run %s item %s: cannot build the prompt", run.pk, item.pk)
-        if claim(row, ctx.owner, lease):
-            write(row, {"status": ModelResponse.Status.FAILED, "error": f"cannot build the prompt: {exc!r}"[:2000]})
+        if ctx.commit(row_sql.claim_statement(row, ctx.owner, lease))[0]:
+            ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
+                                           "error": f"cannot build the prompt: {exc!r}"[:2000]}))
         return None
     provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
                       model_id=endpoint.model)
     drawn = prompt_detail(run, params, ctx.records.pop(row.pk, {}))
-    if not claim(row, ctx.owner, lease, **provenance):
+    est_prompt = approx_tokens(content)
+    per_request = PerRequest.estimate(endpoint, est_prompt, completion_tokens_per_request(run))
+    per_answer = requests_per_answer(run)
+    next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
+    if run.budget_usd is not None:  # before the claim, which counts this answer's first request
+        ctx.commit()  # the answers written so far count with their settled cost
+        check_budget(run, next_cost)
+    # the lease and the first request's count in one statement, committed with the previous answer
+    first = (per_request.prompt_tokens, per_request.completion_tokens, per_request.cost)
+    if not ctx.commit(row_sql.claim_statement(row, ctx.owner, lease, first, **provenance))[0]:
         current = ModelResponse.objects.filter(pk=row.pk).values("status", "lease_until").first()
         if current is None or current["status"] != ModelResponse.Status.PENDING or current["lease_until"] is None:
             return None
         return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
 
-    made = {"attempts": 0, "charged": 0}
+    made = {"attempts": 0, "charged": 1, "unsent": 1}  # the claim counted the first request, not yet sent
     renewed = {"row": time.monotonic(), "slot": 0.0}
     slot: dict[str, int | None] = {"index": None}
     ctx.client.requests = ctx.client.refused = 0
     history: list[str] = []
-    est_prompt = approx_tokens(content)
-    per_request = PerRequest.estimate(endpoint, est_prompt, completion_tokens_per_request(run))
 
     def settlement(usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
         """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate
-        back; the others (no reply) stay counted with it."""
+        back; the others (no reply) stay counted with it; the claim's, if never sent, is taken back out."""
         return Settlement(endpoint, per_request, replied=min(ctx.client.requests, ctx.client.refused + replied),
-                          usage=usage, attempts=attempts, charged=made["charged"])
+                          usage=usage, attempts=attempts, charged=made["charged"], unsent=made["unsent"])
 
     def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes); the slot too
         now = time.monotonic()
@@ -275,20 +341,20 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             renewed["slot"] = now
 
     try:
-        per_answer = requests_per_answer(run)
-        next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
-
         def before_attempt(n: int) -> None:
-            if n > 1:  # the claim just found the run running
+            if n > 1:  # the claim just found the run running, and the budget was checked before it
                 ctx.check_running()
-            check_budget(run, next_cost)
+                check_budget(run, next_cost)
             keep_lease()
 
         def before_request() -> None:  # every HTTP request: the endpoint's rate limits; counted before it is sent
             throttle.take_rate(endpoint, per_request.prompt_tokens + per_request.completion_tokens, sleep=ctx.sleep)
-            charge_request(row.pk, ctx.owner, lease, per_request)  # also renews the row's lease
-            made["charged"] += 1
-            renewed["row"] = time.monotonic()
+            if made["unsent"]:  # the first: counted by the claim
+                made["unsent"] = 0
+            else:
+                charge_request(row.pk, ctx.owner, lease, per_request)  # also renews the row's lease
+                made["charged"] += 1
+                renewed["row"] = time.monotonic()
             keep_lease()  # the slot's, on a long multi-request answer
 
         ctx.client.before_request = before_request
@@ -329,26 +395,28 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         unreplied = ctx.client.requests - ctx.client.refused - outcome.requests
         if unreplied > 0:
             detail["requests_without_reply"] = unreplied  # counted with estimated tokens (see accounting)
-        write(row, {
+        ctx.defer(row, written_fields({
             "status": outcome.status, "raw_output": outcome.raw_output, **outcome.answer_columns(),
             "parse_error": outcome.parse_error, "distribution": outcome.distribution, "coverage": outcome.coverage,
             "error": outcome.error, "detail": detail or None, "latency_ms": done.latency_ms,
             "system_fingerprint": outcome.system_fingerprint[:200],
-        }, settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
+        }), settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
     except RequestFailed as failed:
-        write(row, {"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
-                    "raw_output": failed.failure.raw, "detail": {**drawn, "attempt_errors": failed.history}},
-              settlement(attempts=failed.attempts))
+        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
+                                       "raw_output": failed.failure.raw,
+                                       "detail": {**drawn, "attempt_errors": failed.history}}),
+                  settlement(attempts=failed.attempts))
     except Stopped:
-        release(row, ctx.owner, settlement(attempts=made["attempts"]), history)
+        release(ctx, row, settlement(attempts=made["attempts"]), history)
         raise
     except TRANSIENT_ERRORS:  # the database (or the limits' Redis) went away: nothing to record; retried (tasks.py)
         raise
     except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
         log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)
-        write(row, {"status": ModelResponse.Status.FAILED, "error": f"internal error: {exc!r}"[:2000],
-                    "detail": {"attempt_errors": history} if history else None},
-              settlement(attempts=made["attempts"]))
+        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
+                                       "error": f"internal error: {exc!r}"[:2000],
+                                       "detail": {"attempt_errors": history} if history else None}),
+                  settlement(attempts=made["attempts"]))
     return None
 
 
@@ -394,6 +462,7 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
         return None
     finally:
         ctx.client.before_request = ctx.client.guard.should_stop = None
+        ctx.commit()  # the task's last answer (or release)
     finish_if_done(run.pk)
     return retry_in
 

@@ -323,3 +323,36 @@ def test_full_distribution_tokens_are_estimated_when_the_server_reports_no_usage
     assert row.prompt_tokens == 3 * approx_tokens(prompt) and row.completion_tokens == 3
     assert row.detail["usage_estimated"] is True
     assert float(row.cost_usd) == pytest.approx((3 * approx_tokens(prompt) + 3) / 1000)
+
+
+@pytest.mark.parametrize("study", ["demo", "tang-zh", "sileo-r"])
+def test_a_completion_is_requested_as_the_clients_create_would(stub, study):
+    """``client.create_completion`` posts the body through the client as it is, without ``create``'s walk over its
+    typed parameters: for prompts of the baseline's studies, in both API styles and with every mode's parameters,
+    ``create`` would have sent the same request (path, headers, JSON body)."""
+    import openai
+
+    import prompt_baseline
+    from elicitation.client import create_completion
+
+    prompt_baseline.build_studies([study])
+    client = openai.OpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0)
+    params = [{"temperature": 0.0, "max_tokens": 8}, {"temperature": 0.7, "max_tokens": 8, "seed": 12},
+              {"max_tokens": 2}]
+    sent = 0
+    for row in prompt_baseline.example_rows(study):
+        for chat, content in ((True, row["messages"]), (False, row["text"])):
+            for extra in params + [{"max_tokens": 1, **({"logprobs": True, "top_logprobs": 20} if chat
+                                                        else {"logprobs": 5})}]:
+                body = {"model": "stub-model", "messages" if chat else "prompt": content, **extra}
+                ours = create_completion(client, chat, body)
+                theirs = (client.chat.completions if chat else client.completions).create(**body)
+                assert type(ours) is type(theirs) and ours.choices[0] == theirs.choices[0]
+                sent += 2
+    assert len(stub.requests) == sent > 0
+    volatile = {"x-stainless-retry-count", "x-stainless-read-timeout"}
+    for ours, theirs in zip(stub.requests[::2], stub.requests[1::2]):
+        assert (ours.path, ours.body) == (theirs.path, theirs.body)
+        assert {k.lower(): v for k, v in ours.headers.items() if k.lower() not in volatile} == \
+            {k.lower(): v for k, v in theirs.headers.items() if k.lower() not in volatile}
+        assert {k.lower(): v for k, v in ours.headers.items()}["authorization"] == "Bearer sk-test"

@@ -230,6 +230,27 @@ def test_cancel_during_a_backoff_wait_sends_nothing_more(stub, imported_nv):
     assert len(stub.requests) == 1
 
 
+def test_cancel_while_waiting_for_a_slot_takes_the_claims_count_back(stub, imported_nv):
+    """The claim counts the answer's first request (with its estimated tokens and cost) in the statement that
+    leases the row; a run cancelled before that request was sent (its worker waiting for the endpoint's slot)
+    gives the row back as it was: no request, no tokens, no cost."""
+    endpoint = make_endpoint(stub, max_concurrency=1, price_prompt_per_1k="1", price_completion_per_1k="1")
+    run = started(imported_nv, endpoint, items_of(imported_nv, 1))
+    assert throttle.limits().try_acquire_slot(endpoint, "another-worker", 60) is not None
+    counted = []
+
+    def sleep(seconds):  # waiting for the slot: the row is leased and its first request counted
+        counted.append(ModelResponse.objects.filter(run=run).values_list("requests", "cost_usd").get())
+        cancel_run(run)
+
+    run = run_sync(run, sleep=sleep)
+    assert run.status == Status.CANCELLED and counted and counted[0][0] == 1 and counted[0][1] > 0
+    row = ModelResponse.objects.get(run=run)
+    assert (row.status, row.requests, row.prompt_tokens, row.completion_tokens, row.cost_usd, row.attempts) == \
+        ("pending", 0, 0, 0, Decimal(0), 0)
+    assert row.lease_owner == "" and row.lease_until is None and len(stub.requests) == 0
+
+
 def test_resume_retries_only_failed_answers(stub, imported_nv):
     items = items_of(imported_nv, 3)
     failing = items[1].text()
@@ -390,9 +411,9 @@ def test_task_retries_through_the_queue_while_another_worker_holds_a_row(monkeyp
 
 
 @pytest.mark.parametrize("n_items, settings, slots, expected", [
-    (200, {}, 8, 4),  # ceil(200 / (8 tasks × 8 slots)); at most 8 requests per task
-    (2000, {}, 8, 8),  # ELICITATION_REQUESTS_PER_TASK
-    (20, {}, 8, 1),  # few items: one per task, so that every slot has work
+    (200, {}, 8, 8),  # ELICITATION_REQUESTS_PER_TASK: at most 8 requests per task
+    (2000, {}, 8, 8),
+    (20, {}, 8, 3),  # few items: ceil(20 / 8 slots), so that every slot has work
     (200, {"mode": "sampled", "samples": 3, "temperature": 1.0}, 1, 2),  # 2 items × 3 samples ≤ 8 requests
     (200, {"mode": "sampled", "samples": 50, "temperature": 1.0}, 1, 1),  # an item alone asks more than 8
     (200, {"mode": "full_distribution"}, 1, 1),
@@ -416,9 +437,14 @@ def test_items_are_queued_in_groups_of_about_eight_requests(stub, imported_nv, m
     with django_capture_on_commit_callbacks(execute=True):
         enqueue(run, ids)
     assert [item for _, group in sent for item in group] == ids  # every item once, in order
-    tail = min(n_items, slots) if expected > 1 else 0  # the last task of each slot: one item
-    assert {len(group) for _, group in sent[:len(sent) - tail - 1]} <= {expected}
-    assert all(len(group) == 1 for _, group in sent[len(sent) - tail:])
+    sizes = [len(group) for _, group in sent]
+    assert sizes[0] == expected and sizes == sorted(sizes, reverse=True)  # groups shrink towards the run's end
+    left = n_items  # none larger than the items left shared among the slots
+    for size in sizes:
+        assert size <= max(1, -(-left // slots))
+        left -= size
+    tail = min(n_items, slots) - 1  # the last tasks, one but one per slot: one item each
+    assert all(size == 1 for size in sizes[len(sizes) - tail:])
     assert {run_id for run_id, _ in sent} == {run.pk}
 
 
@@ -443,10 +469,10 @@ def test_a_task_answers_each_of_its_items_once_and_pays_its_own_costs_once(stub,
     assert ModelResponse.objects.filter(run=run, status="ok").count() == 9
     run.refresh_from_db()
     assert run.status == Status.COMPLETED
-    # per answer: the lease, the endpoint's slot taken and given back (limits in the database here), the
-    # request's count, the settlement; per task: the rows, the demonstrations, the prompts looked up and the new
+    # per answer: the lease with the request's count, the endpoint's slot taken and given back (limits in the
+    # database here), the settlement; per task: the rows, the demonstrations, the prompts looked up and the new
     # ones stored, whether the run is done, its failed answers counted and the run finished
-    per_answer, per_task, slot_rows_created = 5, 7, 3
+    per_answer, per_task, slot_rows_created = 4, 7, 3
     assert len(single.captured_queries) <= per_answer + per_task
     assert len(group.captured_queries) <= 8 * per_answer + per_task + slot_rows_created, \
         "\n".join(q["sql"][:120] for q in group.captured_queries)
@@ -460,13 +486,35 @@ def test_a_task_whose_prompts_cannot_be_stored_together_stores_them_one_by_one(s
     def broken(contents, api_style):
         raise ValueError("cannot store these together")
 
-    monkeypatch.setattr(worker, "store_prompts", broken)
+    monkeypatch.setattr(worker, "stored_or_new", broken)
     stub.default = Reply.answer("I'd say 70")
     items = items_of(imported_nv, 3)
     run = started(imported_nv, make_endpoint(stub), items)
     assert worker.process_items(run.pk, [i.pk for i in items]) is None
     rows = ModelResponse.objects.filter(run=run)
     assert [r.status for r in rows] == ["ok"] * 3 and all(r.prompt_id for r in rows)
+
+
+def test_a_prompt_another_worker_stored_meanwhile_is_still_the_rows_prompt(stub, imported_nv, monkeypatch):
+    """A task's new prompts are stored in the transaction of its first claim, which names each by its hash: a
+    prompt another worker stored after the task looked it up (the INSERT skips it) is still the row's prompt."""
+    from elicitation import row_sql
+    from elicitation.models import StoredPrompt
+    from elicitation.worker import process_items
+
+    stub.default = Reply.answer("I'd say 70")
+    items = items_of(imported_nv, 3)
+    first = started(imported_nv, make_endpoint(stub), items)
+    assert process_items(first.pk, [i.pk for i in items]) is None
+    stored = dict(ModelResponse.objects.filter(run=first).values_list("item_id", "prompt_id"))
+    assert all(r.prompt.sha256 == r.prompt_hash for r in ModelResponse.objects.filter(run=first))
+
+    monkeypatch.setattr(row_sql, "stored_prompts", lambda shas: {})  # the lookup finds none of them
+    second = started(imported_nv, make_endpoint(stub, name="other"), items)
+    assert process_items(second.pk, [i.pk for i in items]) is None
+    rows = ModelResponse.objects.filter(run=second)
+    assert [r.status for r in rows] == ["ok"] * 3
+    assert dict(rows.values_list("item_id", "prompt_id")) == stored and StoredPrompt.objects.count() == 3
 
 
 def test_task_in_eager_mode_waits_instead_of_recursing(monkeypatch):

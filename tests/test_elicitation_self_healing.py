@@ -52,9 +52,15 @@ def test_a_request_whose_answer_was_lost_still_counts_in_tokens_and_cost(stub, i
     item = run.target_items().get()
     estimate = approx_tokens(prompt_content(build_prompt(imported_nv, item, True), "chat"))
 
-    # the endpoint answers, then the database is gone when the answer is written
-    real_settle = worker.settle
-    monkeypatch.setattr(worker, "settle", lambda *a, **kw: (_ for _ in ()).throw(OperationalError("gone")))
+    # the endpoint answers, then the database is gone when the answer is written (committed at the task's end)
+    real_commit = worker.RunContext.commit
+
+    def gone(ctx, *statements):
+        if ctx.unsettled and not statements:  # the task's last write: its answer
+            raise OperationalError("gone")
+        return real_commit(ctx, *statements)
+
+    monkeypatch.setattr(worker.RunContext, "commit", gone)
     with pytest.raises(OperationalError):
         process_item(run.pk, item.pk)
     row = ModelResponse.objects.get(run=run)
@@ -63,7 +69,7 @@ def test_a_request_whose_answer_was_lost_still_counts_in_tokens_and_cost(stub, i
     assert row.cost_usd == cost_of(endpoint, estimate, 8) > 0
 
     # its lease runs out; the sweep queues the item again; the next worker answers it
-    monkeypatch.setattr(worker, "settle", real_settle)
+    monkeypatch.setattr(worker.RunContext, "commit", real_commit)
     ModelResponse.objects.filter(pk=row.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     with django_capture_on_commit_callbacks(execute=True):
         assert sweep(backlog=3) == {run.pk: 1}

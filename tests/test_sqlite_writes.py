@@ -16,8 +16,8 @@ UPDATE = "UPDATE elicitation_modelendpoint SET max_concurrency = %s WHERE name =
 def test_a_group_keeps_each_statements_result_and_error():
     ModelEndpoint.objects.create(name="a", base_url="http://127.0.0.1:9/v1", model="m")
     ModelEndpoint.objects.create(name="b", base_url="http://127.0.0.1:9/v1", model="m")
-    batch = [sqlite_writes.Write(UPDATE, [7, "a"]), sqlite_writes.Write("UPDATE no_such_table SET x = 1", []),
-             sqlite_writes.Write(UPDATE, [9, "nobody"]), sqlite_writes.Write(UPDATE, [8, "b"])]
+    batch = [sqlite_writes.Write([(UPDATE, [7, "a"])]), sqlite_writes.Write([("UPDATE no_such_table SET x = 1", [])]),
+             sqlite_writes.Write([(UPDATE, [9, "nobody"])]), sqlite_writes.Write([(UPDATE, [8, "b"])])]
     sqlite_writes._commit(batch)
     assert [w.rowcount for w in batch] == [1, batch[1].rowcount, 0, 1]
     assert isinstance(batch[1].error, DatabaseError) and not any(w.error for w in batch if w is not batch[1])

@@ -9,6 +9,7 @@ newline kept.
 """
 from __future__ import annotations
 
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -39,11 +40,57 @@ def _compiled(template: str):
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:
-    """``template`` rendered over ``context``; TemplateProblem when it is invalid or names a missing field."""
+    """``template`` rendered over ``context``; TemplateProblem when it is invalid or names a missing field.
+
+    Remembered by the values of the fields the template reads (``_rendered``): a model run renders each
+    prompt's demonstrations and shared parts once per process, not once per item."""
+    key = _render_key(template, context)
+    if key is not None and (found := _rendered.get(key)) is not None:
+        return found
     try:
-        return _compiled(template).render(**context)
+        text = _compiled(template).render(**context)
     except TemplateError as exc:
         raise TemplateProblem(_describe(exc)) from None
+    if key is not None:
+        if len(_rendered) >= RENDERED_MAX:
+            _rendered.clear()
+        _rendered[key] = text
+    return text
+
+
+# Renders by template and the values it reads: a template sees nothing but its context (sandboxed, no state), so
+# the same values give the same text. Only values of plain types are keys (``_frozen``); others render each time.
+RENDERED_MAX = 4096
+_rendered: dict[tuple, str] = {}
+_MISSING = object()
+_SCALARS = (str, int, float, bool, Decimal, type(None))
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a plain ``value`` that differs whenever the rendered text could (types kept: 1,
+    1.0, True and Decimal("1.00") render differently); TypeError for anything else."""
+    if isinstance(value, _SCALARS):
+        return (type(value), value if type(value) is str else repr(value))
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return (dict, tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
+    raise TypeError(type(value).__name__)
+
+
+def _render_key(template: str, context: Mapping[str, Any]) -> tuple | None:
+    """``render``'s memo key: the template and the values of the fields it reads; None when a value is not plain
+    or the template does not parse."""
+    try:
+        names = _read_fields(template)
+        return (template, *(_frozen(context[n]) if n in context else _MISSING for n in names))
+    except (TypeError, TemplateProblem):
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _read_fields(template: str) -> tuple[str, ...]:
+    return tuple(sorted(template_fields(template)))
 
 
 def template_fields(template: str) -> set[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from kombu.transport import TRANSPORT_ALIASES, _transport_cache, sqlalchemy, virtual
 from sqlalchemy import create_engine, event
+from sqlalchemy.exc import IntegrityError
 
 # How long the consumer waits, at most, for an acknowledgement before it looks at its queues again anyway.
 ACK_WAIT_SECONDS = 1.0
@@ -65,6 +66,16 @@ class Channel(sqlalchemy.Channel):
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_pragmas)
         return engine
+
+    def _get_or_create(self, queue: str) -> Any:
+        """kombu's, but safe across processes: its lock is per process, so when a worker and the web process
+        declare the same queue at once the second INSERT fails on the queue name's unique constraint
+        (IntegrityError, which kombu does not catch); then the queue the other process made is read back."""
+        try:
+            return super()._get_or_create(queue)
+        except IntegrityError:
+            self.session.rollback()
+            return self.session.query(self.queue_cls).filter(self.queue_cls.name == queue).one()
 
 
 class Transport(sqlalchemy.Transport):

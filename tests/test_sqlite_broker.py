@@ -50,3 +50,21 @@ def test_a_full_prefetch_takes_the_next_message_as_soon_as_one_is_acknowledged(b
     received[1].ack()
     with sqlite3.connect(path) as db:  # one write to the log per message, nothing synced per commit
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_queue_another_process_declared_at_the_same_moment_is_read_back(broker, monkeypatch):
+    """kombu's lock against declaring a queue twice is per process: a worker and the web process declaring the
+    same queue at once made the second fail on the queue name's unique constraint (IntegrityError)."""
+    from sqlalchemy.orm import Query
+
+    conn, path = broker
+    with Connection(f"sqla+sqlite:///{path}") as other:  # the other process declares the queue first
+        Queue("tasks", Exchange("tasks"), "tasks")(other.channel()).declare()
+    misses = [None, None]  # both of this process's lookups ran before the other's commit
+    real_first = Query.first
+    monkeypatch.setattr(Query, "first", lambda self: misses.pop() if misses else real_first(self))
+    channel = conn.channel()
+    row = channel._get_or_create("tasks")
+    assert row.name == "tasks" and not misses
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM kombu_queue WHERE name = 'tasks'").fetchone()[0] == 1

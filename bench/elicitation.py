@@ -9,7 +9,9 @@ Sets up a scratch database — a SQLite file in a temporary HEDGELAB_VAR_DIR, or
 fresh database on that server, dropped afterwards — with the demo study, registers an endpoint
 pointing at tests/stub_openai.py and runs greedy runs over ``--items`` items:
 
-* ``--workers 0`` (default): in this process (``elicit --sync``), one request at a time;
+* ``--workers 0`` (default): in this process (``elicit --sync``), one request at a time, against the stub run as
+  a process of its own (``tests/stub_openai.py --delay``), as the raw client is: a stub in this process would make
+  its replies under the platform's interpreter lock and count them against the platform;
 * ``--workers K``: K real Celery worker processes with ``--concurrency`` each (``--pool threads``: that many
   threads per process, i.e. that many requests in flight per process), on the default SQLite broker (or
   Redis with ``--redis``), the endpoint's ``max_concurrency`` set to K × concurrency (or K × ``--slots``: the
@@ -26,8 +28,8 @@ with the previous answer's settlement, the task's hand-off through the broker, p
 answer. Then (``--profile N``, default 100; 0 skips) it answers N
 more items in this process against the instant stub, half of them under cProfile, and prints where an answer's
 time goes: database statements per answer by kind and table, write transactions (synced commits) per answer,
-and milliseconds per answer by part (database, the openai client, HTTP transport and the stub's reply — the stub
-runs in this process —, prompts and parsing, the elicitation machinery, the rest), the profile's shares scaled by
+and milliseconds per answer by part (database, the openai client, HTTP transport and the wait for the stub
+process's reply, prompts and parsing, the elicitation machinery, the rest), the profile's shares scaled by
 the time per answer of the half run without it. Nothing is asserted.
 """
 from __future__ import annotations
@@ -41,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -101,9 +105,28 @@ def wait_for(start_run, run) -> None:
         time.sleep(0.1)
 
 
-def platform_rate(study, stub, args, items: list, latency: float, workers: int) -> dict:
-    """One greedy run over ``items`` with ``workers`` worker processes (0: in this process)."""
-    from django.db.models import Max, Min
+@contextmanager
+def stub_process(latency: float) -> Iterator[str]:
+    """The stub in a process of its own (``tests/stub_openai.py --delay``); yields its base URL. The in-process
+    measurement uses it, as the raw client does: with the stub in this process its reply would be made under the
+    same interpreter lock as the platform's request, and counted against the platform."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "stub_openai.py"), "--answer", "I'd say 70",
+                             "--delay", str(latency)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        line = proc.stdout.readline()
+        found = re.search(r"at (http://\S+)", line)
+        if not found:
+            raise RuntimeError(f"the stub did not start: {line!r}")
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def platform_rate(study, stub, args, items: list, latency: float, workers: int, base_url: str | None = None) -> dict:
+    """One greedy run over ``items`` with ``workers`` worker processes (0: in this process), against the stub
+    at ``base_url`` when given (a stub process: no request log) or the in-process ``stub``."""
+    from django.db.models import Max, Min, Sum
 
     from elicitation.models import ModelEndpoint, ModelResponse
     from elicitation.runs import create_run, run_sync, start_run
@@ -112,7 +135,7 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
     stub.reset()
     stub.default = Reply.answer("I'd say 70", delay=latency)
     slots = max(1, workers * (args.slots or args.concurrency))
-    endpoint = ModelEndpoint.objects.create(name=f"bench-{time.monotonic_ns()}", base_url=stub.base_url,
+    endpoint = ModelEndpoint.objects.create(name=f"bench-{time.monotonic_ns()}", base_url=base_url or stub.base_url,
                                             model="stub-model", max_concurrency=slots, timeout_seconds=30)
     run = create_run(study, endpoint, items=items)
     procs: list[subprocess.Popen] = []
@@ -154,8 +177,12 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
     at_stub = sum(end - start for start, end in served)
     attempts = [ms for ms in rows.values_list("latency_ms", flat=True) if ms is not None]
     threads = max(1, workers) * args.concurrency
-    return {"status": run.status, "answered": answered, "requests": len(stub.requests), "rate": rate,
-            "seconds": seconds, "concurrency": slots, "max_in_flight": stub.max_in_flight,
+    if base_url:  # a stub process: the rows count the requests; in this process, one at a time
+        sent, in_flight = rows.aggregate(n=Sum("requests"))["n"] or 0, 1
+    else:
+        sent, in_flight = len(stub.requests), stub.max_in_flight
+    return {"status": run.status, "answered": answered, "requests": sent, "rate": rate,
+            "seconds": seconds, "concurrency": slots, "max_in_flight": in_flight,
             # where a pool thread's time per answer goes: the request at the stub; the rest of the attempt (the
             # slot's lease, the HTTP client); the rest (the row's claim with the request's count and the previous
             # answer's settlement, the task's hand-off through the broker, prompts): from the rows' attempt times
@@ -171,7 +198,7 @@ def platform_rate(study, stub, args, items: list, latency: float, workers: int) 
 PARTS = [  # (part, substrings of a profiled function's file, or a built-in's name); the first that matches wins
     ("database (ORM, driver)", ("django/db/", "psycopg", "sqlite", "dj_database_url", "surveys/sql_rows.py")),
     ("openai client (building, parsing)", ("/openai/", "pydantic", "/annotated_types/")),
-    ("HTTP transport, the stub's reply", ("httpx", "httpcore", "/h11/", "elicitation/deadline.py", "socket", "ssl",
+    ("HTTP transport, waiting for the stub", ("httpx", "httpcore", "/h11/", "elicitation/deadline.py", "socket", "ssl",
                                           "recv", "send", "select", "poll")),
     ("prompts and answer parsing", ("surveys/instruments/", "surveys/definition/", "/jinja2/", "/markupsafe/",
                                     "elicitation/prompts.py", "elicitation/modes.py", "analysis/metrics/", "numpy")),
@@ -191,8 +218,9 @@ def part_of(func: Func) -> str | None:
     return found or (None if library else "other")
 
 
-def profile_answers(study, stub, items: list) -> None:
-    """Answer ``items`` in this process (elicit --sync) against the instant stub, half of them under cProfile, and
+def profile_answers(study, base_url: str, items: list) -> None:
+    """Answer ``items`` in this process (elicit --sync) against the instant stub at ``base_url`` (a stub process),
+    half of them under cProfile, and
     print statements per answer and milliseconds per answer by part: each part's share of the profile (each
     function's own time counted once, ``bench.profiling.fold``) × the time per answer without the profiler."""
     import cProfile
@@ -204,13 +232,9 @@ def profile_answers(study, stub, items: list) -> None:
 
     from elicitation.models import ModelEndpoint
     from elicitation.runs import create_run, run_sync, start_run
-    from stub_openai import Reply
-
-    stub.reset()
-    stub.default = Reply.answer("I'd say 70")
 
     def answer(some: list, profiler: cProfile.Profile | None = None) -> tuple[int, float]:
-        endpoint = ModelEndpoint.objects.create(name=f"bench-profile-{time.monotonic_ns()}", base_url=stub.base_url,
+        endpoint = ModelEndpoint.objects.create(name=f"bench-profile-{time.monotonic_ns()}", base_url=base_url,
                                                 model="stub-model", max_concurrency=1, timeout_seconds=30)
         run = create_run(study, endpoint, items=some)
         start_run(run, queue=False)
@@ -320,15 +344,18 @@ def main() -> None:
         for latency, workers in configs:
             concurrency = max(1, workers * (args.slots or args.concurrency)) if workers else 1
 
-            def raw_now() -> float:
+            def raw_now(base_url: str | None) -> float:
                 stub.reset()
                 stub.default = Reply.answer("I'd say 70", delay=latency)
-                return raw_rate(stub.base_url, max(50, min(len(items), 400)) if latency == 0 else len(items),
-                                concurrency, prompt)
+                return raw_rate(base_url or stub.base_url, max(50, min(len(items), 400)) if latency == 0
+                                else len(items), concurrency, prompt)
 
-            raw_before = raw_now()  # the raw client just before and just after the platform: the machine's load drifts
-            result = platform_rate(study, stub, args, items, latency, workers)
-            raw_after = raw_now()
+            # in this process: both against a stub process (stub_process); with workers: the stub in this
+            # process, which then only serves (its log says where a pool thread's time goes)
+            with stub_process(latency) if workers == 0 else nullcontext() as base_url:
+                raw_before = raw_now(base_url)  # just before and just after the platform: the load drifts
+                result = platform_rate(study, stub, args, items, latency, workers, base_url)
+                raw_after = raw_now(base_url)
             raw = (raw_before + raw_after) / 2
             ideal = f"{concurrency / latency:.1f}" if latency else "-"
             who = "in-process (--sync)" if workers == 0 else f"{workers} × {args.concurrency}"
@@ -347,7 +374,8 @@ def main() -> None:
                       f"ms per answer (at most {1000 / result['cpu_ms'] * workers:.0f} answers/s if CPU-bound)",
                       flush=True)
         if args.profile:
-            profile_answers(study, stub, main_items[-args.profile:])
+            with stub_process(0.0) as base_url:
+                profile_answers(study, base_url, main_items[-args.profile:])
     finally:
         stub.stop()
         shutil.rmtree(var, ignore_errors=True)

@@ -408,9 +408,10 @@ def main(argv: list[str] | None = None) -> None:
                                                  "answer to every request (no model, no key).")
     parser.add_argument("--port", type=int, default=0, help="default: any free port (printed)")
     parser.add_argument("--answer", default="70", help="the text of every answer (default: 70)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer (default: 0)")
     args = parser.parse_args(argv)
     with StubOpenAI(port=args.port) as server:
-        server.default = Reply.answer(args.answer)
+        server.default = Reply.answer(args.answer, delay=args.delay)
         print(f"stub endpoint at {server.base_url} (model: any name), answering {args.answer!r} to every request; "
               "Ctrl-C stops it", flush=True)
         try:

@@ -113,13 +113,24 @@ def xdist_group(module: str) -> str:
     return "local-model" if module in LOCAL_MODEL else module
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+#: The slowest groups (CI's --durations, 2 cores), slowest first: ``make test`` hands them out first
+#: (``--no-loadscope-reorder``: groups in collection order), so that no worker starts one of them while the other
+#: is nearly done. Unlisted groups follow in file order.
+SLOW_FIRST = ("local-model", "test_examples_end_to_end", "test_access_matrix_script", "test_api_schema",
+              "test_admin_every_page", "test_run_platform_stop")
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a test file stays on one worker (its
     module fixtures are made once), the files in SHARED_SERVICES share one worker and so do those in LOCAL_MODEL;
-    SOLO files are ``solo``."""
+    SOLO files are ``solo`` (marked before -m deselects by marker). Once every plugin has ordered the items (Django
+    runs its database tests first), the SLOW_FIRST groups are moved to the front."""
     for item in items:
         module = item.path.stem
         item.add_marker(pytest.mark.xdist_group(xdist_group(module)))
         if module in SOLO:
             item.add_marker(pytest.mark.solo)
+    yield
+    rank = {group: position for position, group in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(xdist_group(item.path.stem), len(rank)))

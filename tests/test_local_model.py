@@ -1,8 +1,9 @@
 """The bundled offline model (elicitation.local_model, `manage.py local_model`).
 
 Tests marked ``local_model`` assemble the real Gemma 3 270M GGUF, start llama.cpp's server on a free
-loopback port (once per test process: tests/local_model_server.py) and query it; they are skipped when the ``local`` extra is not installed. The others
-(endpoint registration, pid-file handling, clear errors) run everywhere.
+loopback port (once per test process: tests/local_model_server.py) and query it; they are skipped when the
+``local`` extra is not installed. The others (endpoint registration, pid-file handling, clear errors) run
+everywhere.
 """
 from __future__ import annotations
 

@@ -87,14 +87,16 @@ check-port:
 	@$(PYTHON) bin/check-port "$(HOST)" "$(PORT)"
 
 # Two parallel workers by default (pytest-xdist; a test file stays on one worker, tests/conftest.py groups the
-# files sharing a service), then the `solo` tests (kills and restarts on a deadline) alone; PYTEST_WORKERS=0 runs
-# everything in one process. The slowest tests are listed at the end.
+# files sharing a service or the local model and hands out the slowest groups first), then the `solo` tests
+# (kills and restarts on a deadline) alone; PYTEST_WORKERS=0 runs everything in one process. The slowest tests
+# are listed at the end.
 PYTEST_WORKERS ?= 2
 test: install browser
 ifeq ($(PYTEST_WORKERS),0)
 	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
 else
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not solo" --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not solo" --durations=25 \
+	  $(PYTEST_ARGS)
 	$(PY) -m pytest -m solo --durations=10 $(PYTEST_ARGS)
 endif
 

@@ -10,6 +10,8 @@ import pytest
 
 from stub_openai import LOOPBACK_SETTINGS, allow_loopback
 
+pytest_plugins = ["local_model_server"]  # the real local model's session fixtures (gguf, server)
+
 allow_loopback(os.environ)  # subprocesses (workers, servers) inherit it
 os.environ.setdefault("TEST_FAST_PASSWORD_HASHER", "1")  # config/settings.py: MD5 in tests (servers inherit it)
 
@@ -100,14 +102,35 @@ SHARED_SERVICES = {"test_deploy_scaleout", "test_health", "test_elicitation_self
 #: ``solo``, which ``make test`` runs after the parallel part, alone on the machine.
 SOLO = {"test_deploy_scaleout", "test_elicitation_hung_worker", "test_elicitation_restarts",
         "test_elicitation_self_healing", "test_elicitation_worker", "test_outage_real", "test_sqlite_broker"}
+#: Test files that query the real bundled model: one worker, one llama.cpp server (tests/local_model_server.py).
+LOCAL_MODEL = {"test_local_model", "test_sileo_local_model", "test_bahaj_local_model"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def xdist_group(module: str) -> str:
+    """The pytest-xdist group of a test file (its stem): the files that share a service or the model share one."""
+    if module in SHARED_SERVICES:
+        return "shared-services"
+    return "local-model" if module in LOCAL_MODEL else module
+
+
+#: The slowest groups (CI's --durations, 2 cores), slowest first: ``make test`` hands them out first
+#: (``--no-loadscope-reorder``: groups in collection order), so that no worker starts one of them while the other
+#: is nearly done. Unlisted groups follow in file order.
+SLOW_FIRST = ("local-model", "test_examples_end_to_end", "test_access_matrix_script", "test_api_schema",
+              "test_admin_every_page", "test_run_platform_stop")
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a test file stays on one worker (its
-    module fixtures are made once), and the files in SHARED_SERVICES share one worker; SOLO files are ``solo``."""
+    module fixtures are made once), the files in SHARED_SERVICES share one worker and so do those in LOCAL_MODEL;
+    SOLO files are ``solo`` (marked before -m deselects by marker). Once every plugin has ordered the items (Django
+    runs its database tests first), the SLOW_FIRST groups are moved to the front."""
     for item in items:
         module = item.path.stem
-        item.add_marker(pytest.mark.xdist_group("shared-services" if module in SHARED_SERVICES else module))
+        item.add_marker(pytest.mark.xdist_group(xdist_group(module)))
         if module in SOLO:
             item.add_marker(pytest.mark.solo)
+    yield
+    rank = {group: position for position, group in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(xdist_group(item.path.stem), len(rank)))

@@ -11,7 +11,7 @@ from analysis.reports import build_report
 from elicitation import local_model
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.demo.overprecision import QUESTIONS_FILE
-from test_local_model import free_port, gguf, needs_model, server  # noqa: F401 (fixtures)
+from local_model_server import needs_model
 
 pytestmark = [pytest.mark.local_model, needs_model, pytest.mark.django_db]
 

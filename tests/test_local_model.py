@@ -1,8 +1,9 @@
 """The bundled offline model (elicitation.local_model, `manage.py local_model`).
 
 Tests marked ``local_model`` assemble the real Gemma 3 270M GGUF, start llama.cpp's server on a free
-loopback port and query it; they are skipped when the ``local`` extra is not installed. The others
-(endpoint registration, pid-file handling, clear errors) run everywhere.
+loopback port (once per test process: tests/local_model_server.py) and query it; they are skipped when the
+``local`` extra is not installed. The others (endpoint registration, pid-file handling, clear errors) run
+everywhere.
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
 import pytest
@@ -20,18 +20,7 @@ from django.core.management import CommandError, call_command
 
 from elicitation import local_model
 from elicitation.full_distribution import full_distribution
-
-needs_model = pytest.mark.skipif(
-    not local_model.is_installed(),
-    reason=f"the `local` extra is not installed (missing {', '.join(local_model.missing_packages())}); "
-           "run `make local-model` or `pip install -e '.[local]'`",
-)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from local_model_server import free_port, needs_model
 
 
 # --- without the model ------------------------------------------------------------------------------------
@@ -154,29 +143,6 @@ def test_server_environment_drops_variables_the_server_reads_as_settings():
 
 
 # --- with the real model ---------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def gguf(tmp_path_factory) -> Path:
-    return local_model.assemble_gguf(tmp_path_factory.mktemp("models"))
-
-
-@pytest.fixture(scope="module")
-def server(gguf, tmp_path_factory):
-    port = free_port()
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    process = local_model.start_server(gguf, port=port, n_ctx=2048, log=log)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        model_id = local_model.wait_until_ready(base_url, timeout=120, process=process, log_path=log)
-        yield {"base_url": base_url, "model": model_id, "process": process, "log": log}
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @pytest.fixture
 def belem_prompts(imported_nv):
     """The study and the 2-shot prompts of its first two items that are not controls."""
@@ -240,14 +206,23 @@ def test_full_distribution_and_greedy_answer_on_a_real_belem_prompt(server, bele
         assert dist.probs.get(int(parsed.value), 0) > 0
 
     # The same prompt after another one gives the same distribution: with the batch-invariant build
-    # (`make local-model`) without help, with any build when the cache is reset first.
-    full_distribution(client, server["model"], prompts[1], {})
+    # (`make local-model`) without help, with any build when the cache is reset first. "Another one": the
+    # second prompt answered (one token is enough to leave the server's cache holding it instead; each
+    # full-distribution request costs a sort of the whole vocabulary in llama-cpp-python). The reset pair reads
+    # a few requests only: the reset's full re-evaluation of the prompt is what is compared, and those requests
+    # continue from it.
+    def ask_the_other_prompt() -> None:
+        client.completions.create(model=server["model"], prompt=prompts[1], max_tokens=1, temperature=0, seed=0)
+
+    ask_the_other_prompt()
     again = full_distribution(client, server["model"], prompts[0], {"top_logprobs": 20})
     assert again.probs == dist.probs, ("distribution changed with the server's cache state: is llama.cpp built "
                                        "with -DGGML_LLAMAFILE=OFF -DGGML_CPU_REPACK=OFF (make local-model)?")
-    reset_first = full_distribution(client, server["model"], prompts[0], {"reset_cache": True})
-    full_distribution(client, server["model"], prompts[1], {})
-    reset_again = full_distribution(client, server["model"], prompts[0], {"reset_cache": True})
+    reset = {"reset_cache": True, "max_requests": 4}
+    reset_first = full_distribution(client, server["model"], prompts[0], reset)
+    ask_the_other_prompt()
+    reset_again = full_distribution(client, server["model"], prompts[0], reset)
+    assert reset_first.requests == 5 and reset_first.detail["cache_reset"] is True  # the reset, then 4 reads
     assert reset_again.probs == reset_first.probs
     with capsys.disabled():
         print(f"\n[local model] item {items[0].key}: {greedy.usage.prompt_tokens} prompt tokens; greedy "

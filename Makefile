@@ -95,7 +95,7 @@ test: install browser
 ifeq ($(PYTEST_WORKERS),0)
 	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
 else
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not solo" --durations=25 \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m "not solo" --durations=25 \
 	  $(PYTEST_ARGS)
 	$(PY) -m pytest -m solo --durations=10 $(PYTEST_ARGS)
 endif

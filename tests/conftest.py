@@ -122,15 +122,30 @@ SLOW_FIRST = ("local-model", "test_examples_end_to_end", "test_access_matrix_scr
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) a test file stays on one worker (its
-    module fixtures are made once), the files in SHARED_SERVICES share one worker and so do those in LOCAL_MODEL;
-    SOLO files are ``solo`` (marked before -m deselects by marker). Once every plugin has ordered the items (Django
-    runs its database tests first), the SLOW_FIRST groups are moved to the front."""
+    """SOLO files are ``solo`` (marked before -m deselects by marker). Once every plugin has ordered the items
+    (Django runs its database tests first), the SLOW_FIRST groups are moved to the front."""
     for item in items:
-        module = item.path.stem
-        item.add_marker(pytest.mark.xdist_group(xdist_group(module)))
-        if module in SOLO:
+        if item.path.stem in SOLO:
             item.add_marker(pytest.mark.solo)
     yield
     rank = {group: position for position, group in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(xdist_group(item.path.stem), len(rank)))
+
+
+def group_of(nodeid: str) -> str:
+    """The xdist_group of a test's node id (``tests/test_x.py::test_y[…]``): its file's, by :func:`xdist_group`."""
+    return xdist_group(Path(nodeid.split("::", 1)[0]).stem)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``make test`` runs ``-n 2``) every test file goes whole to one worker (its module
+    fixtures are made once, and two workers never set up the same file's resources at once), and so do the files
+    of one group: SHARED_SERVICES, LOCAL_MODEL. pytest-xdist's own ``--dist loadgroup`` cannot be used: it tags
+    node ids by assigning ``item._nodeid``, which pytest 9 no longer reads, so its groups silently fell apart."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return FileGroupScheduling(config, log)

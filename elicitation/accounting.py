@@ -28,7 +28,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from . import row_sql, sqlite_writes
+from . import row_sql
 from .estimate import cost_of
 from .models import ModelEndpoint, ModelResponse
 from .sqlite_writes import Statement
@@ -82,18 +82,10 @@ def settled(current: dict[str, int], settlement: Settlement) -> dict[str, Any]:
                 requests=max(0, current["requests"] - settlement.unsent))
 
 
-def settle(row: ModelResponse, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
-    """Write ``fields`` to the row if it is still pending (and matches ``only_if``), with its token totals,
-    cost and attempts settled. False, and nothing written, otherwise (``settlement_statement``, then if need be
-    ``settle_locked``)."""
-    if sqlite_writes.execute(*settlement_statement(row, fields, settlement, **only_if))[0]:
-        return True
-    return settle_locked(row, fields, settlement, **only_if)
-
-
 def settlement_statement(row: ModelResponse, fields: dict[str, Any], settlement: Settlement,
                          **only_if: Any) -> Statement:
-    """The UPDATE that settles the row (``settle``) if nobody else touched its counters, without running it.
+    """The UPDATE that writes ``fields`` to the row if it is still pending (and matches ``only_if``), with its
+    token totals, requests, cost and attempts settled, if nobody else touched its counters.
 
     ``row`` holds the counters read when the task fetched it. Usually nobody else touched them since (this
     execution's own ``settlement.charged`` requests aside), so one UPDATE conditioned on exactly those values
@@ -107,8 +99,9 @@ def settlement_statement(row: ModelResponse, fields: dict[str, Any], settlement:
 
 
 def settle_locked(row: ModelResponse, fields: dict[str, Any], settlement: Settlement, **only_if: Any) -> bool:
-    """``settle`` with the row's counters read again under a lock (someone else changed them); False if the row is
-    no longer pending (or does not match ``only_if``)."""
+    """The settlement with the row's counters read again under a lock (someone else changed them, and
+    ``settlement_statement`` updated no row); False if the row is no longer pending (or does not match
+    ``only_if``)."""
     with transaction.atomic():
         current = (ModelResponse.objects.select_for_update()
                    .filter(pk=row.pk, status=ModelResponse.Status.PENDING, **only_if)

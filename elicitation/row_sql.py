@@ -6,19 +6,19 @@ process. The statements, and what they guarantee, are those of the ORM versions 
 
 - ``pending_rows``: the pending rows of a task's items in a run, each with its run (and the run's endpoint and
   study) and its item, in one query;
-- ``claim``: lease a row while it is pending, unleased (or its lease ran out) and its run is running (and, for
+- ``claim_statement``: lease a row while it is pending, unleased (or its lease ran out) and its run is running (and, for
   the worker, count its first request in the same statement);
 - ``charge``: count one request on the row before it is sent, with its estimated tokens and cost, renewing the
   lease of the worker that holds it;
-- ``update_pending``: write fields to a row only while it is still pending and matches the given columns
+- ``update_pending_statement``: write fields to a row only while it is still pending and matches the given columns
   exactly (the settlement's check that nobody else touched its counters);
 - ``has_pending``: whether a run has a pending row;
 - ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
 - ``stored_prompts``, ``insert_stored_prompts``: a task's stored prompts by hash, in one query; the new ones
   stored in one statement.
 
-``claim_statement`` and ``update_pending_statement`` give the statement without running it, for the worker to
-commit an answer's settlement together with the next answer's claim (``sqlite_writes.execute_all``).
+``claim_statement`` and ``update_pending_statement`` give the statement without running it: the worker commits
+an answer's settlement together with the next answer's claim (``sqlite_writes.execute_all``).
 
 The writes go through ``sqlite_writes.execute``: on SQLite, a process's threads' writes are committed in groups.
 """
@@ -122,12 +122,6 @@ def claim_statement(row: ModelResponse, owner: str, seconds: float, charge: tupl
     return sql, [*params, row.pk, PENDING, _when(now), row.run_id, RUNNING]
 
 
-def claim(row: ModelResponse, owner: str, seconds: float, **fields: Any) -> bool:
-    """Lease a pending row of a running run for ``owner`` unless another live worker holds it (setting
-    ``fields`` too)."""
-    return sqlite_writes.execute(*claim_statement(row, owner, seconds, **fields))[0] > 0
-
-
 # one request more on a row, with its estimated tokens and cost (the parameters of ``_count_params``)
 _COUNT_SQL = ("requests = requests + 1, prompt_tokens = prompt_tokens + %s, "
               "completion_tokens = completion_tokens + %s, "
@@ -162,11 +156,6 @@ def update_pending_statement(row_pk: int, fields: dict[str, Any], **exactly: Any
                for name, value in exactly.items()]
     return (f"UPDATE {_table(ModelResponse)} SET {values} WHERE id = %s AND status = %s{checks}",
             [*params, row_pk, PENDING, *checked])
-
-
-def update_pending(row_pk: int, fields: dict[str, Any], **exactly: Any) -> bool:
-    """Write ``fields`` to the row if it is still pending and each column of ``exactly`` has that value."""
-    return sqlite_writes.execute(*update_pending_statement(row_pk, fields, **exactly))[0] > 0
 
 
 def has_pending(run_id: int) -> bool:

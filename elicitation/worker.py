@@ -37,7 +37,7 @@ from surveys.instruments import Instrument
 from surveys.models import Item
 
 from . import conf, likelihood, row_sql, sqlite_writes, throttle
-from .accounting import PerRequest, Settlement, charge_request, settle, settle_locked, settlement_statement
+from .accounting import PerRequest, Settlement, charge_request, settle_locked, settlement_statement
 from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
@@ -260,21 +260,6 @@ def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
 def written_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """An answer's ``fields`` as written: without NUL characters, the lease given back, the answer's time."""
     return {**without_nul(fields), "lease_owner": "", "lease_until": None, "answered_at": timezone.now()}
-
-
-def write(row: ModelResponse, fields: dict[str, Any], settlement: Settlement | None = None) -> bool:
-    """Fill in a still-pending row (settling its requests' tokens and cost, see ``accounting``) at once; False
-    (and nothing written) if another worker answered it first. (The worker's answers go through
-    ``RunContext.defer``.)"""
-    fields = written_fields(fields)
-    if settlement is not None:
-        written = settle(row, fields, settlement)
-    else:
-        written = row_sql.update_pending(row.pk, fields)
-    if not written:
-        log.warning("run %s item %s sample %s was answered by another worker; this answer is discarded",
-                    row.run_id, row.item_id, row.sample_index)
-    return bool(written)
 
 
 def prompt_detail(run: ElicitationRun, params: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Retries, timeouts, budget, cancellation, resume, leases and limits (in-process, against the stub)."""
 from __future__ import annotations
 
+import logging
 import random
 from datetime import timedelta
 from decimal import Decimal
@@ -314,13 +315,22 @@ def test_row_held_by_a_live_worker_is_left_alone_until_its_lease_runs_out(stub, 
     assert run.status == Status.COMPLETED
 
 
-def test_a_late_answer_never_overwrites_the_first(stub, imported_nv):
-    from elicitation.worker import write
+def test_a_late_answer_never_overwrites_the_first(stub, imported_nv, caplog):
+    from elicitation.worker import RunContext, written_fields
 
     run = started(imported_nv, make_endpoint(stub), items_of(imported_nv, 1))
     row = ModelResponse.objects.get(run=run)
-    assert write(row, {"status": "ok", "value": 10.0, "raw_output": "10"})
-    assert not write(row, {"status": "ok", "value": 90.0, "raw_output": "90"})
+    ctx = RunContext(run=run, endpoint=run.endpoint, kind=run.study.kind, demonstrations=[], client=None,
+                     owner="w1")
+    discarded = "was answered by another worker; this answer is discarded"
+    ctx.defer(row, written_fields({"status": "ok", "value": 10.0, "raw_output": "10"}))
+    with caplog.at_level(logging.WARNING, logger="elicitation.worker"):
+        ctx.commit()  # the worker writes an answer with its next write
+    assert discarded not in caplog.text
+    ctx.defer(row, written_fields({"status": "ok", "value": 90.0, "raw_output": "90"}))  # a late second answer
+    with caplog.at_level(logging.WARNING, logger="elicitation.worker"):
+        ctx.commit()
+    assert discarded in caplog.text
     row.refresh_from_db()
     assert row.value == 10.0 and ModelResponse.objects.filter(run=run).count() == 1
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from surveys.instruments import Prompt
 from surveys.models import Item, Study
 
-from . import row_sql
+from . import row_sql, sqlite_writes
 from .persona_prompts import persona_prompt
 from .models import ModelEndpoint, StoredPrompt
 from .sqlite_writes import Statement
@@ -82,15 +82,12 @@ def store_prompt(content: PromptContent, api_style: str, sha: str | None = None)
 
 def store_prompts(contents: dict[str, PromptContent], api_style: str) -> dict[str, StoredPrompt]:
     """The StoredPrompt of each content (by its hash), the new ones created: one SELECT for them all, and for
-    those not stored yet one ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (safe when several workers race: the
-    loser reads the winner's rows)."""
-    found = row_sql.stored_prompts(list(contents))
-    now = timezone.now()
-    new = [StoredPrompt(sha256=sha, api_style=api_style, content=content, created_at=now)
-           for sha, content in contents.items() if sha not in found]
-    row_sql.insert_stored_prompts(new)
-    found.update((stored.sha256, stored) for stored in new if stored.pk is not None)
-    raced = [stored.sha256 for stored in new if stored.pk is None]  # another worker stored them first
+    those not stored yet one ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (``stored_or_new``; safe when several
+    workers race: the loser reads the winner's rows)."""
+    found, insert = stored_or_new(contents, api_style)
+    if insert is not None:
+        adopt_ids(found.values(), sqlite_writes.execute(*insert)[1])
+    raced = [sha for sha, stored in found.items() if stored.pk is None]  # another worker stored them first
     found.update(row_sql.stored_prompts(raced))
     return found
 

@@ -14,7 +14,7 @@ process. The statements, and what they guarantee, are those of the ORM versions 
   exactly (the settlement's check that nobody else touched its counters);
 - ``has_pending``: whether a run has a pending row;
 - ``demonstrations``: a study's worked examples (``Study.demonstrations``), once per task;
-- ``stored_prompts``, ``insert_stored_prompts``: a task's stored prompts by hash, in one query; the new ones
+- ``stored_prompts``, ``insert_stored_prompts_statement``: a task's stored prompts by hash, in one query; the new ones
   stored in one statement.
 
 ``claim_statement`` and ``update_pending_statement`` give the statement without running it: the worker commits
@@ -206,16 +206,3 @@ def insert_stored_prompts_statement(prompts: Sequence[StoredPrompt]) -> Statemen
     row = f"({', '.join(['%s'] * len(columns))})"
     return (f"INSERT INTO {_table(StoredPrompt)} ({', '.join(columns)}) "
             f"VALUES {', '.join([row] * len(prompts))} ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256", values)
-
-
-def insert_stored_prompts(prompts: Sequence[StoredPrompt]) -> None:
-    """Insert ``prompts`` in one statement, skipping each whose hash is stored already (``ON CONFLICT DO
-    NOTHING``); those inserted get their id, the others keep none."""
-    if not prompts:
-        return
-    _, returned = sqlite_writes.execute(*insert_stored_prompts_statement(prompts))
-    inserted = dict((sha, pk) for pk, sha in returned)
-    for prompt in prompts:
-        if prompt.sha256 in inserted:
-            prompt.pk = inserted[prompt.sha256]
-            prompt._state.adding, prompt._state.db = False, connection.alias

@@ -41,7 +41,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -52,6 +51,7 @@ ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from bench.profiling import UNATTRIBUTED, Func, fold  # noqa: E402 (needs ROOT on the path)
+from bench.scratch import scratch_environment  # noqa: E402
 from stub_openai import allow_loopback  # noqa: E402
 
 RAW_CLIENT = """
@@ -294,24 +294,27 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=100, help="answers to profile in-process (0: none)")
     args = parser.parse_args()
 
-    var = Path(tempfile.mkdtemp(prefix="hedgelab-bench-"))
-    os.environ.update(HEDGELAB_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")
     allow_loopback(os.environ)  # the stub and its workers' endpoint are on loopback
-    for name in ("DATABASE_URL", "CELERY_BROKER_URL"):
-        os.environ.pop(name, None)
+    os.environ.pop("CELERY_BROKER_URL", None)
     queue = f"bench-{os.getpid()}"
     os.environ["ELICITATION_QUEUE"] = queue
-    scratch = None
-    if args.postgres:
-        import psycopg
-
-        server = args.postgres.rstrip("/")
-        scratch = f"hedgelab_bench_{os.getpid()}"
-        with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{scratch}"')
-        os.environ["DATABASE_URL"] = f"{server}/{scratch}"
     if args.redis:
         os.environ["CELERY_BROKER_URL"] = args.redis
+    with scratch_environment(args.postgres) as var:
+        try:
+            run(args)
+        finally:
+            shutil.rmtree(var, ignore_errors=True)
+            if args.redis:
+                import redis
+
+                client = redis.Redis.from_url(args.redis)
+                for key in client.scan_iter(f"*{queue}*"):
+                    client.delete(key)
+
+
+def run(args) -> None:
+    """Every configuration of ``args`` and the profile, in the scratch setting ``main`` made."""
     import django
 
     django.setup()
@@ -332,7 +335,7 @@ def main() -> None:
         prompt = json.dumps(prompt_content(build_prompt(study, items[0], True), "chat"))
         configs = ([(lat, w) for lat in (0.0, 0.2) for w in (1, 2)] if args.matrix
                    else [(args.latency, args.workers)])
-        database = "PostgreSQL" if scratch else "SQLite"
+        database = "PostgreSQL" if args.postgres else "SQLite"
         broker = "Redis" if args.redis else "SQLite (kombu sqla)"
         print(f"greedy runs over {len(items)} items; database {database}; broker {broker}; "
               f"pool {args.pool} × {args.concurrency} per worker process"
@@ -378,19 +381,6 @@ def main() -> None:
                 profile_answers(study, base_url, main_items[-args.profile:])
     finally:
         stub.stop()
-        shutil.rmtree(var, ignore_errors=True)
-        if args.redis:
-            import redis
-
-            client = redis.Redis.from_url(args.redis)
-            for key in client.scan_iter(f"*{queue}*"):
-                client.delete(key)
-        if scratch:
-            from django.db import connections
-
-            connections.close_all()
-            with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

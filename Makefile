@@ -114,6 +114,7 @@ BENCH_POSTGRES ?= postgres://postgres@127.0.0.1:5432
 BENCH_REDIS ?= redis://127.0.0.1:6379/14
 BENCH_SERVICES = $(if $(BENCH_POSTGRES),--postgres $(BENCH_POSTGRES)) $(if $(BENCH_REDIS),--redis $(BENCH_REDIS))
 bench: install
+	$(PY) bench/startup.py
 	$(PY) bench/analysis.py
 	$(PY) bench/elicitation.py --matrix --pool threads --concurrency 8 $(BENCH_SERVICES)
 	$(PY) bench/elicitation.py --latency 0.2 --workers 1 --pool threads --concurrency 12 --slots 8 --profile 0 $(BENCH_SERVICES)

@@ -1,5 +1,6 @@
 """Starting a self-refinement (elicitation/refinement.py) from the admin or the API, with the settings of
-``manage.py refine``: the admin form, the API's request serializer, and the one function both call.
+``manage.py refine``: the admin form and the one function it and the API (``elicitation.api``'s
+``RefineSerializer``) call.
 
 A run cannot be refined (:func:`refusal`; the API answers 409) when it is itself a refinement, when its study's
 answers are not intervals, or when it has no parsed interval yet; bad settings come back per field (400).
@@ -10,9 +11,6 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from rest_framework import serializers
-
-from surveys.api import SlugField
 
 from . import preflight
 from .models import ElicitationRun, ModelEndpoint
@@ -91,22 +89,3 @@ class RefineForm(forms.Form):
     def add_refinement_errors(self, exc: ValidationError) -> None:
         for field, messages in field_errors(exc).items():
             self.add_error(field if field in self.fields else None, messages)
-
-
-class RefineSerializer(serializers.Serializer):
-    """What ``manage.py refine`` takes (the source run is the one in the URL)."""
-
-    endpoint = SlugField(slug_field="name", queryset=ModelEndpoint.objects.all(), required=False, allow_null=True,
-                         help_text="Endpoint name; default: the source run's.")
-    shown = serializers.IntegerField(min_value=1, max_value=1000, default=3, help_text="Answers shown (e).")
-    setting = serializers.ChoiceField(choices=REFINE_SETTINGS, default="single")
-    draw_seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, default=0)
-    mode = serializers.ChoiceField(choices=MODES, default=ElicitationRun.Mode.GREEDY)
-    samples = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
-    temperature = serializers.FloatField(min_value=0, max_value=10, required=False, allow_null=True,
-                                         help_text="Default: 1.0 when sampled, 0 when greedy.")
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**62), max_value=2**62)
-    max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, default=256)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    check = serializers.BooleanField(default=True, help_text="Send the endpoint one cheap request first and refuse "
-                                                            "if it fails (elicitation.preflight); false skips it.")

@@ -23,7 +23,7 @@ from surveys.models import Item, Study, StudyVersion
 from . import versions
 from .agent_checks import agent_problems
 from .errors import DefinitionError, Problem
-from .files import parse_toml, validate
+from .files import definition_path, parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
 from .schema import Definition
 from .study_fields import CODE_FIELDS, STUDY_FIELDS
@@ -91,8 +91,9 @@ def load_as(user: Any, raw: bytes, file: str, read_file: FileReader | None, *, s
 
 
 def load_file(path: str | Path, **options: Any) -> Loaded:
-    """Load the definition file at ``path`` (its item files read from beside it); see :func:`load`."""
-    path = Path(path)
+    """Load the definition file at ``path`` (its item files read from beside it), or the shipped study of that
+    name (:func:`definition_path`); see :func:`load`."""
+    path = definition_path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

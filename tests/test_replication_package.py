@@ -168,11 +168,11 @@ def test_a_changed_answer_is_refused_naming_the_file_before_anything_is_loaded(p
 def test_a_missing_or_extra_file_is_refused_naming_it(packaged):
     path = packaged
     with zipfile.ZipFile(path, "a") as archive:
-        archive.writestr("data/more.jsonl", b"{}\n")
+        archive.writestr("report/more.csv", b"a\n")
     printed, code = reproduce(path)
-    assert code != 0 and "data/more.jsonl: extra" in printed
+    assert code != 0 and "report/more.csv: extra" in printed
     with zipfile.ZipFile(path) as archive:
-        kept = {n: archive.read(n) for n in archive.namelist() if n not in ("data/more.jsonl", "data/prompts.jsonl")}
+        kept = {n: archive.read(n) for n in archive.namelist() if n not in ("report/more.csv", "data/prompts.jsonl")}
     with zipfile.ZipFile(path, "w") as archive:
         for name, data in kept.items():
             archive.writestr(name, data)

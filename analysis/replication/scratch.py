@@ -1,6 +1,8 @@
-"""The child process of ``manage.py reproduce``: run as ``python -m analysis.replication.scratch PACKAGE_DIR OUT_DIR
-TEMPLATES_DIR [ENDPOINT_JSON]`` with ``DATABASE_URL`` naming a fresh SQLite file inside the scratch folder (refused otherwise).
-It migrates that database (or copies the empty migrated database of the same schema kept in TEMPLATES_DIR,
+"""The child process of ``manage.py reproduce``, started isolated by analysis/replication/reproduce.py (``python -I``,
+an empty working folder, the project's folder on ``sys.path`` explicitly) with ``PACKAGE_ZIP SHA256 OUT_DIR
+TEMPLATES_DIR [--max-size MB] [--endpoint ENDPOINT_JSON]`` and ``DATABASE_URL`` naming a fresh SQLite file inside
+the package's scratch folder (refused otherwise). It reads the zip as the parent did (analysis/replication/archive.py
+and manifest.py: never extracted, its SHA-256 the one the parent checked), migrates that database (or copies the empty migrated database of the same schema kept in TEMPLATES_DIR,
 VAR_DIR/replication), loads the package (analysis/replication/loading.py), rebuilds the report, writes it to
 ``OUT_DIR`` as the package holds it, and with an endpoint asks the stored prompts again (``OUT_DIR/rerun.json``).
 
@@ -10,6 +12,7 @@ before they are written.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -62,15 +65,28 @@ def migrated(database: Path, templates: Path) -> None:
     os.replace(partial, template)
 
 
-def main(package_dir: Path, out_dir: Path, templates: Path, endpoint_file: Path | None) -> int:
+def main(package: Path, sha256: str, out_dir: Path, templates: Path, endpoint_file: Path | None,
+         max_size: int) -> int:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     from django.conf import settings
 
+    from analysis.replication.archive import Limits, PackageRefused, package_bytes, sha256_hex
+    from analysis.replication.manifest import read_checked
+
+    limits = Limits.of_size(max_size)
+    try:
+        data = package_bytes(package, limits)
+        if sha256_hex(data) != sha256:
+            raise PackageRefused([f"{package}: not the package the parent checked"])
+        files = read_checked(data, limits)
+    except PackageRefused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 3
     database = Path(str(settings.DATABASES["default"]["NAME"]))
-    scratch = package_dir.resolve().parent
+    scratch = package.resolve().parent
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3" or scratch not in database.resolve().parents:
         print(f"refused: the scratch database must be a SQLite file in {scratch}", file=sys.stderr)
         return 3
@@ -81,8 +97,12 @@ def main(package_dir: Path, out_dir: Path, templates: Path, endpoint_file: Path 
     from analysis.reports import build_report
     from surveys.respondent_ids import hashed_id
 
-    files = {str(p.relative_to(package_dir)): p.read_bytes() for p in package_dir.rglob("*") if p.is_file()}
-    meta = json.loads(files["package.json"])
+    try:
+        meta = json.loads(files["package.json"])
+        assert isinstance(meta, dict)
+    except (KeyError, ValueError, AssertionError):
+        print("cannot load the package: package.json is missing or not a JSON object", file=sys.stderr)
+        return 2
     try:
         study = load_package(files)
     except PackageDataError as exc:
@@ -114,6 +134,17 @@ def main(package_dir: Path, out_dir: Path, templates: Path, endpoint_file: Path 
     return 0
 
 
+def arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="analysis.replication.scratch")
+    parser.add_argument("package", type=Path)
+    parser.add_argument("sha256")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("templates", type=Path)
+    parser.add_argument("--max-size", type=int, default=2048)
+    parser.add_argument("--endpoint", type=Path)
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    sys.exit(main(Path(args[0]), Path(args[1]), Path(args[2]), Path(args[3]) if len(args) > 3 else None))
+    a = arguments(sys.argv[1:])
+    sys.exit(main(a.package, a.sha256, a.out, a.templates, a.endpoint, a.max_size))

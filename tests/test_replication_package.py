@@ -196,21 +196,30 @@ def test_a_recomputed_difference_is_printed_and_fails(packaged):
     assert "table generic_summary: 1 difference(s)" in printed and "row 0, mean: packaged" in printed
 
 
+def priced_endpoint(stub, name: str = "again"):
+    """The reproducer's endpoint: the stub, with prices (``--yes --budget`` needs them)."""
+    return make_endpoint(stub, name=name, price_prompt_per_1k="0.001", price_completion_per_1k="0.002")
+
+
 def test_rerun_models_against_the_stub_prints_the_agreement(packaged, stub):
     path = packaged
     stub.responder = scale_reply
-    make_endpoint(stub, name="again")
+    priced_endpoint(stub)
     asked = len(stub.requests)
-    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
+    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again", "--yes", "--budget", "1")
     assert code == 0, printed
     n = sum(1 for line in (ROOT / "studies/examples/hedge-confidence/items.csv").read_text().splitlines()[1:] if line)
+    assert f"would send {n} request(s) to endpoint 'again' (model 'stub-model'" in printed
+    assert f"≤{8 * n:,} completion tokens, ≈ $0.0" in printed
+    assert f'{n} request(s): {{"max_tokens": 8, "temperature": 0.0}}' in printed
     assert f"{n} answers, {n} identical, agreement 1.000" in printed
     assert len(stub.requests) - asked == n
     sent = [r.body for r in stub.requests[-n:]]
-    assert all(body["max_tokens"] == 8 and body["temperature"] == 0.0 for body in sent)
+    assert all(body["max_tokens"] == 8 and body["temperature"] == 0.0 and body["model"] == "stub-model"
+               for body in sent)
 
     stub.responder = lambda request: Reply.answer("5")  # another model: never the packaged 6 or 4
-    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
+    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again", "--yes", "--budget", "1")
     assert f"{n} answers, 0 identical, agreement 0.000" in printed
 
 

@@ -17,7 +17,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,7 @@ class Reproduction:
     diff: dict[str, list[str]]
     rerun: list[dict[str, Any]] | None = None
     sha256: str = ""
+    plan: dict[str, Any] | None = None
 
     @property
     def differences(self) -> int:
@@ -64,10 +67,11 @@ def endpoint_spec(endpoint: Any) -> dict[str, Any]:
     return {name: getattr(endpoint, name) for name in ENDPOINT_FIELDS}
 
 
-def recompute(data: bytes, endpoint: dict[str, Any] | None = None, timeout: float = 1800,
-              limits: Limits = Limits()) -> tuple[dict[str, bytes], list[dict[str, Any]] | None]:
-    """The report recomputed from the checked package zip ``data`` in an isolated child process on a scratch
-    SQLite database (the temporary folder is removed after), and the rerun's results when ``endpoint`` is given."""
+def child(data: bytes, endpoint: dict[str, Any] | None = None, confirmed: dict[str, Any] | None = None,
+          timeout: float = 1800, limits: Limits = Limits()) -> dict[str, bytes]:
+    """What the isolated child process wrote from the checked package zip ``data`` on a scratch SQLite database
+    (the temporary folder is removed after): the recomputed report (and with ``endpoint`` the rerun's plan,
+    ``rerun_plan.json``), or with a ``confirmed`` plan only the rerun's rows (``rerun.json``)."""
     with tempfile.TemporaryDirectory(prefix="hedgelab-reproduce-") as scratch:
         folder = Path(scratch)
         package, out, work = folder / "package.zip", folder / "out", folder / "work"
@@ -78,6 +82,9 @@ def recompute(data: bytes, endpoint: dict[str, Any] | None = None, timeout: floa
         if endpoint is not None:
             (folder / "endpoint.json").write_text(json.dumps(endpoint), encoding="utf-8")
             args += ["--endpoint", str(folder / "endpoint.json")]
+        if confirmed is not None:
+            (folder / "confirmed.json").write_text(json.dumps(confirmed), encoding="utf-8")
+            args += ["--confirmed", str(folder / "confirmed.json")]
         env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "DATABASE_URL")}
         env.update(DATABASE_URL=f"sqlite:///{folder / 'scratch.sqlite3'}", HEDGELAB_VAR_DIR=str(folder / "var"),
                    EXPORT_ID_SALT="hedgelab-scratch", DJANGO_SETTINGS_MODULE="config.settings")
@@ -85,9 +92,22 @@ def recompute(data: bytes, endpoint: dict[str, Any] | None = None, timeout: floa
         if done.returncode != 0:
             raise ScratchFailed((done.stderr.strip().splitlines() or ["no message"])[-1] if done.returncode in (2, 3)
                                 else done.stderr.strip()[-2000:])
-        recomputed = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    rerun = json.loads(recomputed.pop("rerun.json")) if "rerun.json" in recomputed else None
-    return recomputed, rerun
+        return {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def recompute(data: bytes, endpoint: dict[str, Any] | None = None, timeout: float = 1800,
+              limits: Limits = Limits()) -> tuple[dict[str, bytes], dict[str, Any] | None]:
+    """The report recomputed from the checked package zip ``data``, and with ``endpoint`` the rerun's plan (what
+    it would send; nothing is sent)."""
+    recomputed = child(data, endpoint, timeout=timeout, limits=limits)
+    plan = json.loads(recomputed.pop("rerun_plan.json")) if "rerun_plan.json" in recomputed else None
+    return recomputed, plan
+
+
+def rerun_confirmed(data: bytes, endpoint: dict[str, Any], confirmed: dict[str, Any], timeout: float = 1800,
+                    limits: Limits = Limits()) -> list[dict[str, Any]]:
+    """The rerun of the ``confirmed`` plan (its requests only) against ``endpoint``, per run."""
+    return json.loads(child(data, endpoint, confirmed, timeout=timeout, limits=limits)["rerun.json"])
 
 
 def checked_bytes(source: str | Path | bytes, expect_sha256: str | None = None, limits: Limits = Limits()) -> bytes:
@@ -103,11 +123,12 @@ def reproduce(source: str | Path | bytes, endpoint: dict[str, Any] | None = None
               limits: Limits = Limits()) -> Reproduction:
     """Check, load and recompute the package at ``source`` (a path or the zip's bytes): PackageRefused
     (HashMismatch, ManifestError, or a member or size archive.py refuses) before anything is loaded,
-    ScratchFailed when the scratch process fails."""
+    ScratchFailed when the scratch process fails. With ``endpoint``, the rerun's plan too (nothing sent:
+    :func:`rerun_confirmed` sends it once it is confirmed)."""
     data = checked_bytes(source, expect_sha256, limits)
     files = read_checked(data, limits)
-    recomputed, rerun = recompute(data, endpoint, limits=limits)
-    return Reproduction(diff=report_diff(files, recomputed), rerun=rerun, sha256=sha256_hex(data))
+    recomputed, plan = recompute(data, endpoint, limits=limits)
+    return Reproduction(diff=report_diff(files, recomputed), sha256=sha256_hex(data), plan=plan)
 
 
 def diff_text(result: Reproduction, shown: int = 20) -> str:
@@ -140,4 +161,33 @@ def rerun_text(rows: list[dict[str, Any]]) -> str:
             shown = "n/a" if r["distance"] is None else f"{r['distance']:.4g}"
             text += f", {r['distance_name']} {shown} (mean over items)"
         lines.append(text)
+    return "\n".join(lines)
+
+
+def plan_cost(plan: dict[str, Any], endpoint: Any) -> Decimal | None:
+    """The plan's estimated cost at ``endpoint``'s prices (completion tokens at max_tokens); None when the
+    endpoint has no prices."""
+    from elicitation.estimate import cost_of
+
+    if not (endpoint.price_prompt_per_1k or endpoint.price_completion_per_1k):
+        return None
+    return cost_of(endpoint, plan["prompt_tokens"], plan["completion_tokens"])
+
+
+def plan_text(plan: dict[str, Any], endpoint: Any, shown: int = 10) -> str:
+    """What ``--rerun-models`` would send, before anything is sent: requests, tokens, cost, parameters."""
+    cost = plan_cost(plan, endpoint)
+    lines = [f"Asking the stored prompts again would send {len(plan['requests'])} request(s) to endpoint "
+             f"{endpoint.name!r} (model {endpoint.model!r} at {endpoint.base_url}; the model is always this "
+             "endpoint's):",
+             f"  ≈{plan['prompt_tokens']:,} prompt tokens + ≤{plan['completion_tokens']:,} completion tokens, "
+             + (f"≈ ${cost} at the endpoint's prices" if cost is not None
+                else "cost not estimated (the endpoint has no prices)")
+             + " [prompt tokens ≈ characters / 4; completion tokens = max_tokens per request; retries not counted]",
+             "  parameters, as the package recorded them:"]
+    groups = Counter(json.dumps(r["params"], sort_keys=True) for r in plan["requests"])
+    for params, count in groups.most_common(shown):
+        lines.append(f"    {count} request(s): {params}")
+    if len(groups) > shown:
+        lines.append(f"    … and {len(groups) - shown} more sets of parameters")
     return "\n".join(lines)

@@ -66,7 +66,7 @@ def migrated(database: Path, templates: Path) -> None:
 
 
 def main(package: Path, sha256: str, out_dir: Path, templates: Path, endpoint_file: Path | None,
-         max_size: int) -> int:
+         max_size: int, confirmed: Path | None = None) -> int:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -93,9 +93,6 @@ def main(package: Path, sha256: str, out_dir: Path, templates: Path, endpoint_fi
     migrated(database, templates)
 
     from analysis.replication.loading import PackageDataError, load_package
-    from analysis.replication.package import report_files
-    from analysis.reports import build_report
-    from surveys.respondent_ids import hashed_id
 
     try:
         meta = json.loads(files["package.json"])
@@ -108,30 +105,51 @@ def main(package: Path, sha256: str, out_dir: Path, templates: Path, endpoint_fi
     except PackageDataError as exc:
         print(f"cannot load the package: {exc}", file=sys.stderr)
         return 2
+    out_dir.mkdir(parents=True, exist_ok=True)
+    endpoint = None
+    if endpoint_file is not None:
+        from elicitation.models import ModelEndpoint
+
+        spec = json.loads(endpoint_file.read_text(encoding="utf-8"))
+        endpoint = ModelEndpoint.objects.create(**{**spec, "name": f"rerun-{spec['name']}"[:50]})
+    if confirmed is not None and endpoint is not None:  # the second pass: the confirmed requests, nothing else
+        from analysis.replication.rerun import PlanRefused, rerun
+
+        try:
+            rows = rerun(study, endpoint, json.loads(confirmed.read_text(encoding="utf-8")))
+        except PlanRefused as exc:
+            print(f"refused, nothing sent: {exc}", file=sys.stderr)
+            return 2
+        (out_dir / "rerun.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        return 0
+    write_report(study, meta, out_dir)
+    if endpoint is not None:  # the first pass: what a rerun would send, for the parent to show and confirm
+        from analysis.replication.rerun import plan
+
+        (out_dir / "rerun_plan.json").write_text(json.dumps(plan(study, endpoint), indent=1), encoding="utf-8")
+    return 0
+
+
+def write_report(study: Any, meta: dict[str, Any], out_dir: Path) -> None:
+    """The recomputed report's files in ``out_dir``, as the package holds them (respondent ids unsalted)."""
+    from analysis.replication.package import report_files
+    from analysis.reports import build_report
+    from surveys.models import Participant
+    from surveys.respondent_ids import hashed_id
+
     stamp = str(meta.get("data_as_of", ""))
     report = build_report(study, pool_versions=bool(meta.get("pool_versions"))).seen_by(False)
     if stamp:
         report = replace(report, generated_at=datetime.fromisoformat(stamp))
-    from surveys.models import Participant
-
     loaded = [study.pk] + ([study.reference_study_id] if study.reference_study_id else [])
     back = {hashed_id(pid): pid
             for pid in Participant.objects.filter(study__in=loaded).values_list("prolific_pid", flat=True)}
-    out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in report_files(report, stamp, images=False).items():
         if name == "report/report.json":
             data = json.dumps(unsalted(json.loads(data), back), indent=1, ensure_ascii=False, sort_keys=True).encode()
         target = out_dir / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    if endpoint_file is not None:
-        from analysis.replication.rerun import rerun
-        from elicitation.models import ModelEndpoint
-
-        spec = json.loads(endpoint_file.read_text(encoding="utf-8"))
-        endpoint = ModelEndpoint.objects.create(**{**spec, "name": f"rerun-{spec['name']}"[:50]})
-        (out_dir / "rerun.json").write_text(json.dumps(rerun(study, endpoint), indent=1), encoding="utf-8")
-    return 0
 
 
 def arguments(argv: list[str]) -> argparse.Namespace:
@@ -142,9 +160,10 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("templates", type=Path)
     parser.add_argument("--max-size", type=int, default=2048)
     parser.add_argument("--endpoint", type=Path)
+    parser.add_argument("--confirmed", type=Path, help="the confirmed plan: send its requests (no report)")
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     a = arguments(sys.argv[1:])
-    sys.exit(main(a.package, a.sha256, a.out, a.templates, a.endpoint, a.max_size))
+    sys.exit(main(a.package, a.sha256, a.out, a.templates, a.endpoint, a.max_size, a.confirmed))

@@ -1,10 +1,12 @@
 """The child process of ``manage.py reproduce``, started isolated by analysis/replication/reproduce.py (``python -I``,
 an empty working folder, the project's folder on ``sys.path`` explicitly) with ``PACKAGE_ZIP SHA256 OUT_DIR
-TEMPLATES_DIR [--max-size MB] [--endpoint ENDPOINT_JSON]`` and ``DATABASE_URL`` naming a fresh SQLite file inside
+TEMPLATES_DIR [--max-size MB] [--endpoint ENDPOINT_JSON [--confirmed PLAN_JSON]]`` and ``DATABASE_URL`` naming a fresh SQLite file inside
 the package's scratch folder (refused otherwise). It reads the zip as the parent did (analysis/replication/archive.py
 and manifest.py: never extracted, its SHA-256 the one the parent checked), migrates that database (or copies the empty migrated database of the same schema kept in TEMPLATES_DIR,
 VAR_DIR/replication), loads the package (analysis/replication/loading.py), rebuilds the report, writes it to
-``OUT_DIR`` as the package holds it, and with an endpoint asks the stored prompts again (``OUT_DIR/rerun.json``).
+``OUT_DIR`` as the package holds it, and with an endpoint lists what asking the stored prompts again would send
+(``OUT_DIR/rerun_plan.json``, nothing sent). With ``--confirmed`` (the plan the person confirmed) it only sends
+that plan's requests and writes their results (``OUT_DIR/rerun.json``).
 
 Participants (the study's and its reference study's) are loaded under their salted id, which the scratch site
 salts once more (its EXPORT_ID_SALT): the recomputed tables' ``respondent_id`` are mapped back to the packaged ids

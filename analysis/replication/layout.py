@@ -28,6 +28,7 @@ _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}"
 _SLUG = r"[A-Za-z0-9_\-]{1,100}"
 _REPORT = re.compile(rf"report/(?:report\.json|{_NAME}\.csv|figures/{_NAME}\.(?:png|svg|json))")
 _REFERENCE = re.compile(rf"{REFERENCE_DIR}/{_SLUG}/(.+)")
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
 
 
 def member_problem(name: str) -> str | None:
@@ -38,7 +39,7 @@ def member_problem(name: str) -> str | None:
         return "an absolute path"
     if ".." in name.split("/"):
         return "a '..' part (outside the package)"
-    if any(ord(c) < 32 or ord(c) > 126 for c in name):
+    if _UNPRINTABLE.search(name):
         return "a control or non-ASCII character in the name"
     if name in TOP_FILES or name in STUDY_FILES:
         return None

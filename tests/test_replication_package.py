@@ -135,8 +135,10 @@ def test_the_package_lists_every_file_with_its_hash_and_names_people_by_salted_i
     numbers = json.loads(files[figures[0].replace(".png", ".json")])
     assert numbers["axes"] and any(ax["bars"] or ax["lines"] for ax in numbers["axes"])
 
-    again = package(study, tmp_path, "again.zip")
-    assert again.read_bytes() == path.read_bytes()  # deterministic: same data, same bytes
+    printed = io.StringIO()
+    call_command("package", study.slug, "--out", str(tmp_path / "again.zip"), stdout=printed)
+    assert (tmp_path / "again.zip").read_bytes() == path.read_bytes()  # deterministic: same data, same bytes
+    assert f"SHA-256 {sha256(path.read_bytes())})" in printed.getvalue()  # the hash to cite with the package
 
 
 def test_a_faithful_package_reproduces_with_no_difference_outside_this_database(packaged):

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from . import preflight
 from .models import ElicitationRun, ModelEndpoint
 from .refinement import create_refinement
-from .run_settings import REFINE_SETTINGS, is_refinement
+from .run_settings import MAX_SAMPLES, MAX_TEMPERATURE, MAX_TOKENS, REFINE_SETTINGS, SEED_BOUND, is_refinement
 from .runs import RunStateError, missing_key, start_run
 
 #: creating a run and starting it (the admin's add + change on runs)
@@ -72,16 +72,16 @@ class RefineForm(forms.Form):
     shown = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="answers shown (e)")
     setting = forms.ChoiceField(choices=[(s, s) for s in REFINE_SETTINGS], initial="single",
                                 help_text="single: answers at the item's own level; mixed: at every level")
-    draw_seed = forms.IntegerField(min_value=-(2**62), max_value=2**62, initial=0,
+    draw_seed = forms.IntegerField(min_value=-SEED_BOUND, max_value=SEED_BOUND, initial=0,
                                    help_text="seed of the draws of shown answers")
     mode = forms.ChoiceField(choices=MODES, initial=ElicitationRun.Mode.GREEDY)
-    samples = forms.IntegerField(min_value=1, max_value=10_000, initial=1,
+    samples = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=1,
                                  help_text="refinements per item, each with its own draw")
-    temperature = forms.FloatField(min_value=0, max_value=10, required=False,
+    temperature = forms.FloatField(min_value=0, max_value=MAX_TEMPERATURE, required=False,
                                    help_text="empty: 1.0 when sampled, 0 when greedy")
-    seed = forms.IntegerField(min_value=-(2**62), max_value=2**62, required=False,
+    seed = forms.IntegerField(min_value=-SEED_BOUND, max_value=SEED_BOUND, required=False,
                               help_text="seed sent where the endpoint takes one (+ sample index)")
-    max_tokens = forms.IntegerField(min_value=1, max_value=100_000, initial=256)
+    max_tokens = forms.IntegerField(min_value=1, max_value=MAX_TOKENS, initial=256)
     name = forms.CharField(max_length=200, required=False)
     skip_check = forms.BooleanField(required=False, label="Start without the pre-flight check",
                                     help_text="The endpoint is sent one cheap request first; tick to skip it.")

@@ -1,6 +1,7 @@
 """A study's replication package (``manage.py package``, ``GET /api/studies/{slug}/package/``, the admin's button).
 
-Files (``MANIFEST`` lists each with its SHA-256):
+Files (``MANIFEST`` lists each with its SHA-256; analysis/replication/layout.py holds these names, the only ones
+``reproduce`` accepts):
 
 - ``definition/study.toml``, ``definition/items.jsonl``: the definition as ``export_study`` writes it;
 - ``data/item_ids.jsonl``, ``data/versions.jsonl``, ``data/channels.jsonl``, ``data/participants.jsonl`` (salted ids only),
@@ -31,12 +32,11 @@ from typing import Any
 
 from analysis.replication import rows
 from analysis.replication.figure_numbers import figure_numbers
+from analysis.replication.layout import DATA_TABLES, REFERENCE_DIR
 from analysis.replication.manifest import zip_bytes
 
 FORMAT = 1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-#: the folder of the reference study's files (``reference/<slug>/definition/…``, ``…/data/…``)
-REFERENCE_DIR = "reference"
 
 
 def dependencies() -> str:
@@ -129,6 +129,7 @@ def study_files(study: Any) -> dict[str, bytes]:
     tables = {"item_ids": rows.item_id_rows, "versions": rows.version_rows, "channels": rows.channel_rows, "participants": rows.participant_rows,
               "human_answers": rows.human_answer_rows, "unanswered_slots": rows.unanswered_slot_rows,
               "runs": rows.run_rows, "model_answers": rows.model_answer_rows, "prompts": rows.prompt_rows}
+    assert tuple(tables) == DATA_TABLES, "layout.DATA_TABLES lists the tables reproduce accepts"
     for name, read in tables.items():
         files[f"data/{name}.jsonl"] = rows.jsonl(read(study))
     return files

@@ -18,15 +18,9 @@ from dataclasses import replace
 from typing import Any
 
 from analysis.export_columns import Column
+from analysis.export_formats import CODEBOOK_CONTENT_TYPES, CODEBOOK_FORMATS, codebook_filename  # noqa: F401
 
-CODEBOOK_FORMATS = ("csv", "json", "md")
-CODEBOOK_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json",
-                          "md": "text/markdown; charset=utf-8"}
 HEADER = ("column", "type", "source", "meaning", "values")
-
-
-def codebook_filename(study, fmt: str) -> str:
-    return f"{study.slug}-codebook.{fmt}"
 
 
 def _n(value: float) -> str:
@@ -39,7 +33,7 @@ def _answer_entries(study) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]
 
     kind = study.kind
     shape = kind.shape
-    unused = f"empty (this study's answers are {shape.name.replace('_', ' ')})"
+    unused = f"empty (this study's answer shape is {shape.name.replace('_', ' ')})"
     out: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         name: (unused, ()) for name in ("value", "choice", "lower", "upper", "bin", "text")}
     if isinstance(shape, ScaleShape):

@@ -400,11 +400,12 @@ def current_decisions(study) -> dict[int, bool] | None:
 
 
 def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False,
-                 include_test: bool = False) -> int:
-    """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count."""
+                 include_test: bool = False, layout: Layout | None = None) -> int:
+    """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count
+    (``layout``: the study's :func:`study_layout`, when the caller writes its codebook too)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    layout = study_layout(study)
+    layout = layout or study_layout(study)
     rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study),
                        layout=layout)
     return write_csv(rows, target, layout=layout) if fmt == "csv" else write_parquet(rows, target, layout=layout)

@@ -32,6 +32,11 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   carries their answers; a model answer asked under a persona (``ModelResponse.persona``) carries the persona's
   values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like); other
   model rows leave them empty. :func:`study_layout` gives a study's columns.
+- Then ``question`` (the key of the question answered: ``answer`` while an item asks one) and ``item.<field>``,
+  every own field of the items (the items file's columns and the Item columns it set), typed by their values.
+- Those columns after :data:`COLUMNS` come from the registry of column providers (analysis/export_columns.py),
+  each column with its codebook entry (analysis/codebook.py); existing columns keep their names and order, new
+  ones are appended.
 """
 from __future__ import annotations
 

@@ -244,3 +244,20 @@ def test_the_replication_package_holds_the_export_and_its_codebook(coded):
     assert list(answers.columns) == [e["column"] for e in book]
     assert set(answers["item.speaker"]) == {"your doctor", "a friend"}
     assert package_zip(coded) == data  # still deterministic
+
+
+def test_a_name_taken_by_an_earlier_column_is_suffixed_not_hidden():
+    """A questionnaire field named like a later provider's column (``question``, in a study loaded before that
+    column existed) keeps its name; the later column becomes ``question_2``, in the data and the codebook."""
+    import pyarrow as pa
+
+    from analysis.exports import Layout
+
+    def part(name: str) -> tuple[Provider, list[Column]]:
+        return (Provider(name, lambda study: [], lambda study, columns: None),
+                [Column("question", pa.string(), "str", "design", name)])
+
+    layout = Layout([part("questionnaire"), part("question")])
+    assert layout.columns[len(BASE):] == ["question", "question_2"]
+    assert [c.meaning for c in layout.entries[len(BASE):]] == ["questionnaire", "question"]
+    assert [c.name for _, columns in layout.parts for c in columns] == ["question", "question_2"]

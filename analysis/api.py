@@ -17,7 +17,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -129,6 +129,22 @@ class StudyExportView(APIView):
         return response
 
 
+class CodebookLabel(serializers.Serializer):
+    value = serializers.CharField()
+    label = serializers.CharField()
+
+
+class CodebookEntry(serializers.Serializer):
+    """One column of the combined export (analysis/codebook.py)."""
+
+    column = serializers.CharField()
+    type = serializers.ChoiceField(choices=["string", "integer", "number", "boolean", "timestamp"])
+    source = serializers.CharField()
+    meaning = serializers.CharField()
+    values = serializers.CharField(allow_blank=True)
+    labels = CodebookLabel(many=True)
+
+
 class StudyCodebookView(APIView):
     required_permissions = {"GET": [VIEW_REPORT]}
 
@@ -136,7 +152,7 @@ class StudyCodebookView(APIView):
         summary="The combined export's codebook: every column with its type, source, meaning and allowed values "
                 "or scale labels (CSV, JSON or Markdown)",
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(CODEBOOK_FORMATS))],
-        responses={(200, "application/json"): OpenApiTypes.OBJECT,
+        responses={(200, "application/json"): CodebookEntry(many=True),
                    (200, CODEBOOK_CONTENT_TYPES["csv"].split(";")[0]): OpenApiTypes.STR,
                    (200, CODEBOOK_CONTENT_TYPES["md"].split(";")[0]): OpenApiTypes.STR, 404: Detail},
     )

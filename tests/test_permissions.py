@@ -62,6 +62,7 @@ API_ROUTES = [  # (method, url, permissions needed)
     ("get", "/api/studies/perm/report/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/package/", ["analysis.view_studyanalysis"]),
+    ("get", "/api/studies/perm/codebook/json/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/?raw_ids=1", ["analysis.view_studyanalysis", "surveys.view_participant"]),
     # the result names the excluded participants by PROLIFIC_PID, so raw ids are needed too
     ("post", "/api/studies/perm/attention/", ["analysis.view_studyanalysis", "surveys.change_participant",
@@ -118,6 +119,7 @@ def admin_routes(data) -> list[tuple[str, str, list[str]]]:
         ("get", reverse("admin:analysis_studyanalysis_export", args=[study, "csv"]) + "?raw_ids=1",
          ["analysis.view_studyanalysis", "surveys.view_participant"]),
         ("get", reverse("admin:analysis_studyanalysis_package", args=[study]), ["analysis.view_studyanalysis"]),
+        ("get", reverse("admin:analysis_studyanalysis_codebook", args=[study, "csv"]), ["analysis.view_studyanalysis"]),
         ("post", reverse("admin:analysis_studyanalysis_attention", args=[study]),
          ["analysis.view_studyanalysis", "surveys.change_participant"]),
         ("get", reverse("admin:elicitation_elicitationrun_refine", args=[run]),

@@ -7,6 +7,9 @@ Files (``MANIFEST`` lists each with its SHA-256; analysis/replication/layout.py 
 - ``data/item_ids.jsonl``, ``data/versions.jsonl``, ``data/channels.jsonl``, ``data/participants.jsonl`` (salted ids only),
   ``data/human_answers.jsonl``, ``data/unanswered_slots.jsonl``, ``data/runs.jsonl``,
   ``data/model_answers.jsonl``, ``data/prompts.jsonl`` (analysis/replication/rows.py says what each holds);
+- ``export/answers.csv`` and ``export/codebook.csv|.json|.md``: the combined export as the ``export`` command
+  writes it (salted ids; every item field, the questionnaire, …) and its codebook (analysis/codebook.py), for a
+  reader who wants the tidy table rather than the database rows;
 - ``report/report.json``, ``report/<table>.csv``, ``report/figures/<name>.png|.svg`` and
   ``report/figures/<name>.json`` (the numbers the figure draws, analysis/replication/figure_numbers.py);
 - ``package.json`` (platform version, Python, what was packaged), ``dependencies.txt`` (every installed
@@ -135,6 +138,20 @@ def study_files(study: Any) -> dict[str, bytes]:
     return files
 
 
+def export_files(study: Any) -> dict[str, bytes]:
+    """The combined export (CSV, salted ids, test participants left out) and its codebook, under ``export/``."""
+    from analysis.codebook import CODEBOOK_FORMATS, codebook_text
+    from analysis.exports import export_study, study_layout
+
+    layout = study_layout(study)
+    answers = io.StringIO()
+    export_study(study, "csv", answers, layout=layout)
+    files = {"export/answers.csv": answers.getvalue().encode("utf-8")}
+    for fmt in CODEBOOK_FORMATS:
+        files[f"export/codebook.{fmt}"] = codebook_text(study, fmt, layout).encode("utf-8")
+    return files
+
+
 def reference_of(study: Any, user: Any = None) -> Any:
     """The study's reference study (None without one); ReportError when that one has a reference of its own
     (a chain of references is not packaged) or, with a ``user``, when it is not theirs to see (the package holds
@@ -162,6 +179,7 @@ def package_files(study: Any, pool_versions: bool = False, user: Any = None) -> 
 
     reference = reference_of(study, user)
     files = study_files(study)
+    files.update(export_files(study))
     if reference is not None:
         files.update({f"{REFERENCE_DIR}/{reference.slug}/{name}": data
                       for name, data in study_files(reference).items()})

@@ -6,6 +6,7 @@ package is read from the zip into memory, so an accepted name only says which fi
 - ``definition/study.toml``, ``definition/items.jsonl``; ``data/<table>.jsonl`` for each of :data:`DATA_TABLES`;
 - ``report/report.json``, ``report/<name>.csv``, ``report/figures/<name>.png|.svg|.json`` (``<name>``: letters,
   digits, ``_``, ``-``, ``.``, not starting with a dot, no ``..``);
+- ``export/answers.csv``, ``export/codebook.csv|.json|.md``: the combined export and its codebook (:data:`EXPORT_FILES`);
 - ``reference/<slug>/definition/…`` and ``reference/<slug>/data/…``: the same definition and data files of the
   reference study (``<slug>``: a study slug).
 """
@@ -22,6 +23,8 @@ DEFINITION_FILES = ("study.toml", "items.jsonl")
 DATA_TABLES = ("item_ids", "versions", "channels", "participants", "human_answers", "unanswered_slots", "runs",
                "model_answers", "prompts")
 TOP_FILES = (MANIFEST, "package.json", "dependencies.txt")
+#: the combined export and its codebook (package.py: export_files)
+EXPORT_FILES = ("export/answers.csv", "export/codebook.csv", "export/codebook.json", "export/codebook.md")
 STUDY_FILES = tuple(f"definition/{name}" for name in DEFINITION_FILES) + tuple(f"data/{t}.jsonl" for t in DATA_TABLES)
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}"
@@ -41,7 +44,7 @@ def member_problem(name: str) -> str | None:
         return "a '..' part (outside the package)"
     if _UNPRINTABLE.search(name):
         return "a control or non-ASCII character in the name"
-    if name in TOP_FILES or name in STUDY_FILES:
+    if name in TOP_FILES or name in STUDY_FILES or name in EXPORT_FILES:
         return None
     if _REPORT.fullmatch(name) and ".." not in name:
         return None

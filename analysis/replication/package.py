@@ -35,7 +35,7 @@ from typing import Any
 
 from analysis.replication import rows
 from analysis.replication.figure_numbers import figure_numbers
-from analysis.replication.layout import DATA_TABLES, REFERENCE_DIR
+from analysis.replication.layout import DATA_TABLES, EXPORT_FILES, REFERENCE_DIR
 from analysis.replication.manifest import zip_bytes
 
 FORMAT = 1
@@ -149,6 +149,7 @@ def export_files(study: Any) -> dict[str, bytes]:
     files = {"export/answers.csv": answers.getvalue().encode("utf-8")}
     for fmt in CODEBOOK_FORMATS:
         files[f"export/codebook.{fmt}"] = codebook_text(study, fmt, layout).encode("utf-8")
+    assert set(files) <= set(EXPORT_FILES), "layout.EXPORT_FILES lists the export files reproduce accepts"
     return files
 
 

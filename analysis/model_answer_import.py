@@ -714,7 +714,7 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
                                                  f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
                                                  "to import it without them)")])
     if not refinement:  # refinement runs are not agents of Table 4: the report names each by its run
-        refuse_second_run_of_agent(study, settings)
+        refuse_second_run_of_agent(study, settings, {c.item.pk for c in cells})
     run = _save(study, settings, name, sha, parsed)
     unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
     return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
@@ -734,22 +734,28 @@ def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:
     return out
 
 
-def refuse_second_run_of_agent(study: Study, settings: ModelAnswerFile) -> None:
-    """ImportFailed when the study already has a run of the agent this import would make: a report uses one
-    run per agent, so the second would be silently left out (e.g. a model's CNC and ENC files imported under
-    one name)."""
+def refuse_second_run_of_agent(study: Study, settings: ModelAnswerFile, items: set[int]) -> None:
+    """ImportFailed when the study already has a run of the agent this import would make that answers any of
+    ``items`` (the import's items): a report uses one run per agent for a set of items, so the second would be
+    silently left out. Files of other items — the same model in another context setting (Tang's CNC, ENC, FCNC and
+    MCNC files with ``--set context=…``) — are imported runs of the same agent, and the report uses them together
+    (analysis/agents.py); a live run of the agent counts as answering every item."""
     endpoint = ModelEndpoint(name=endpoint_name(settings.model), model=settings.model.strip()[:200],
                              base_url=IMPORTED_BASE_URL)
     agent = agent_name(ElicitationRun(study=study, endpoint=endpoint, **_run_settings(settings)))
     for run in ElicitationRun.objects.filter(study=study).select_related("endpoint"):
-        if agent_name(run) == agent:
-            what = f"imported from {run.source_file}" if run.source_file else run.name or "a live run"
-            raise ImportFailed([RowError(1, "-", f"study {study.slug!r} already has run {run.pk} ({what}) for agent "
-                                                 f"{agent!r}, and a report uses one run per agent: import these "
-                                                 "answers under another model name (e.g. --model "
-                                                 f"{settings.model.strip()}-ENC for another context setting) or "
-                                                 f"another prompt style, or remove run {run.pk} first "
-                                                 f"(delete_run {run.pk}); nothing imported")])
+        if agent_name(run) != agent:
+            continue
+        imported = run.source == ElicitationRun.Source.IMPORTED
+        if imported and not run.responses.filter(item_id__in=items).exists():
+            continue  # another setting of the same agent
+        what = f"imported from {run.source_file}" if run.source_file else run.name or "a live run"
+        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} already has run {run.pk} ({what}) for agent "
+                                             f"{agent!r} answering the same items, and a report uses one run per "
+                                             "agent and item: import the answers of another context setting with "
+                                             "--set context=… (their items then differ), these under another model "
+                                             f"name or prompt style, or remove run {run.pk} first "
+                                             f"(delete_run {run.pk}); nothing imported")])
 
 
 def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,

@@ -104,6 +104,7 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "admin package": ("admin", reverse("admin:analysis_studyanalysis_package", args=[s.pk]),
                           "data/participants.jsonl"),
         "preview": ("admin", reverse("surveys:preview", args=["alpha"]), "alpha"),
+        "api login": ("admin", "/api-auth/login/?next=/api/", "alpha"),  # the browsable API's login form
     }
 
 
@@ -137,6 +138,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin run agents":    (S, S, D, D, S),
     "admin package":       (S, S, D, S, S),
     "preview":             (S, S, D, D, S),
+    "api login":           (H, H, H, H, H),  # a form, the same for everyone: no study's data
 }
 
 

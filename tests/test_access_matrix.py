@@ -106,6 +106,7 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
                           "data/participants.jsonl"),
         "admin codebook": ("admin", reverse("admin:analysis_studyanalysis_codebook", args=[s.pk, "md"]), MARK),
         "preview": ("admin", reverse("surveys:preview", args=["alpha"]), "alpha"),
+        "api login": ("admin", "/api-auth/login/?next=/api/", "alpha"),  # the browsable API's login form
     }
 
 
@@ -141,6 +142,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin package":       (S, S, D, S, S),
     "admin codebook":      (S, S, D, S, S),
     "preview":             (S, S, D, D, S),
+    "api login":           (H, H, H, H, H),  # a form, the same for everyone: no study's data
 }
 
 

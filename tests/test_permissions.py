@@ -90,6 +90,19 @@ def test_api_root_lists_collections_for_any_staff(data):
     assert api_client(staff_with()).get("/api/").status_code == 200
 
 
+def test_the_browsable_api_login_grants_no_permission(data):
+    """/api-auth/login/ (the browsable API's session login) is a login and nothing more: the session has the
+    user's permissions, as a token does."""
+    user = staff_with()
+    user.set_password("pw-for-the-test")
+    user.save()
+    client = Client()
+    assert client.post("/api-auth/login/", {"username": user.username, "password": "pw-for-the-test"}).status_code == 302
+    assert client.get("/api/").status_code == 200
+    assert client.get("/api/studies/").status_code == 403
+    assert Client().get("/api/studies/").status_code == 401
+
+
 def test_responses_show_raw_pids_only_with_view_participant(data):
     without = api_client(staff_with("surveys.view_response")).get("/api/responses/").json()["results"][0]
     assert "prolific_pid" not in without and without["value"] == 70

@@ -1,18 +1,53 @@
-"""A command's start-up (django.setup(): the models and the admin's modules) imports none of the heavy libraries
-a model run, a draw or the API needs (bench/startup.py measures the time; this holds the list)."""
+"""Commands and participant-serving processes start at once (issues 10 and 32): loading the URLconf, the admin and
+the WSGI application imports none of the heavy analysis libraries; they are imported where they are used
+(reports, exports, the attention filter, the item draw). A command's start-up (django.setup()) does not import
+the model client, HTTP or Redis libraries either: they are loaded on first use (config.lazy_import;
+bench/startup.py measures the time)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("openai", "httpx2", "httpcore2", "redis", "numpy", "pandas", "scipy", "matplotlib", "sqlalchemy",
-         "rest_framework.serializers", "rest_framework.compat", "pyarrow")
+HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow")
 
 PROBE = """
+import json, os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config.wsgi import application  # django.setup(): apps, models, the admin's autodiscovery
+from django.contrib import admin
+from django.urls import get_resolver
+get_resolver().url_patterns
+admin.site.get_urls()
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in %r)))
+""" % (HEAVY,)
+
+
+def _loaded(code: str, tmp_path: Path) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HEDGELAB_VAR_DIR": str(tmp_path),
+                                 "DJANGO_SETTINGS_MODULE": "config.settings"})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_urlconf_and_the_admin_import_no_heavy_library(tmp_path):
+    assert _loaded(PROBE, tmp_path) == []
+
+
+def test_manage_py_help_imports_no_heavy_library(tmp_path):
+    code = ("import runpy, sys, json, io, contextlib\nsys.argv = ['manage.py', 'help']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    runpy.run_path('manage.py', run_name='__main__')\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))")
+    assert _loaded(code, tmp_path) == []
+
+
+LAZY_AT_START = ("openai", "httpx2", "httpcore2", "redis", "numpy", "sqlalchemy", "rest_framework.serializers",
+                 "rest_framework.compat", *HEAVY)
+
+SETUP_PROBE = """
 import json, sys, django
 django.setup()
 from importlib.util import _LazyModule
@@ -21,15 +56,8 @@ print(json.dumps(loaded))
 """
 
 
-def loaded_after_setup() -> list[str]:
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings")
-    done = subprocess.run([sys.executable, "-c", PROBE % (HEAVY,)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_start_up_imports_no_heavy_library():
-    assert loaded_after_setup() == []
+def test_a_commands_start_up_loads_no_model_client_http_or_redis_library(tmp_path):
+    assert _loaded(SETUP_PROBE % (LAZY_AT_START,), tmp_path) == []
 
 
 def test_a_lazy_module_loads_on_first_use():

@@ -18,6 +18,7 @@ from surveys.definition import versions
 from surveys.models import Study
 
 from . import preflight
+from .estimate import Estimate, estimate_run
 from .models import ElicitationRun, ModelEndpoint
 from .personas import PersonaError, personas_for
 from .run_settings import default_temperature
@@ -68,13 +69,13 @@ def skip_reason(run: ElicitationRun | None) -> str:
     return f"{run.get_status_display().lower()} (run {run.pk}): carry it on with manage.py elicit --resume {run.pk}"
 
 
-def _endpoint(agent: Mapping[str, Any], user: Any) -> ModelEndpoint:
+def _endpoint(agent: Mapping[str, Any], user: Any, need_key: bool = True) -> ModelEndpoint:
     endpoints = ModelEndpoint.objects.all() if user is None else visible(ModelEndpoint.objects.all(), user)
     endpoint = endpoints.filter(name=agent["endpoint"]).first()
     if endpoint is None:
         raise AgentError(f"agent {agent['name']!r}: no endpoint called {agent['endpoint']!r} (register it with "
                          "manage.py add_endpoint, or name another endpoint in the agent's table)")
-    if problem := missing_key(endpoint):
+    if need_key and (problem := missing_key(endpoint)):
         raise AgentError(f"agent {agent['name']!r}: {problem}")
     return endpoint
 
@@ -83,6 +84,50 @@ def _temperature(study: Study, agent: Mapping[str, Any]) -> float:
     if agent.get("temperature") is not None:
         return float(agent["temperature"])
     return default_temperature(study, agent["mode"], agent["prompt_style"])
+
+
+def _draft(study: Study, agent: Mapping[str, Any], endpoint: ModelEndpoint, personas: list,
+           seed: int | None) -> ElicitationRun:
+    """The run ``agent`` would get, not saved."""
+    return ElicitationRun(study=study, endpoint=endpoint, mode=agent["mode"], samples_per_item=agent["samples"],
+                          temperature=_temperature(study, agent), seed=agent.get("seed"),
+                          few_shot=agent["few_shot"], max_tokens=agent["max_tokens"],
+                          prompt_style=agent["prompt_style"], agent=agent["name"], agent_settings=dict(agent),
+                          personas=personas, persona_seed=seed)
+
+
+@dataclass
+class AgentEstimate:
+    """What starting one declared agent would cost (``estimate``), or why it would be skipped (``reason``)."""
+
+    agent: str
+    endpoint: str
+    estimate: Estimate | None
+    reason: str = ""
+
+
+def estimate_agents(study: Study, user: Any = None) -> list[AgentEstimate]:
+    """The estimate of every agent ``start_agents`` would start now, and the skipped ones with the reason,
+    in the file's order. Creates nothing and sends no request (no pre-flight check, no key needed);
+    AgentError when an agent's endpoint or personas cannot be had."""
+    agents = declared(study)
+    if not agents:
+        raise AgentError(f"study {study.slug!r} declares no agents (add [[agents]] tables to its definition)")
+    found: list[AgentEstimate] = []
+    for agent in agents:
+        run = current_run(study, agent["name"])
+        if reason := skip_reason(run):
+            found.append(AgentEstimate(agent["name"], agent["endpoint"], None, reason))
+            continue
+        endpoint = _endpoint(agent, user, need_key=False)
+        try:
+            personas, seed = personas_for(study, agent) if run is None else (run.personas, run.persona_seed)
+        except PersonaError as exc:
+            raise AgentError(str(exc)) from None
+        draft = run if run is not None else _draft(study, agent, endpoint, personas, seed)
+        items = None if run is not None else list(study.main_items())
+        found.append(AgentEstimate(agent["name"], endpoint.name, estimate_run(draft, items=items)))
+    return found
 
 
 def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: bool = True) -> list[AgentOutcome]:

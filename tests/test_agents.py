@@ -118,6 +118,28 @@ def test_all_agents_starts_those_not_run_and_skips_the_others(stub):
     assert ElicitationRun.objects.count() == 2
 
 
+def test_all_agents_estimate_only_prints_the_estimates_and_sends_nothing(stub):
+    """Issue 32 point 2: --all-agents --estimate-only started the runs; an estimate creates no run and sends no
+    request, not even the pre-flight check (run without --no-check)."""
+    make_endpoint(stub, price_prompt_per_1k="1")
+    study = load_example([agent("greedy-one"), agent("sampled-two", mode="sampled", samples=2, seed=1,
+                                                     persona={"template": TEMPLATE, "people": PEOPLE})]).study
+    out = run_command("elicit", study.slug, "--all-agents", "--estimate-only")
+    n = study.main_items().count()
+    assert f"agent greedy-one on stub: estimate (in all): {n} answers, {n} requests" in out
+    assert f"agent sampled-two on stub: estimate (in all): {n * 2 * 2} answers" in out  # 2 samples × 2 personas
+    assert "no run created, no request sent" in out
+    assert not ElicitationRun.objects.exists() and stub.requests == []
+    run_command("elicit", study.slug, "--all-agents", "--sync", "--no-check")
+    done = ElicitationRun.objects.get(agent="greedy-one")
+    requests = len(stub.requests)
+    out = run_command("elicit", study.slug, "--all-agents", "--estimate-only")
+    assert f"agent greedy-one: would be skipped, done (run {done.pk})" in out
+    out = run_command("elicit", "--resume", str(done.pk), "--estimate-only")
+    assert "estimate (still to do): 0 answers" in out and "resumed" not in out
+    assert ElicitationRun.objects.count() == 2 and len(stub.requests) == requests
+
+
 def test_a_new_version_runs_the_agents_again(stub):
     make_endpoint(stub)
     study = load_example([agent()]).study

@@ -74,8 +74,8 @@ def item_id_rows(study: Any) -> list[dict[str, Any]]:
 
 
 def version_rows(study: Any) -> list[dict[str, Any]]:
-    return [{"number": v.number, "sha256": v.sha256, "definition": v.definition, "created_at": v.created_at}
-            for v in study.versions.order_by("number")]
+    return [{"number": v.number, "sha256": v.sha256, "definition": v.definition, "created_at": v.created_at,
+             "current_since": v.current_since} for v in study.versions.order_by("number")]
 
 
 def channel_rows(study: Any) -> list[dict[str, Any]]:

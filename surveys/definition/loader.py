@@ -47,14 +47,21 @@ class Loaded:
     items: int
     demonstrations: int
     removed: int = 0
+    returned: bool = False  # the file has an earlier version's content again: that version is current again
     kept: list[str] = field(default_factory=list)  # keys of items gone from the file but kept (they have answers)
     notes: list[str] = field(default_factory=list)
     inspected: Any = None
 
     def summary(self) -> str:
         what = "created" if self.created else ("updated" if self.new_version else "unchanged")
+        if self.returned:
+            what = "back to an earlier version"
         lines = [f"study {self.study.slug!r} {what}: version {self.version.number} ({self.version.sha256[:12]}), "
                  f"{self.items} items, {self.demonstrations} demonstrations"]
+        if self.returned:
+            lines.append(f"the file has version {self.version.number}'s content again: version "
+                         f"{self.version.number} is current again (new answers join its answers); the versions "
+                         "made since are kept with their answers")
         if self.removed:
             lines.append(f"{self.removed} items no longer in the file were removed")
         if self.kept:
@@ -258,11 +265,13 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                                        f"{study.instrument!r}; a study's kind cannot change (load it under "
                                        "another slug)")])
     unchanged = current is not None and current.sha256 == sha
+    earlier = versions.earlier_version(study, sha) if study is not None and not unchanged else None
     if study is not None and not unchanged and versions.has_answers(study) and not new_version:
+        change = (f"returns to version {earlier.number}'s wording and items, which makes version {earlier.number} "
+                  "current again" if earlier else "changes its wording or items, which makes a new version")
         raise DefinitionError([Problem(file, "", f"study {study.slug!r} already has answers given under version "
-                                       f"{current.number if current else '0 (before versions)'}; this file changes "
-                                       "its wording or items, which makes a new version: load it with "
-                                       "--new-version (earlier answers keep their version)")])
+                                       f"{current.number if current else '0 (before versions)'}; this file {change}: "
+                                       "load it with --new-version (earlier answers keep their version)")])
     result: Loaded | None = None
     try:
         with transaction.atomic():
@@ -288,7 +297,8 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                 version = versions.add_version(study, sha, dump)
             _render_first(study, file)
             result = Loaded(study=study, version=version, created=created, new_version=not unchanged and not created,
-                            items=len(rows), demonstrations=len(demos), removed=removed, kept=kept)
+                            items=len(rows), demonstrations=len(demos), removed=removed, kept=kept,
+                            returned=earlier is not None)
             if inspect is not None:
                 result.inspected = inspect(study)
             if not commit:

@@ -109,13 +109,14 @@ def load_file(path: str | Path, **options: Any) -> Loaded:
 
 def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, slug: str | None = None,
          new_version: bool = False, owner: Any = None, commit: bool = True,
-         inspect: Callable[[Study], Any] | None = None) -> Loaded:
+         inspect: Callable[[Study], Any] | None = None, check_reference: bool = True) -> Loaded:
     """Create or update the study ``raw`` (a definition's TOML) defines, all or nothing.
 
     ``read_file`` gives the bytes of an item file the definition names (None: it may name none);
     ``slug`` overrides ``[study] slug``; ``owner`` owns a created study; ``commit=False`` checks everything
     and rolls back (``check_study``); ``inspect(study)`` runs inside the transaction, its value in
-    ``Loaded.inspected``."""
+    ``Loaded.inspected``; ``check_reference=False`` leaves ``[study] reference`` unchecked (a check without the
+    project's database, surveys/definition/scratch_db.py)."""
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
@@ -135,7 +136,8 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)
-    return _write(study, dump, item_rows, demo_rows, sha, file, new_version, owner, commit, inspect)
+    return _write(study, dump, item_rows, demo_rows, sha, file, new_version, owner, commit, inspect,
+                  check_reference)
 
 
 def _items(definition: Definition, dump: dict[str, Any], kind: Any, probe: Study, file: str,
@@ -238,11 +240,13 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
     return problems
 
 
-def _study_values(dump: Mapping[str, Any], file: str) -> dict[str, Any]:
+def _study_values(dump: Mapping[str, Any], file: str, check_reference: bool = True) -> dict[str, Any]:
     values = {target: dump[table][key] for (table, key), target in STUDY_FIELDS.items()}
     values.update({name: dump["prolific"][name] for name in CODE_FIELDS if dump["prolific"][name]})
     reference = dump["study"].get("reference") or ""
-    if reference:
+    if reference and not check_reference:
+        values["reference_study"] = None
+    elif reference:
         values["reference_study"] = Study.objects.filter(slug=reference).first()
         if values["reference_study"] is None or reference == dump["study"]["slug"]:
             raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r} to "
@@ -258,7 +262,7 @@ class _Rollback(Exception):
 
 def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]], demos: list[dict[str, Any]],
            sha: str, file: str, new_version: bool, owner: Any, commit: bool,
-           inspect: Callable[[Study], Any] | None = None) -> Loaded:
+           inspect: Callable[[Study], Any] | None = None, check_reference: bool = True) -> Loaded:
     current = versions.current_version(study) if study else None
     if study is not None and study.instrument != dump["study"]["kind"]:
         raise DefinitionError([Problem(file, "study.kind", f"study {study.slug!r} exists with kind "
@@ -276,7 +280,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
     try:
         with transaction.atomic():
             created = study is None
-            values = _study_values(dump, file)
+            values = _study_values(dump, file, check_reference)
             if created:
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:

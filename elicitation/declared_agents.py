@@ -2,7 +2,8 @@
 ``POST /api/studies/{slug}/run-agents/`` and the study admin's "Run the declared agents".
 
 An agent is run once per study version: a run of the same agent (``run.agent``) on the study's current
-version that is running or done is skipped (and one stopped is left for ``--resume``), a draft one is started.
+version that is running or done is skipped (and one stopped is left for ``--resume``, unless the agent's table
+has changed since: then a new run is started), a draft one is started.
 Before anything is created every agent to start is checked (its endpoint exists and is visible, its key is
 set, its personas can be had), so a problem with one agent starts none.
 """
@@ -56,6 +57,17 @@ def current_run(study: Study, name: str) -> ElicitationRun | None:
     runs = ElicitationRun.objects.filter(study=study, agent=name)
     runs = runs.filter(study_version=version) if version else runs.filter(study_version__isnull=True)
     return runs.order_by("-pk").first()
+
+
+def run_to_go_on(study: Study, agent: Mapping[str, Any]) -> ElicitationRun | None:
+    """The run ``agent`` goes on with: its newest on the current version, unless that one stopped (failed,
+    cancelled, out of budget) under settings the file has since changed (e.g. a persona template that did not
+    render): then a new run is started and the stopped one is kept as it is."""
+    run = current_run(study, agent["name"])
+    stopped = run is not None and run.status not in (Status.DRAFT, Status.RUNNING, Status.COMPLETED)
+    if stopped and run.agent_settings != dict(agent):
+        return None
+    return run
 
 
 def skip_reason(run: ElicitationRun | None) -> str:
@@ -115,7 +127,7 @@ def estimate_agents(study: Study, user: Any = None) -> list[AgentEstimate]:
         raise AgentError(f"study {study.slug!r} declares no agents (add [[agents]] tables to its definition)")
     found: list[AgentEstimate] = []
     for agent in agents:
-        run = current_run(study, agent["name"])
+        run = run_to_go_on(study, agent)
         if reason := skip_reason(run):
             found.append(AgentEstimate(agent["name"], agent["endpoint"], None, reason))
             continue
@@ -141,7 +153,7 @@ def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: b
     outcomes: list[AgentOutcome] = []
     todo: list[tuple[dict[str, Any], ElicitationRun | None, ModelEndpoint, list, int | None]] = []
     for agent in agents:
-        run = current_run(study, agent["name"])
+        run = run_to_go_on(study, agent)
         if reason := skip_reason(run):
             outcomes.append(AgentOutcome(agent["name"], "skipped", run, reason))
             continue

@@ -165,6 +165,28 @@ def test_all_agents_refuses_with_the_agent_and_endpoint_named_and_starts_none(st
     assert not ElicitationRun.objects.exists() and not stub.requests
 
 
+def test_resuming_a_run_whose_prompts_cannot_be_built_says_why_and_a_fixed_file_starts_anew(stub):
+    """Issue 32 point 6: a persona template that escaped the sandbox failed every answer, and --resume ended in a
+    traceback. It says why in one error; the agent, fixed in the file, starts a new run."""
+    endpoint = make_endpoint(stub)
+    study = load_example([agent(persona={"template": TEMPLATE, "people": PEOPLE})]).study
+    table = dict(study.definition["agents"][0])
+    table["persona"] = dict(table["persona"], template="You are {{ ''.__class__ }}.")  # as loaded before the fix
+    run = ElicitationRun.objects.create(study=study, endpoint=endpoint, agent="mirror", agent_settings=table,
+                                        personas=[{"fields": p, "source": "x"} for p in PEOPLE],
+                                        status="failed", status_reason="12 answers failed")
+    with pytest.raises(CommandError, match=rf"run {run.pk} cannot be resumed: its prompts cannot be built "
+                                           r"\(access to attribute '__class__'.*unsafe.*elicit .* --all-agents"):
+        run_command("elicit", "--resume", str(run.pk), "--sync", "--no-check")
+    assert not stub.requests
+    stub.default = Reply.answer("40")
+    out = run_command("elicit", study.slug, "--all-agents", "--sync", "--no-check")
+    fresh = ElicitationRun.objects.exclude(pk=run.pk).get()
+    assert f"agent mirror: started run {fresh.pk}" in out and fresh.status == "completed"
+    run.refresh_from_db()
+    assert run.status == "failed"  # kept as it was
+
+
 # --- the API and the admin -----------------------------------------------------------------------------------
 def test_the_api_starts_and_skips_the_declared_agents(stub):
     make_endpoint(stub)

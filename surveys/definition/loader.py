@@ -27,7 +27,7 @@ from .files import parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
 from .schema import Definition
 from .study_fields import CODE_FIELDS, STUDY_FIELDS
-from .templates import TemplateProblem, template_fields
+from .templates import TemplateProblem, shown_fields, template_fields
 
 # Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py), and
 # ``page``, the rendered page a prompt quotes (Instrument.prompt_context).
@@ -132,6 +132,8 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     kind = get_instrument(probe.instrument).for_study(probe)
     item_rows, demo_rows, problems = _items(definition, dump, kind, probe, file, read_file)
     problems += _check_templates(dump, kind, probe, item_rows + demo_rows, file)
+    problems += _empty_cells(dump, item_rows)
+    problems += _demonstration_answers(dump, kind, probe, demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
@@ -237,6 +239,64 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
         if name not in known and name not in questionnaire:
             problems.append(Problem(file, f"report.group_by[{i}]", f"{name!r} is neither an item field nor a "
                                     "questionnaire field"))
+    return problems
+
+
+def _empty_cells(dump: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[Problem]:
+    """The item file's empty cells that a page or prompt template shows whatever their value (outside any
+    ``{% if %}``): the item would be worded with a gap. One problem per field (its first empty row, and how many)."""
+    name = (dump.get("design") or {}).get("items")
+    if not name or not rows:
+        return []
+    shown: dict[str, str] = {}
+    for path, template in _template_paths(dump):
+        try:
+            for field in sorted(shown_fields(template)):
+                shown.setdefault(field, path)
+        except TemplateProblem:
+            continue  # named by _check_templates
+    columns = set(ITEM_COLUMNS)
+    extra_names = {k for row in rows for k in (row.get("extra") or {})}
+    cell = "column" if name.lower().endswith(".csv") else "field"
+    problems = []
+    for field, path in shown.items():
+        if field not in columns and field not in extra_names:
+            continue  # not an item field (the kind's or the assembly's)
+        empty = [row for row in rows
+                 if (row.get(field) if field in columns else (row.get("extra") or {}).get(field)) in ("", None)]
+        if empty:
+            more = f" (and {len(empty) - 1} more item(s))" if len(empty) > 1 else ""
+            problems.append(Problem(name, f"line {empty[0].get('source_row', '?')}, {cell} {field!r}",
+                                    f"empty, but {path} shows it for every item{more}: fill it in, or show it "
+                                    f"only when set ({{% if {field} %}}…{{% endif %}})"))
+    return problems
+
+
+def _demonstration_answers(dump: Mapping[str, Any], kind: Any, probe: Study, demos: list[dict[str, Any]],
+                           file: str) -> list[Problem]:
+    """The worked examples whose answer the study's answer shape does not take (9 on a 1–7 scale, a choice
+    that is no option): read as a model's answer is read."""
+    declared = dump.get("demonstrations") or []
+    if len(declared) != len(demos):
+        return []  # a demonstration with problems of its own is named already
+    problems = []
+    for number, (demo, fields) in enumerate(zip(declared, demos)):
+        answer = demo.get("answer")
+        raw = f"{answer:g}" if isinstance(answer, (int, float)) and not isinstance(answer, bool) else str(answer)
+        item = Item(study=probe, **{k: v for k, v in fields.items() if k != "source_row"})
+        try:
+            parsed = kind.parse_model_answer(raw, item)
+        except NotImplementedError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - a parser's own complaint about the text
+            parsed = None
+            reason = str(exc)
+        else:
+            reason = parsed.error
+        if parsed is None or not parsed.ok or (parsed.value is not None and isinstance(answer, (int, float))
+                                               and abs(parsed.value - float(answer)) > 1e-9):
+            problems.append(Problem(file, f"demonstrations[{number}].answer", f"{repr(answer) if isinstance(answer, str) else raw} is not an answer this "
+                                    f"study takes{': ' + reason if reason else ''}"))
     return problems
 
 

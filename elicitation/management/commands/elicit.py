@@ -21,6 +21,7 @@ from elicitation.run_settings import default_temperature
 from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
                               resume_run, run_sync, start_run)
 from surveys.cli import get_study, lookup
+from surveys.definition.templates import TemplateProblem
 
 Status = ElicitationRun.Status
 
@@ -73,7 +74,10 @@ class Command(BaseCommand):
             return self._all_agents(o)
         if o["resume"]:
             run = self._run(o["resume"], acting_user(o))
-            self._print_estimate(run, left_only=True)
+            try:
+                self._print_estimate(run, left_only=True)  # builds a prompt: a run whose prompts fail stops here
+            except TemplateProblem as exc:
+                raise CommandError(self._unbuildable(run, exc)) from None
             if o["estimate_only"]:
                 return None
             self._check(run.endpoint, o)
@@ -88,6 +92,16 @@ class Command(BaseCommand):
                 return
             return self._start(run, o)
         return self._follow(run, o)
+
+    @staticmethod
+    def _unbuildable(run: ElicitationRun, exc: Exception) -> str:
+        """Why ``run`` cannot be resumed: its prompts cannot be built, and what to do instead."""
+        advice = ("fix the study file and load it again, then start a new run")
+        if run.agent:
+            advice = (f"a run keeps the agent's settings it was created with: fix agent {run.agent!r} in the study "
+                      f"file, load it, and start it anew with manage.py elicit {run.study.slug} --all-agents (run "
+                      f"{run.pk} is kept as it is)")
+        return f"run {run.pk} cannot be resumed: its prompts cannot be built ({exc}); {advice}"
 
     def _start(self, run: ElicitationRun, o: dict) -> None:
         """Start ``run`` (in this process with ``--sync``), then follow it as ``o`` asks."""

@@ -48,12 +48,15 @@ class Loaded:
     demonstrations: int
     removed: int = 0
     returned: bool = False  # the file has an earlier version's content again: that version is current again
+    agents: str = ""  # how the declared agents changed (they are outside the content: no new version)
     kept: list[str] = field(default_factory=list)  # keys of items gone from the file but kept (they have answers)
     notes: list[str] = field(default_factory=list)
     inspected: Any = None
 
     def summary(self) -> str:
         what = "created" if self.created else ("updated" if self.new_version else "unchanged")
+        if what == "unchanged" and self.agents:
+            what = "agents updated"
         if self.returned:
             what = "back to an earlier version"
         lines = [f"study {self.study.slug!r} {what}: version {self.version.number} ({self.version.sha256[:12]}), "
@@ -66,6 +69,8 @@ class Loaded:
             lines.append(f"{self.removed} items no longer in the file were removed")
         if self.kept:
             lines.append(f"{len(self.kept)} items no longer in the file were kept: they have answers")
+        if self.agents and not self.created:
+            lines.append(f"agents: {self.agents} (agents are not part of the study's content: same version)")
         return "\n".join(lines + self.notes)
 
 
@@ -349,6 +354,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                     versions.ensure_first_version(study)  # its answers were given under the wording it has now
                 for name, value in values.items():
                     setattr(study, name, value)
+            agents = _agent_changes((study.definition or {}).get("agents") or [], dump.get("agents") or [])
             study.full_clean(exclude=["owner"])
             for name in CODE_FIELDS:  # generated codes are part of the stored definition
                 dump["prolific"][name] = getattr(study, name)
@@ -362,7 +368,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
             _render_first(study, file)
             result = Loaded(study=study, version=version, created=created, new_version=not unchanged and not created,
                             items=len(rows), demonstrations=len(demos), removed=removed, kept=kept,
-                            returned=earlier is not None)
+                            returned=earlier is not None, agents="" if created else agents)
             if inspect is not None:
                 result.inspected = inspect(study)
             if not commit:
@@ -378,6 +384,17 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
         raise
     assert result is not None
     return result
+
+
+def _agent_changes(before: list[Mapping[str, Any]], after: list[Mapping[str, Any]]) -> str:
+    """The declared agents added, removed and changed, in words ("" when none)."""
+    old, new = {a["name"]: a for a in before}, {a["name"]: a for a in after}
+    parts = []
+    for label, names in (("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
+                         ("changed", [n for n in new if n in old and dict(new[n]) != dict(old[n])])):
+        if names:
+            parts.append(f"{label} {', '.join(names)}")
+    return "; ".join(parts)
 
 
 def _study_key(field_name: str) -> str:

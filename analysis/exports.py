@@ -30,8 +30,9 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 - A study with a questionnaire (surveys/questionnaire.py) has one more column per field after these, named by
   the field (``age``, ``gender``, …) and typed by it (analysis/questionnaire.py): every row of a participant
   carries their answers; a model answer asked under a persona (``ModelResponse.persona``) carries the persona's
-  values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like); other
-  model rows leave them empty. :func:`study_layout` gives a study's columns.
+  values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like), and
+  never a free-text field of a persona drawn from participants (a person's own words); other model rows leave
+  them empty. :func:`study_layout` gives a study's columns.
 - Then ``question`` (the key of the question answered: ``answer`` while an item asks one) and ``item.<field>``,
   every own field of the items (the items file's columns and the Item columns it set), typed by their values.
 - Those columns after :data:`COLUMNS` come from the registry of column providers (analysis/export_columns.py),
@@ -184,11 +185,17 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, fillers: Sequence[Filler] =
     that end each row, e.g. the questionnaire fields' from the answer's persona)."""
     from analysis.agents import ANSWER_STATUSES, agent_names
     from analysis.dataset import run_respondent
+    from analysis.questionnaire import study_fields
     from elicitation.models import ElicitationRun, ModelResponse
+    from elicitation.personas import from_participants
 
     kind = study.kind
     score = lru_cache(maxsize=4096)(kind.score)
-    names = agent_names(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
+    runs = ElicitationRun.objects.filter(study=study).select_related("endpoint")
+    names = agent_names(runs)
+    # a persona drawn from a participant never brings that person's free text onto a model row
+    texts = {f.name for f in study_fields(study) if f.type == "text"}
+    drawn = {run.pk for run in runs if from_participants(run.agent_settings)}
     rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
             .order_by("run_id", "item_id", "sample_index")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
@@ -201,6 +208,8 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, fillers: Sequence[Filler] =
          created, text, version, persona, pk) in rows.iterator(chunk_size=chunk_size):
         if bin_ is None and value is not None:
             bin_ = score(value)
+        if persona and run_id in drawn and texts:
+            persona = {k: v for k, v in persona.items() if k not in texts}
         row = (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,

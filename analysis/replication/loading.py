@@ -136,8 +136,11 @@ def _versions(study: Any, current: Any, files: dict[str, bytes]) -> dict[int, An
             current.refresh_from_db()
             out[row["number"]] = current
     for n, row in rows:
-        if row["number"] not in out:
-            out[row["number"]] = StudyVersion.objects.create(study=study, **_typed(StudyVersion, row, "data/versions.jsonl", n, set()))
+        if row["number"] not in out:  # not current: made current before the loaded one (older packages: when made)
+            fields = _typed(StudyVersion, row, "data/versions.jsonl", n, set())
+            fields.setdefault("current_since", fields.get("created_at") or current.created_at)
+            fields["current_since"] = min(fields["current_since"], current.current_since)
+            out[row["number"]] = StudyVersion.objects.create(study=study, **fields)
     return out
 
 

@@ -231,15 +231,23 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
     return problems
 
 
-def _study_values(dump: Mapping[str, Any], file: str) -> dict[str, Any]:
+def _study_values(dump: Mapping[str, Any], file: str, loader: Any = None) -> dict[str, Any]:
+    """The study's fields from ``dump``; ``[study] reference`` is looked up among the studies ``loader`` may
+    see (their own or shared with them: the rule of the API's field and the admin's form), all studies when
+    no user loads it (``load_study`` without ``--as``), so another owner's study is "no other study"."""
+    from access.ownership import visible
+
     values = {target: dump[table][key] for (table, key), target in STUDY_FIELDS.items()}
     values.update({name: dump["prolific"][name] for name in CODE_FIELDS if dump["prolific"][name]})
     reference = dump["study"].get("reference") or ""
     if reference:
-        values["reference_study"] = Study.objects.filter(slug=reference).first()
+        candidates = Study.objects.all() if loader is None else visible(Study.objects.all(), loader)
+        values["reference_study"] = candidates.filter(slug=reference).first()
         if values["reference_study"] is None or reference == dump["study"]["slug"]:
-            raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r} to "
-                                           "score this one against: load that one first")])
+            yours = "" if loader is None else " that you own or that is shared with you"
+            raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r}{yours} "
+                                           "to score this one against: load that one first"
+                                           + ("" if loader is None else ", or ask its owner to share it"))])
     else:
         values["reference_study"] = None
     return values
@@ -267,7 +275,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
     try:
         with transaction.atomic():
             created = study is None
-            values = _study_values(dump, file)
+            values = _study_values(dump, file, owner)
             if created:
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:

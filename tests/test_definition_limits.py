@@ -141,3 +141,17 @@ def test_inputs_that_answered_500_get_a_400_naming_the_field(case):
     if case in ("report_options null", "nul in shared_with"):
         assert field in answer.json()
     assert not Study.objects.exists()
+
+
+def test_the_admin_upload_refuses_a_heavy_template_on_its_page(admin_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    text = slider(**{"“{{ sentence }}”": "{{ 'x' * 10**9 }}"})
+    answer = admin_client.post(reverse("admin:surveys_study_load_definition"), {
+        "definition": SimpleUploadedFile("study.toml", text.encode()),
+        "item_files": [SimpleUploadedFile("items.csv", (SLIDER / "items.csv").read_bytes())]})
+    page = answer.content.decode()
+    shown = page[page.find("definition-problems"):][:1500]
+    assert answer.status_code == 422 and "page.sentence" in shown and "200,000" in shown, shown
+    assert not Study.objects.exists()

@@ -6,8 +6,8 @@ surveys.definition.template_check``) reads the definition and its item files, re
 ``[page]`` and ``[prompt]`` over every item's fields within the template limits (template_limits.py) and reports
 each template that passes a limit, naming its key. The child limits itself before it reads anything
 (``resource.setrlimit``: ``DEFINITION_CHECK_CPU_SECONDS`` of CPU, ``DEFINITION_CHECK_MEMORY_MB`` of address
-space) and the parent waits at most twice the CPU time; a child that is stopped or killed is a clear problem
-(HTTP 400), and the web worker never computed anything of the templates. Only then does the loader run in the
+space) and the parent waits at most three times the CPU time plus 30 s; a child that is stopped or killed is a
+clear problem (HTTP 400), and the web worker never computed anything of the templates. Only then does the loader run in the
 worker, as before. A definition whose ``[page]`` and ``[prompt]`` hold no Jinja syntax needs no child.
 """
 from __future__ import annotations
@@ -45,20 +45,27 @@ def check_isolated(raw: bytes, file: str, files: dict[str, bytes], slug: str | N
     payload = json.dumps({"raw": base64.b64encode(raw).decode(), "file": file, "slug": slug, "cpu": cpu,
                           "memory": memory,
                           "files": {name: base64.b64encode(data).decode() for name, data in files.items()}})
-    stop = (f"the definition's templates could not be checked within the limits for a definition loaded over "
-            f"the web ({cpu} s of CPU, {memory} MB; DEFINITION_CHECK_CPU_SECONDS, DEFINITION_CHECK_MEMORY_MB): "
-            "make them compute less (or load the file with manage.py load_study)")
+    wall = 3 * cpu + 30  # the CPU limit is the bound; the wall clock only guards a starved machine
+
+    def stop(why: str) -> DefinitionError:
+        return DefinitionError([Problem(file, "", (
+            f"the definition's templates could not be checked within the limits for a definition loaded over the "
+            f"web ({cpu} s of CPU, {memory} MB: DEFINITION_CHECK_CPU_SECONDS, DEFINITION_CHECK_MEMORY_MB; the "
+            f"check {why}): make them compute less, or load the file with manage.py load_study"))])
+
     try:
         done = subprocess.run([sys.executable, "-m", "surveys.definition.template_check"], input=payload.encode(),
-                              capture_output=True, cwd=ROOT, timeout=2 * cpu + 10, env=os.environ.copy())
+                              capture_output=True, cwd=ROOT, timeout=wall, env=os.environ.copy())
     except subprocess.TimeoutExpired:
-        raise DefinitionError([Problem(file, "", stop)]) from None
+        raise stop(f"took more than {wall} s") from None
     if done.returncode != 0:
-        raise DefinitionError([Problem(file, "", stop)])
+        signals = {-24: "used its CPU time (SIGXCPU)", -9: "was killed", 3: "ran out of memory"}
+        raise stop(signals.get(done.returncode, f"failed (exit status {done.returncode}): "
+                                                f"{done.stderr.decode(errors='replace')[-300:]}"))
     try:
         found = json.loads(done.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise DefinitionError([Problem(file, "", stop)]) from None
+        raise stop("gave no answer") from None
     if found:
         raise DefinitionError([Problem(file, where, message) for where, message in found])
 

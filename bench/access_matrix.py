@@ -384,8 +384,12 @@ class Matrix:
 
     def summary(self) -> str:
         filled = self.patterns - len(self.skipped)
+        urls = sum(url != REFERENCE_ROW for url, _ in self.rows)
+        reference = dict(self.rows).get(REFERENCE_ROW, {})
+        loaded = ", ".join(role for role, cell in reference.items() if cell != "-") or "none"
         return (f"access matrix: {self.patterns} URL patterns ({filled} filled, {len(self.skipped)} skipped), "
-                f"{len(self.rows)} URLs × {len(ROLES)} roles = {len(self.rows) * len(ROLES)} GETs; "
+                f"{urls} URLs × {len(ROLES)} roles = {urls * len(ROLES)} GETs, and a definition naming alpha "
+                f"as its reference loaded by each role (loaded by: {loaded}); "
                 f"5xx: {self.count('5')}, PID leaks: {self.count('P!')}, secret leaks: {self.count('K!')}, "
                 f"other studies' data: {self.count('D!')}, data changed by a GET: {len(self.written)}; "
                 f"PIDs shown where allowed: {self.count('P')}, denied: {self.count('-')}")

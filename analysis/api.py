@@ -65,10 +65,13 @@ class StudyReportView(APIView):
         from analysis.report_cache import asked, cached_report
         from analysis.reports import ReportError
 
+        from access.ownership import may_see_reference
+
         raw_ids = can_see_raw_ids(request.user)
         pool = asked(request.query_params.get("pool_versions"))
         return _study_result(request, slug,
-                             lambda study: cached_report(study, pool_versions=pool).seen_by(raw_ids).to_json(),
+                             lambda study: cached_report(study, pool_versions=pool).seen_by(
+                                 raw_ids and may_see_reference(study, request.user)).to_json(),
                              ReportError)
 
 

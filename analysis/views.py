@@ -21,6 +21,7 @@ from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
+from access.ownership import may_see_reference
 from config.permissions import RAW_IDS, can_see_raw_ids, check
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
@@ -144,6 +145,12 @@ def _header(upload) -> list[str]:
         return []
 
 
+def _raw_ids(request: HttpRequest, study: Study) -> bool:
+    """Raw PROLIFIC_PIDs in the report: *view participant*, and the reference study (whose participants the
+    report shows too) is the user's to see."""
+    return can_see_raw_ids(request.user) and may_see_reference(study, request.user)
+
+
 # --- pages ------------------------------------------------------------------------------------
 def report_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
     """The report as HTML tables with the figures inline."""
@@ -153,7 +160,7 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
     pool = asked(request.GET.get("pool_versions"))
     context["pool_versions"] = pool
     try:
-        report = cached_report(study, pool_versions=pool).seen_by(can_see_raw_ids(request.user))
+        report = cached_report(study, pool_versions=pool).seen_by(_raw_ids(request, study))
     except ReportError as exc:
         return render(request, "analysis/report.html", context | {"problem": str(exc),
                                                                   "versions_refused": isinstance(exc, VersionsError)})
@@ -167,7 +174,7 @@ def report_json(request: HttpRequest, study: Study) -> HttpResponse:
     """The report as JSON (the same as the API's)."""
     try:
         pool = asked(request.GET.get("pool_versions"))
-        data = cached_report(study, pool_versions=pool).seen_by(can_see_raw_ids(request.user)).to_json()
+        data = cached_report(study, pool_versions=pool).seen_by(_raw_ids(request, study)).to_json()
     except ReportError as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})

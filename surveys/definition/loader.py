@@ -248,7 +248,6 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
     return problems
 
 
-<<<<<<< HEAD
 def _empty_cells(dump: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[Problem]:
     """The item file's empty cells that a page or prompt template shows whatever their value (outside any
     ``{% if %}``): the item would be worded with a gap. One problem per field (its first empty row, and how many)."""

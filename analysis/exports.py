@@ -24,7 +24,10 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 - ``time_taken_ms``: a person's time on the item page; a model's request latency.
 - Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
   their raw text); pending and failed requests are not answers and are left out. All participants'
-  answers are exported with ``participant_status``; ``included`` is the attention filter's decision.
+  answers are exported with ``participant_status``; ``included`` is the exclusion rules' decision
+  (analysis/exclusions.py; Belem et al.'s attention filter is one rule) and ``excluded_by`` the rules that
+  excluded the participant with what each measured (``too-fast: 41.0 s in total; failed-checks: 2 failed
+  check(s)``), empty for a participant kept and for models.
 - Test participants (surveys.test_mode) are left out unless ``include_test``; then their rows have
   ``respondent_type`` ``test`` instead of ``human``.
 - A study with a questionnaire (surveys/questionnaire.py) has one more column per field after these, named by
@@ -91,6 +94,7 @@ _COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {
     "text": (pa.string(), "str"),  # a free-text answer (humans: as written; models: the raw output, stripped)
     "option_order": (pa.string(), "str"),  # a randomised choice: the keys in the order shown, "B|A|C"
     "study_version": (pa.int64(), "Int64"),  # the definition version the participant or run was given (surveys.StudyVersion)
+    "excluded_by": (pa.string(), "str"),  # the exclusion rules that left the participant out, with what each measured
 }
 COLUMNS: list[str] = list(_COLUMN_TYPES)
 PANDAS_DTYPES: dict[str, str] = {name: dtype for name, (_, dtype) in _COLUMN_TYPES.items()}
@@ -147,11 +151,12 @@ def distribution_json(dist: dict | None) -> str | None:
 
 
 def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-               chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None,
+               chunk_size: int = DB_CHUNK, decisions: dict[int, tuple[bool, str | None]] | None = None,
                questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
     """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
-    only with ``include_test``, as ``respondent_type`` ``test``). ``included`` comes from ``decisions`` for the
-    participants it names, else from what was stored. ``questionnaire``: the fields whose answers end each row
+    only with ``include_test``, as ``respondent_type`` ``test``). ``included`` and ``excluded_by`` come from
+    ``decisions`` (participant id → (included, reasons)) for the participants it names, else ``included`` from
+    what was stored. ``questionnaire``: the fields whose answers end each row
     (:func:`study_layout`'s extra columns)."""
     from analysis.questionnaire import participant_values
     from surveys.models import PROLIFIC_CHANNEL, Response
@@ -176,13 +181,13 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
          channel, participant_id, text, order, version) in rows.iterator(chunk_size=chunk_size):
-        included = decisions.get(participant_id, included)
+        included, reasons = decisions.get(participant_id, (included, None))
         yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
                None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
-               _none_if_blank(text), "|".join(order) if order else None, version,
+               _none_if_blank(text), "|".join(order) if order else None, version, reasons or None,
                *answers.get(participant_id, unanswered))
 
 
@@ -215,12 +220,13 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created, None, _none_if_blank(text), None, version,
+               answered or created, None, _none_if_blank(text), None, version, None,
                *(typed_values(questionnaire, persona) if persona and questionnaire else no_answers))
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-                chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None) -> Iterator[Row]:
+                chunk_size: int = DB_CHUNK, decisions: dict[int, tuple[bool, str | None]] | None = None
+                ) -> Iterator[Row]:
     """Humans, then models, of ``study`` as rows in :func:`study_layout` order: :data:`COLUMNS`, then the
     study's questionnaire fields (``decisions``: see human_rows)."""
     from analysis.questionnaire import study_fields
@@ -396,20 +402,20 @@ def read_parquet(source: str | Path | IO[bytes]) -> pd.DataFrame:
 from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename  # noqa: E402,F401 (re-exported)
 
 
-def current_decisions(study) -> dict[int, bool] | None:
-    """Participant id → the attention filter's decision as of now (computed, never stored: an export is a
-    read), or None when the filter cannot run (e.g. a verifiable study without its reference: ``included``
-    is then what was stored)."""
-    from analysis.metrics.answers import AnswersError
-    from analysis.filtering import FilterError, compute_attention_filter
+def current_decisions(study) -> dict[int, tuple[bool, str]] | None:
+    """Participant id → (kept, the rules that excluded them) as the study's exclusion rules decide now
+    (analysis/exclusions.py; computed, never stored: an export is a read), or None when a rule cannot run (e.g.
+    a verifiable study without its reference: ``included`` is then what was stored)."""
+    from analysis.exclusions import ExclusionError, compute_exclusions, reasons_text
     from surveys.models import Participant
 
     if not Participant.objects.filter(study=study, status=Participant.Status.COMPLETED).exists():
         return None
     try:
-        return {pk: included for pk, (_, included) in compute_attention_filter(study).decisions.items()}
-    except (FilterError, AnswersError):
+        result = compute_exclusions(study)
+    except ExclusionError:
         return None
+    return {pk: (not why, reasons_text(why)) for pk, why in result.reasons.items()}
 
 
 def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False,

@@ -127,6 +127,12 @@ def check_problems(dump: Mapping[str, Any], file: str) -> list[Problem]:
             if not allowed:
                 problems.append(Problem(file, f"{where}.answer", "a check's choice needs its options in the "
                                         "answer table (answer.options)"))
+        if check["type"] == "instructed" and not _names_an_answer(check, answer):
+            named = ", ".join(repr(n) for n in _answer_names(check, answer))
+            above = " (it is in the sentence above the question)" if _names_an_answer(check, answer, "sentence") else ""
+            problems.append(Problem(file, f"{where}.question", "an instructed-response check says in its question "
+                                    f"which answer to give (Prolific's policy: in the question, not in text above "
+                                    f"it){above}; name one of {named}"))
         if allowed and len({str(g) for g in check["pass"]}) >= len(allowed):
             problems.append(Problem(file, f"{where}.pass", "every answer passes: the check checks nothing"))
     policy = dump.get("check_failures") or {}
@@ -136,6 +142,24 @@ def check_problems(dump: Mapping[str, Any], file: str) -> list[Problem]:
     if not checks and policy.get("action", "record") != "record":
         problems.append(Problem(file, "check_failures.action", "the study declares no [[checks]] to fail"))
     return problems
+
+
+def _answer_names(check: Mapping[str, Any], answer: Mapping[str, Any]) -> list[str]:
+    """How a passing answer may be named: its value or key, and its label."""
+    names = []
+    labels = {float(k): v for k, v in (answer.get("labels") or {}).items()} if answer.get("shape", "scale") == "scale" else {}
+    options = {o["key"]: o["label"] for o in answer.get("options") or []}
+    for good in check["pass"]:
+        if isinstance(good, str):
+            names += [good, options.get(good, good)]
+        else:
+            names += [f"{float(good):g}"] + ([labels[float(good)]] if float(good) in labels else [])
+    return list(dict.fromkeys(names))
+
+
+def _names_an_answer(check: Mapping[str, Any], answer: Mapping[str, Any], field: str = "question") -> bool:
+    text = (check.get(field) or "").casefold()
+    return any(name.casefold() in text for name in _answer_names(check, answer))
 
 
 # --- placing and answering ------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ CHECKS = """
 [[checks]]
 key = "imc"
 type = "instructed"
-sentence = "Please read this carefully."
+sentence = "Please read this carefully: for this statement choose Strongly disagree."
 question = "To show that you read this question, choose Strongly disagree."
 pass = [1]
 after_item = [1, 4]
@@ -137,7 +137,7 @@ def test_check_page_shows_its_own_wording_and_shape(client):
     CheckAnswer.objects.filter(participant=participant, check_key="imc").update(after_item=0)
     page = client.get(url(study, "check")).content.decode()
     assert "To show that you read this question, choose Strongly disagree." in page
-    assert "Please read this carefully." in page and "Strongly agree" in page
+    assert "Please read this carefully" in page and "Strongly agree" in page
     # an empty answer is asked again, nothing stored
     page = client.post(url(study, "check"), {"step": "check", "check": "imc"}).content.decode()
     assert CheckAnswer.objects.get(participant=participant, check_key="imc").answered_at is None
@@ -220,6 +220,7 @@ def problems(text: str) -> list[str]:
     ("pass = [9]", "checks[0].pass", "not on the scale"),
     ("pass = [1, 2, 3, 4, 5, 6, 7]", "checks[0].pass", "every answer passes"),
     ('type = "trick"', "checks[0].type", "instructed"),
+    ('question = "How much do you agree with it?"', "checks[0].question", "in the sentence above the question"),
 ])
 def test_the_file_is_held_to_the_check_policy(change, where, words):
     check = CHECKS.split("[[checks]]")[1]

@@ -38,7 +38,7 @@ from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.dataset import study_answers
 from analysis.exclusions import ExclusionError, ExclusionResult, compute_exclusions
 from analysis.filtering import is_verifiable
-from analysis.metrics.answers import HUMAN, AnswersError
+from analysis.metrics.answers import HUMAN
 from analysis.metrics.generic import (Binning, choice_table, count_table, interval_table, option_shares,
                                       scale_binning, scale_histograms, scale_table)
 from analysis.metrics.groups import binned_comparison

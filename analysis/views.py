@@ -17,7 +17,6 @@ from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_stu
 from analysis.report_cache import asked, cached_report
 from analysis.reports import ReportError
 from analysis.versions import VersionsError
-from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
@@ -228,17 +227,19 @@ def package_download(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 def attention_run(request: HttpRequest, study: Study) -> HttpResponse:
-    """POST: run the attention filter and go back to the report."""
+    """POST: apply the study's exclusion rules (analysis/exclusions.py), store the decisions, back to the report."""
+    from analysis.exclusion_report import summary
+    from analysis.exclusions import ExclusionError, apply_exclusions
+
     if request.method != "POST":
         return HttpResponse(status=405, headers={"Allow": "POST"})
     try:
-        result = apply_attention_filter(study)
-    except FilterError as exc:
+        result = apply_exclusions(study)
+    except ExclusionError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Attention filter: {result.included} of {result.evaluated} completed "
-                                  f"participants kept (ρ > {result.threshold:g}); {len(result.excluded)} excluded "
-                                  "(kept in the database).")
+        messages.success(request, summary(result) + "".join(f"; {r.label}: {len(r.excluded)} excluded"
+                                                            for r in result.rules) + ".")
     return redirect(reverse("admin:analysis_studyanalysis_report", args=[study.pk]))
 
 

@@ -539,3 +539,6 @@ class EntryCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.count} since {self.started_at:%Y-%m-%d %H:%M}"
+
+
+from .check_models import CheckAnswer, ExclusionDecision  # noqa: E402,F401 (checks and exclusion decisions)

@@ -16,12 +16,14 @@ from typing import Any, Callable, Mapping
 
 from django.db import transaction
 
+from surveys.checks import check_problems
 from surveys.designs import DesignError, get_design
 from surveys.instruments import get_instrument
 from surveys.models import Item, Study, StudyVersion
 
 from . import versions
 from .agent_checks import agent_problems
+from .exclusion_checks import exclusion_problems
 from .errors import DefinitionError, Problem
 from .files import definition_path, parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
@@ -141,6 +143,7 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     problems += _empty_cells(dump, item_rows)
     problems += _demonstration_answers(dump, kind, probe, demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
+    problems += check_problems(dump, file) + exclusion_problems(dump, kind.shape.name, item_rows, file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)

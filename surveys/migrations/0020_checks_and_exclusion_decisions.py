@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0018_study_participant_title'),
+        ('surveys', '0019_studyversion_current_since'),
     ]
 
     operations = [

@@ -16,6 +16,7 @@ from surveys.definition.errors import DefinitionError
 from surveys.definition.loader import load
 from surveys.flow import Step
 from surveys.models import CheckAnswer, Participant, Response, Study
+from surveys.page_tokens import slot_token
 
 ITEMS = "key,statement\n" + "".join(f"s{n},Statement number {n}.\n" for n in range(1, 11))
 
@@ -98,7 +99,8 @@ def walk(client, study: Study, participant: Participant, check_answers: dict[str
             assert f"Question {progress.number} of 8" in page
             seen.append(progress.slot.item.key)
             client.post(url(study, "item"), {"step": "item", "position": progress.slot.position,
-                                             "item": progress.slot.item_id, "value": "4"})
+                                             "item": progress.slot.item_id, "value": "4",
+                                             "token": slot_token(progress.slot)})
         elif progress.step == Step.CHECK:
             page = client.get(url(study, "check")).content.decode()
             assert f"Question {progress.number} of 8" in page

@@ -22,6 +22,7 @@ from surveys.models import Item, Study, StudyVersion
 
 from . import versions
 from .agent_checks import agent_problems
+from .design_checks import design_problems
 from .errors import DefinitionError, Problem
 from .files import parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
@@ -125,6 +126,7 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     item_rows, demo_rows, problems = _items(definition, dump, kind, probe, file, read_file)
     problems += _check_templates(dump, kind, probe, item_rows + demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
+    problems += design_problems(dump, item_rows, file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)
@@ -197,7 +199,7 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
                      file: str) -> list[Problem]:
     """The problems of templates that do not parse or name fields the items (or the kind, or the prompt
     assembly) do not give."""
-    known = set(ITEM_COLUMNS) | ASSEMBLY_NAMES
+    known = set(ITEM_COLUMNS) | ASSEMBLY_NAMES | ({"condition"} if dump.get("factors") else set())
     for row in rows:
         known |= set(row.get("extra") or {})
     if rows:

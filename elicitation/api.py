@@ -336,6 +336,8 @@ class AgentOutcomeSchema(serializers.Serializer):
     action = serializers.ChoiceField(choices=["started", "skipped"])
     run = serializers.IntegerField(allow_null=True, help_text="The run started, or the one that made it skip.")
     reason = serializers.CharField(help_text="Why it was skipped (empty when started).")
+    condition = serializers.CharField(required=False, help_text="A study with [[factors]]: the cell the run asks "
+                                      "under (one run per agent and cell).")
 
 
 class RunAgentsResult(serializers.Serializer):

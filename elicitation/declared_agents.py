@@ -1,7 +1,9 @@
 """Starting the agents a study's definition declares (``[[agents]]``): ``manage.py elicit SLUG --all-agents``,
 ``POST /api/studies/{slug}/run-agents/`` and the study admin's "Run the declared agents".
 
-An agent is run once per study version: a run of the same agent (``run.agent``) on the study's current
+An agent is run once per study version (and, for a study with ``[[factors]]``, once per cell it is asked under:
+every cell, or the cells its table names, each run's prompts worded as that cell's pages, the same personas in
+every cell): a run of the same agent (``run.agent``) on the study's current
 version that is running or done is skipped (and one stopped is left for ``--resume``), a draft one is started.
 Before anything is created every agent to start is checked (its endpoint exists and is visible, its key is
 set, its personas can be had), so a problem with one agent starts none.
@@ -14,6 +16,7 @@ from typing import Any, Mapping
 from django.core.exceptions import ValidationError
 
 from access.ownership import visible
+from surveys.condition_context import cells_of
 from surveys.definition import versions
 from surveys.models import Study
 
@@ -38,10 +41,14 @@ class AgentOutcome:
     action: str
     run: ElicitationRun | None
     reason: str = ""
+    cell: str = ""  # a study with [[factors]]: the cell this run asks under (one run per agent and cell)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "action": self.action, "run": self.run.pk if self.run else None,
-                "reason": self.reason}
+        out = {"agent": self.agent, "action": self.action, "run": self.run.pk if self.run else None,
+               "reason": self.reason}
+        if self.cell:
+            out["condition"] = self.cell
+        return out
 
 
 def declared(study: Study) -> list[dict[str, Any]]:
@@ -49,10 +56,17 @@ def declared(study: Study) -> list[dict[str, Any]]:
     return list((study.definition or {}).get("agents") or [])
 
 
-def current_run(study: Study, name: str) -> ElicitationRun | None:
-    """The newest run of agent ``name`` on ``study``'s current version."""
+def agent_cells(study: Study, agent: Mapping[str, Any]) -> list[str]:
+    """The cells ``agent`` is asked under: those it names (``cells``), else every cell of the study; [""] for a
+    study without factors (one run)."""
+    return list(agent.get("cells") or []) or cells_of(study.definition) or [""]
+
+
+def current_run(study: Study, name: str, cell: str = "") -> ElicitationRun | None:
+    """The newest run of agent ``name`` (under ``cell``, for a study with factors) on ``study``'s current
+    version."""
     version = versions.current_version(study)
-    runs = ElicitationRun.objects.filter(study=study, agent=name)
+    runs = ElicitationRun.objects.filter(study=study, agent=name, condition=cell)
     runs = runs.filter(study_version=version) if version else runs.filter(study_version__isnull=True)
     return runs.order_by("-pk").first()
 
@@ -94,36 +108,41 @@ def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: b
     if not agents:
         raise AgentError(f"study {study.slug!r} declares no agents (add [[agents]] tables to its definition)")
     outcomes: list[AgentOutcome] = []
-    todo: list[tuple[dict[str, Any], ElicitationRun | None, ModelEndpoint, list, int | None]] = []
+    todo: list[tuple[dict[str, Any], ElicitationRun | None, ModelEndpoint, list, int | None, str]] = []
     for agent in agents:
-        run = current_run(study, agent["name"])
-        if reason := skip_reason(run):
-            outcomes.append(AgentOutcome(agent["name"], "skipped", run, reason))
-            continue
-        endpoint = _endpoint(agent, user)
-        try:
-            personas, seed = personas_for(study, agent) if run is None else (run.personas, run.persona_seed)
-        except PersonaError as exc:
-            raise AgentError(str(exc)) from None
-        todo.append((agent, run, endpoint, personas, seed))
+        drawn: tuple[list, int | None] | None = None  # one draw of personas, asked in every cell
+        for cell in agent_cells(study, agent):
+            run = current_run(study, agent["name"], cell)
+            if reason := skip_reason(run):
+                outcomes.append(AgentOutcome(agent["name"], "skipped", run, reason, cell))
+                continue
+            endpoint = _endpoint(agent, user)
+            try:
+                if run is None:
+                    drawn = drawn or personas_for(study, agent)
+                personas, seed = drawn if run is None else (run.personas, run.persona_seed)
+            except PersonaError as exc:
+                raise AgentError(str(exc)) from None
+            todo.append((agent, run, endpoint, personas, seed, cell))
     checked: set[int] = set()
-    for agent, run, endpoint, personas, seed in todo:
+    for agent, run, endpoint, personas, seed, cell in todo:
         if endpoint.pk not in checked:
             try:
                 preflight.require(endpoint, check)
             except preflight.PreflightFailed as exc:
                 raise AgentError(f"agent {agent['name']!r}: {exc}") from None
             checked.add(endpoint.pk)
-    for agent, run, endpoint, personas, seed in todo:
+    for agent, run, endpoint, personas, seed, cell in todo:
         if run is None:
             try:
                 run = create_run(study, endpoint, agent["mode"], samples=agent["samples"],
                                  temperature=_temperature(study, agent), seed=agent.get("seed"),
                                  few_shot=agent["few_shot"], max_tokens=agent["max_tokens"],
-                                 prompt_style=agent["prompt_style"], name=f"agent {agent['name']}",
+                                 prompt_style=agent["prompt_style"],
+                                 name=f"agent {agent['name']}" + (f" · {cell}" if cell else ""),
                                  created_by=user if getattr(user, "is_authenticated", False) else None,
                                  agent=agent["name"], agent_settings=dict(agent), personas=personas,
-                                 persona_seed=seed)
+                                 persona_seed=seed, condition=cell)
             except ValidationError as exc:
                 raise AgentError(f"agent {agent['name']!r}: run not created: {'; '.join(exc.messages)}") from None
         try:
@@ -131,6 +150,7 @@ def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: b
         except RunStateError as exc:
             raise AgentError(f"agent {agent['name']!r}: {exc}") from None
         run.refresh_from_db()
-        outcomes.append(AgentOutcome(agent["name"], "started", run))
+        outcomes.append(AgentOutcome(agent["name"], "started", run, cell=cell))
     order = {a["name"]: i for i, a in enumerate(agents)}
-    return sorted(outcomes, key=lambda o: order[o.agent])
+    cells = {c: i for i, c in enumerate(cells_of(study.definition))}
+    return sorted(outcomes, key=lambda o: (order[o.agent], cells.get(o.cell, 0)))

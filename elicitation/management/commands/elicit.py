@@ -120,10 +120,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         for outcome in outcomes:
             if outcome.action == "started":
-                self.stdout.write(f"agent {outcome.agent}: started run {outcome.run.pk} "
+                self.stdout.write(f"agent {outcome.agent}{_under(outcome)}: started run {outcome.run.pk} "
                                   f"({outcome.run.mode} on {outcome.run.endpoint.name})")
             else:
-                self.stdout.write(f"agent {outcome.agent}: skipped, {outcome.reason}")
+                self.stdout.write(f"agent {outcome.agent}{_under(outcome)}: skipped, {outcome.reason}")
         started = [o_ for o_ in outcomes if o_.action == "started"]
         if o["sync"]:
             for outcome in started:
@@ -141,7 +141,7 @@ class Command(BaseCommand):
                 continue
             outcome.run.refresh_from_db()
             p = progress(outcome.run, failures=0)
-            self.stdout.write(f"  {outcome.agent:<24} run {outcome.run.pk} [{p['status_display']}] "
+            self.stdout.write(f"  {outcome.agent + _under(outcome):<24} run {outcome.run.pk} [{p['status_display']}] "
                               f"{p['done']}/{p['total']} done, {p['failed']} failed, {p['pending']} pending; "
                               f"cost ${p['cost_usd']}")
 
@@ -323,3 +323,8 @@ class Command(BaseCommand):
         self._print_progress(run)
         if run.status == Status.FAILED:
             raise CommandError(f"run {run.pk} finished with failures; --resume {run.pk} retries them")
+
+
+def _under(outcome: AgentOutcome) -> str:
+    """" under CELL" for an agent's run in a study with factors (one run per cell), else ""."""
+    return f" under {outcome.cell}" if outcome.cell else ""

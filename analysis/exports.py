@@ -32,6 +32,8 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   carries their answers; a model answer asked under a persona (``ModelResponse.persona``) carries the persona's
   values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like); other
   model rows leave them empty. :func:`study_layout` gives a study's columns.
+- A study with between-subjects factors or blocks (issue 31) then has its design columns (analysis/design_columns.py):
+  ``condition``, ``condition_<factor>`` per factor, ``block_order``; none without them.
 """
 from __future__ import annotations
 
@@ -125,10 +127,12 @@ Row = tuple
 
 def study_layout(study) -> Layout:
     """The export's columns for ``study``: :data:`COLUMNS` and one per questionnaire field."""
+    from analysis.design_columns import design_types
     from analysis.questionnaire import column_types, study_fields
 
     fields = study_fields(study)
-    return Layout(column_types(fields)) if fields else LAYOUT
+    extra = column_types(fields) | design_types(study)
+    return Layout(extra) if extra else LAYOUT
 
 
 # --- rows from the database -------------------------------------------------------------------
@@ -153,6 +157,7 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
     only with ``include_test``, as ``respondent_type`` ``test``). ``included`` comes from ``decisions`` for the
     participants it names, else from what was stored. ``questionnaire``: the fields whose answers end each row
     (:func:`study_layout`'s extra columns)."""
+    from analysis.design_columns import participant_design
     from analysis.questionnaire import participant_values
     from surveys.models import PROLIFIC_CHANNEL, Response
 
@@ -173,6 +178,7 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
     decisions = decisions or {}
     answers = participant_values(study, questionnaire)
     unanswered = (None,) * len(questionnaire)
+    design, no_design = participant_design(study)  # a study with [[factors]] or [blocks] (analysis/design_columns.py)
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
          channel, participant_id, text, order, version) in rows.iterator(chunk_size=chunk_size):
@@ -183,12 +189,13 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
                None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
                _none_if_blank(text), "|".join(order) if order else None, version,
-               *answers.get(participant_id, unanswered))
+               *answers.get(participant_id, unanswered), *design.get(participant_id, no_design))
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
     """One row per model answer (parsed or unparseable) of ``study``'s runs (``questionnaire``: the fields whose
     values end each row, the answer's persona's, or empty cells for an answer without a persona)."""
+    from analysis.design_columns import run_design
     from analysis.questionnaire import typed_values
     from analysis.agents import ANSWER_STATUSES, agent_names
     from analysis.dataset import run_respondent
@@ -198,6 +205,7 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
     score = lru_cache(maxsize=4096)(kind.score)
     names = agent_names(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
     no_answers = (None,) * len(questionnaire)
+    design, no_design = run_design(study)
     rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
             .order_by("run_id", "item_id", "sample_index")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
@@ -216,7 +224,8 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[Que
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
                answered or created, None, _none_if_blank(text), None, version,
-               *(typed_values(questionnaire, persona) if persona and questionnaire else no_answers))
+               *(typed_values(questionnaire, persona) if persona and questionnaire else no_answers),
+               *design.get(run_id, no_design))
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,

@@ -301,3 +301,69 @@ def test_a_run_started_by_hand_asks_under_the_first_cell_and_says_so(stub):
 
     with pytest.raises(ValidationError):
         create_run(study, run.endpoint, condition="nobody")
+
+
+# --- report and export ----------------------------------------------------------------------------------------
+def take(participant: Participant, value) -> None:
+    """Consent, instructions, pledge, then every item answered with ``value(slot)`` (completes them)."""
+    flow.record_consent(participant, True)
+    flow.record_instructions(participant)
+    flow.record_pledge(participant)
+    for slot in participant.assignments.order_by("position"):
+        flow.submit_answer(participant, slot.position, slot.item_id, str(value(participant, slot)))
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.COMPLETED
+
+
+def test_the_report_and_the_export_set_people_and_models_side_by_side_cell_by_cell(stub, tmp_path):
+    from analysis.exports import read_csv, study_layout, write_csv, export_rows
+    from analysis.reports import build_report
+
+    study = load_example()
+    people = [enter(study, n) for n in range(8)]
+    for participant in people:  # a doctor sounds surer (6) than a friend (3)
+        take(participant, lambda p, slot: 6 if p.condition.startswith("doctor") else 3)
+    enter(study, 99)  # entered, never finished: counted as entered, not as a respondent
+    make_endpoint(stub)
+    stub.default = Reply.answer("5")
+    call_command("elicit", study.slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+
+    report = build_report(study)
+    tables = report.tables()
+    cells = tables["generic_cells"].set_index(["condition", "agent"])
+    for cell in CELLS:
+        human = cells.loc[(cell, "human")]
+        assert human["respondents"] == 2 and human["answers"] == 20
+        assert human["mean"] == (6 if cell.startswith("doctor") else 3)
+        model = cells.loc[(cell, "advice-model")]
+        assert model["respondents"] == 1 and model["answers"] == 10 and model["mean"] == 5
+    assert sum(cells.xs("human", level="agent")["participants_entered"]) == 9
+    assert list(cells.loc[("friend-loss", "human"), ["speaker", "framing"]]) == ["friend", "loss"]
+    summary = tables["generic_summary"]
+    assert list(summary.columns[:2]) == ["condition", "expression"]  # every table cell by cell first
+    assert set(summary["condition"]) == set(CELLS) and set(summary["agent"]) == {"human", "advice-model"}
+    used = [u for u in report.sections["generic"].runs if u.used]
+    assert sorted(u.condition for u in used) == CELLS  # one run per agent and cell, all of them used
+    assert report.sections["generic"].meta()["people_per_cell"]["doctor-gain"]["completed"] == 2
+
+    layout = study_layout(study)
+    assert layout.columns[-4:] == ["condition", "condition_speaker", "condition_framing", "block_order"]
+    path = tmp_path / "export.csv"
+    write_csv(export_rows(study), path, layout=layout)
+    frame = read_csv(path, layout)
+    humans = frame[frame["respondent_type"] == "human"]
+    by_person = humans.groupby("respondent_id")[["condition", "condition_speaker", "block_order"]].first()
+    assert len(by_person) == 8 and set(by_person["condition"]) == set(CELLS)
+    assert set(by_person["block_order"]) == {"health|money", "money|health"}
+    assert all(row.condition.startswith(row.condition_speaker) for row in by_person.itertuples())
+    models = frame[frame["respondent_type"] == "model"]
+    assert models.groupby("condition").size().to_dict() == {cell: 10 for cell in CELLS}
+    assert models["block_order"].isna().all()
+
+
+def test_a_study_without_factors_exports_no_design_columns():
+    from analysis.exports import COLUMNS, study_layout
+
+    path = EXAMPLE.parent.parent / "word-choice" / "study.toml"
+    study = load_file(path).study
+    assert study_layout(study).columns == COLUMNS

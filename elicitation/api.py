@@ -103,6 +103,9 @@ class RunCreateSerializer(serializers.Serializer):
     prompt_version = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
     prompt_style = serializers.CharField(max_length=30, required=False, default="standard",
                                          help_text="One of the study's kind's prompt styles (e.g. standard, cot).")
+    condition = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
+                                      help_text="A study with [[factors]]: the cell the run asks under (empty: "
+                                      "the first cell).")
     start = serializers.BooleanField(default=False, help_text="Start it at once (queue its items).")
     check = serializers.BooleanField(default=True, help_text=CHECK_HELP + " A run on an endpoint that fails it is "
                                                              "not created (409).")

@@ -367,3 +367,19 @@ def test_a_study_without_factors_exports_no_design_columns():
     path = EXAMPLE.parent.parent / "word-choice" / "study.toml"
     study = load_file(path).study
     assert study_layout(study).columns == COLUMNS
+
+
+def test_elicit_by_hand_under_a_named_cell(stub):
+    study = load_example()
+    make_endpoint(stub)
+    stub.default = Reply.answer("3")
+    call_command("elicit", study.slug, "--endpoint", "stub", "--condition", "friend-gain", "--sync", "--no-check",
+                 stdout=io.StringIO())
+    run = ElicitationRun.objects.get(study=study)
+    assert run.condition == "friend-gain"
+    assert all("A friend tells you" in r.prompt_text for r in stub.requests) and len(stub.requests) == 10
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="no cell 'friend-win'"):
+        call_command("elicit", study.slug, "--endpoint", "stub", "--condition", "friend-win", "--no-check",
+                     stdout=io.StringIO())

@@ -49,6 +49,8 @@ class Command(BaseCommand):
         parser.add_argument("--top-logprobs", type=int, default=20)
         parser.add_argument("--budget", help="stop cleanly once the cost reaches this many USD")
         parser.add_argument("--name", default="")
+        parser.add_argument("--condition", default="", metavar="CELL",
+                            help="a study with [[factors]]: the cell the run asks under (default: the first cell)")
         parser.add_argument("--prompt-version", help="label stored with the run")
         parser.add_argument("--prompt-style", default="standard",
                             help="one of the study's kind's prompt styles (e.g. standard or cot for wep_choice)")
@@ -211,7 +213,7 @@ class Command(BaseCommand):
         settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
                         budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],
-                        prompt_style=o["prompt_style"])
+                        prompt_style=o["prompt_style"], condition=o["condition"])
         draft = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
                                temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
                                top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])

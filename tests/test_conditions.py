@@ -383,3 +383,13 @@ def test_elicit_by_hand_under_a_named_cell(stub):
     with pytest.raises(CommandError, match="no cell 'friend-win'"):
         call_command("elicit", study.slug, "--endpoint", "stub", "--condition", "friend-win", "--no-check",
                      stdout=io.StringIO())
+
+
+def test_check_study_names_the_cells_and_the_blocks():
+    out = io.StringIO()
+    call_command("check_study", str(EXAMPLE), stdout=out)
+    shown = out.getvalue()
+    assert ("cells (balanced): doctor-gain, doctor-loss, friend-gain, friend-loss; the pages and prompts below are in "
+            "cell doctor-gain") in shown
+    assert "blocks by 'block' (counterbalanced, items random within): health, money" in shown
+    assert "Your doctor tells you" in shown and not Study.objects.exists()

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from .condition_context import factors_of
+from .conditions import counting
 from .definition.wording import item_fields
 from .models import Item, Participant, Study
 
@@ -77,10 +78,8 @@ def choose_order(study: Study, participant: Participant, names: list[str], rng: 
         shuffled = list(names)
         rng.shuffle(shuffled)
         return shuffled
-    from .conditions import counting  # the same rule as the cells'
-
     candidates = orders(names)
-    others = Participant.objects.filter(counting(study), study=study).exclude(pk=participant.pk)
+    others = Participant.objects.filter(counting(study), study=study)  # counted as the cells count.exclude(pk=participant.pk)
     if factors_of(study.definition):
         others = others.filter(condition=participant.condition)
     used = Counter(tuple(order) for order in others.values_list("block_order", flat=True) if order)

@@ -81,16 +81,6 @@ def fill(study: Study, now: datetime | None = None) -> dict[str, int]:
     return {cell: counts.get(cell, 0) for cell in cells_of(study.definition)}
 
 
-def people_per_cell(study: Study) -> dict[str, dict[str, int]]:
-    """Per cell: participants by status (non-test), for the admin and the report."""
-    out: dict[str, dict[str, int]] = {cell: {} for cell in cells_of(study.definition)}
-    rows = (Participant.objects.filter(study=study, is_test=False).values("condition", "status")
-            .annotate(n=Count("pk")).values_list("condition", "status", "n"))
-    for cell, status, n in rows:
-        out.setdefault(cell, {})[status] = n
-    return out
-
-
 def choose_cell(study: Study, params: Mapping[str, str], is_test: bool, rng: random.Random | None = None) -> str:
     """The cell for a new participant of ``study`` (call with the study's row locked); StudyFull or
     BadCondition refuse the entry."""

@@ -11,6 +11,7 @@ none of this: its report is as before.
 from __future__ import annotations
 
 import pandas as pd
+from django.db.models import Count
 
 from analysis.metrics.answers import HUMAN
 from elicitation.models import ElicitationRun
@@ -39,11 +40,12 @@ def answer_cells(study: Study, answers: pd.DataFrame) -> pd.Series:
 
 
 def people_per_cell(study: Study) -> dict[str, dict[str, int]]:
-    """Per cell, the study's (non-test) participants by status."""
+    """Per cell, the study's (non-test) participants by status (one grouped query)."""
     out: dict[str, dict[str, int]] = {cell: {} for cell in cells_of(study.definition)}
-    for cell, status in Participant.objects.filter(study=study, is_test=False).values_list("condition", "status"):
-        counts = out.setdefault(cell or NO_CELL, {})
-        counts[status] = counts.get(status, 0) + 1
+    rows = (Participant.objects.filter(study=study, is_test=False).values("condition", "status")
+            .annotate(n=Count("pk")).values_list("condition", "status", "n"))
+    for cell, status, n in rows:
+        out.setdefault(cell or NO_CELL, {})[status] = n
     return out
 
 

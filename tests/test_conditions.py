@@ -393,3 +393,20 @@ def test_check_study_names_the_cells_and_the_blocks():
             "cell doctor-gain") in shown
     assert "blocks by 'block' (counterbalanced, items random within): health, money" in shown
     assert "Your doctor tells you" in shown and not Study.objects.exists()
+
+
+def test_the_design_is_content_but_caps_are_not():
+    """Factors, cells and blocks are part of the version's hash; a cap or the time limit is not (raising a cap
+    after answers needs no new version)."""
+    from surveys.definition import versions
+
+    def sha(text: str) -> str:
+        return load(text.encode(), str(EXAMPLE), files_beside(EXAMPLE), commit=False,
+                    inspect=lambda study: versions.current_version(study).sha256).inspected
+
+    first = sha(EXAMPLE.read_text(encoding="utf-8"))
+    for old, new in {"cap = 50": "cap = 80", "in_progress_minutes = 60": "in_progress_minutes = 30"}.items():
+        assert sha(example_text(**{old: new})) == first
+    for old, new in {'text = "a friend"': 'text = "a neighbour"', 'within = "random"': 'within = "fixed"',
+                     'assignment = "balanced"': 'assignment = "random"'}.items():
+        assert sha(example_text(**{old: new})) != first

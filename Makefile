@@ -89,16 +89,12 @@ check-port:
 # Two parallel workers by default (pytest-xdist; a test file stays on one worker, tests/conftest.py groups the
 # files sharing a service or the local model and hands out the slowest groups first), then the `solo` tests
 # (kills and restarts on a deadline) alone; PYTEST_WORKERS=0 runs everything in one process. The slowest tests
-# are listed at the end.
+# are listed at the end. PYTEST_ARGS goes to pytest in both stages, e.g. make test PYTEST_ARGS=tests/test_x.py
+# (bin/run-tests: a stage that collects none of the files chosen is fine).
 PYTEST_WORKERS ?= 2
+export PYTEST_WORKERS
 test: install browser
-ifeq ($(PYTEST_WORKERS),0)
-	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
-else
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m "not solo" --durations=25 \
-	  $(PYTEST_ARGS)
-	$(PY) -m pytest -m solo --durations=10 $(PYTEST_ARGS)
-endif
+	$(PY) bin/run-tests $(PYTEST_ARGS)
 
 # The documentation site (docs/, mkdocs.yml) into site/; --strict: a warning (a broken link) fails the build.
 docs: install
@@ -114,6 +110,7 @@ BENCH_POSTGRES ?= postgres://postgres@127.0.0.1:5432
 BENCH_REDIS ?= redis://127.0.0.1:6379/14
 BENCH_SERVICES = $(if $(BENCH_POSTGRES),--postgres $(BENCH_POSTGRES)) $(if $(BENCH_REDIS),--redis $(BENCH_REDIS))
 bench: install
+	$(PY) bench/startup.py
 	$(PY) bench/analysis.py
 	$(PY) bench/elicitation.py --matrix --pool threads --concurrency 8 $(BENCH_SERVICES)
 	$(PY) bench/elicitation.py --latency 0.2 --workers 1 --pool threads --concurrency 12 --slots 8 --profile 0 $(BENCH_SERVICES)

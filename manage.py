@@ -1,15 +1,6 @@
 #!/usr/bin/env python
-"""Django's command-line utility."""
-import os
-import sys
-
-
-def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.core.management import execute_from_command_line
-
-    execute_from_command_line(sys.argv)
-
+"""Django's command-line utility (an installed wheel has the same as the ``hedgelab`` command)."""
+from config.command_line import main
 
 if __name__ == "__main__":
     main()

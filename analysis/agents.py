@@ -18,6 +18,12 @@ first of, most recent first:
    completed one before a cancelled or stopped one; its averages are over what it covers, and the report
    flags it as not comparable.
 
+**Imported runs of one agent in several settings.** Files of one model that answer different items — Tang et
+al.'s per-setting files (CNC, ENC, FCNC, MCNC, Chinese CNC) imported with ``--set context=…`` — are imported runs of
+the same agent: besides the run chosen above (when it is imported), every other imported run of the agent whose
+answered items share none with the runs already used is used too, so the agent's answers span its settings
+(no answer is counted twice: the items differ). Live runs are chosen as above, one per agent.
+
 The other runs are listed in the report's ``runs`` table with the reason they are not used (the export
 keeps every run's answers).
 """
@@ -128,6 +134,11 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
         if expression in expressions:
             covered[run_id].add(expression)
     created = {run.pk: run.created_at for run in runs}
+    imported = {run.pk for run in runs if run.source == ElicitationRun.Source.IMPORTED}
+    answered: dict[int, set[int]] = {pk: set() for pk in imported}
+    for run_id, item_id in (ModelResponse.objects.filter(run_id__in=imported, status__in=ANSWER_STATUSES)
+                            .values_list("run_id", "item_id").distinct()):
+        answered[run_id].add(item_id)
     uses = [RunUse(set=set_name, study=study.slug, run_id=run.pk, run_name=run.name or str(run), agent=agent_name(run),
                    status=run.status, samples_per_item=run.samples_per_item, answers=run.n_answers,
                    failed=run.n_failed, items_answered=run.n_items, expressions_covered=len(covered[run.pk]),
@@ -142,8 +153,13 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
         group = sorted(by_agent[key], key=lambda u: _rank(u, created), reverse=True)
         with_answers = [u for u in group if u.answers]
         chosen = with_answers[0] if with_answers else None
+        settings = _other_settings(chosen, with_answers, imported, answered)
         for use in group:
-            if use is chosen:
+            if use.run_id in settings:
+                use.used = True
+                use.note = (f"used with run {chosen.run_id} for {agent}: an imported run of other items "
+                            "(another setting)")
+            elif use is chosen:
                 use.used = True
                 if not use.covers_all:
                     use.note = (f"partial: answers cover {use.expressions_covered} of {use.expressions_total} "
@@ -154,6 +170,21 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
                 use.note = f"not used: run {chosen.run_id} stands for {agent}"
         ordered += sorted(group, key=lambda u: (created[u.run_id], u.run_id), reverse=True)
     return ordered
+
+
+def _other_settings(chosen: RunUse | None, candidates: list[RunUse], imported: set[int],
+                    answered: dict[int, set[int]]) -> set[int]:
+    """The imported runs used beside ``chosen`` for its agent: those whose items share none with the runs
+    already used, in rank order (module docstring)."""
+    if chosen is None or chosen.run_id not in imported:
+        return set()
+    taken, extra = set(answered[chosen.run_id]), set()
+    for use in candidates:
+        if use is chosen or use.run_id not in imported or answered[use.run_id] & taken:
+            continue
+        extra.add(use.run_id)
+        taken |= answered[use.run_id]
+    return extra
 
 
 def used_run_ids(uses: Iterable[RunUse]) -> list[int]:

@@ -5,6 +5,7 @@ config.permissions).
                                                    ``?pool_versions=1`` pools answers of several definition versions)
 - GET  /api/studies/<slug>/export/csv/             the combined export, streamed (``?raw_ids=1`` for PROLIFIC_PIDs)
 - GET  /api/studies/<slug>/export/parquet/
+- GET  /api/studies/<slug>/codebook/csv|json|md/  the export's codebook: every column's type, source, meaning, values
 - GET  /api/studies/<slug>/package/                the replication package (zip; analysis/replication/package.py)
 - POST /api/studies/<slug>/attention/              run the attention filter; returns its decisions
 """
@@ -16,13 +17,14 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 # analysis.exports, .filtering and .reports (pandas, pyarrow, scipy, matplotlib) are imported in the views
 # that use them: the URLconf loads this module, and serving participants needs none of them.
-from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename
+from analysis.export_formats import (CODEBOOK_CONTENT_TYPES, CODEBOOK_FORMATS, CONTENT_TYPES, FORMATS,
+                                     codebook_filename, export_filename)
 from access.ownership import visible
 from config.permissions import RAW_IDS_PERMISSION, can_see_raw_ids
 from surveys.api import Detail
@@ -124,6 +126,47 @@ class StudyExportView(APIView):
         response = StreamingHttpResponse(stream_study(study, fmt, raw_ids=raw_ids, include_test=include_test),
                                          content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{export_filename(study, fmt)}"'
+        return response
+
+
+class CodebookLabel(serializers.Serializer):
+    value = serializers.CharField()
+    label = serializers.CharField()
+
+
+class CodebookEntry(serializers.Serializer):
+    """One column of the combined export (analysis/codebook.py)."""
+
+    column = serializers.CharField()
+    type = serializers.ChoiceField(choices=["string", "integer", "number", "boolean", "timestamp"])
+    source = serializers.CharField()
+    meaning = serializers.CharField()
+    values = serializers.CharField(allow_blank=True)
+    labels = CodebookLabel(many=True)
+
+
+class StudyCodebookView(APIView):
+    required_permissions = {"GET": [VIEW_REPORT]}
+
+    @extend_schema(
+        summary="The combined export's codebook: every column with its type, source, meaning and allowed values "
+                "or scale labels (CSV, JSON or Markdown)",
+        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(CODEBOOK_FORMATS))],
+        responses={(200, "application/json"): CodebookEntry(many=True),
+                   (200, CODEBOOK_CONTENT_TYPES["csv"].split(";")[0]): OpenApiTypes.STR,
+                   (200, CODEBOOK_CONTENT_TYPES["md"].split(";")[0]): OpenApiTypes.STR, 404: Detail},
+    )
+    def get(self, request, slug: str, fmt: str):
+        from django.http import HttpResponse
+
+        study = _study(request, slug)
+        if fmt not in CODEBOOK_FORMATS:
+            return Response({"detail": f"format must be one of {', '.join(CODEBOOK_FORMATS)}"},
+                            status=status.HTTP_404_NOT_FOUND)
+        from analysis.codebook import codebook_text
+
+        response = HttpResponse(codebook_text(study, fmt), content_type=CODEBOOK_CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="{codebook_filename(study, fmt)}"'
         return response
 
 

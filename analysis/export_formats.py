@@ -13,3 +13,13 @@ def export_filename(study, fmt: str) -> str:
 def package_filename(study) -> str:
     """The replication package's download name (analysis/replication/package.py)."""
     return f"{study.slug}-replication.zip"
+
+
+#: The codebook beside the export (analysis/codebook.py): CSV, JSON and Markdown.
+CODEBOOK_FORMATS = ("csv", "json", "md")
+CODEBOOK_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json",
+                          "md": "text/markdown; charset=utf-8"}
+
+
+def codebook_filename(study, fmt: str) -> str:
+    return f"{study.slug}-codebook.{fmt}"

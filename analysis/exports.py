@@ -30,70 +30,39 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 - A study with a questionnaire (surveys/questionnaire.py) has one more column per field after these, named by
   the field (``age``, ``gender``, …) and typed by it (analysis/questionnaire.py): every row of a participant
   carries their answers; a model answer asked under a persona (``ModelResponse.persona``) carries the persona's
-  values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like); other
-  model rows leave them empty. :func:`study_layout` gives a study's columns.
-- A study with between-subjects factors or blocks (issue 31) then has its design columns (analysis/design_columns.py):
-  ``condition``, ``condition_<factor>`` per factor, ``block_order``; none without them.
+  values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like), and
+  never a free-text field of a persona drawn from participants (a person's own words); other model rows leave
+  them empty. :func:`study_layout` gives a study's columns.
+- Then ``question`` (the key of the question answered: ``answer`` while an item asks one) and ``item.<field>``,
+  every own field of the items (the items file's columns and the Item columns it set), typed by their values.
+- Those columns after :data:`COLUMNS` come from the registry of column providers (analysis/export_columns.py),
+  each column with its codebook entry (analysis/codebook.py); existing columns keep their names and order, new
+  ones are appended.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.export_columns import BASE, PROVIDERS, Column, Filler, Provider
 from surveys.respondent_ids import hashed_id
 from surveys.spreadsheet import safe_cell, unescape_cell
-
-if TYPE_CHECKING:
-    from surveys.definition.schema import QuestionnaireField
 
 CSV_CHUNK_ROWS = 2000
 PARQUET_ROW_GROUP = 50_000
 DB_CHUNK = 2000
 
-# name → (pyarrow type, pandas dtype the column reads back as)
-_COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {
-    "study": (pa.string(), "str"),
-    "item_id": (pa.int64(), "Int64"),
-    "item_key": (pa.string(), "str"),
-    "kind": (pa.string(), "str"),
-    "expression": (pa.string(), "str"),
-    "is_control": (pa.bool_(), "boolean"),
-    "statement_id": (pa.string(), "str"),
-    "truth": (pa.string(), "str"),
-    "context": (pa.string(), "str"),
-    "language": (pa.string(), "str"),
-    "respondent_type": (pa.string(), "str"),
-    "respondent_id": (pa.string(), "str"),
-    "participant_status": (pa.string(), "str"),
-    "agent": (pa.string(), "str"),
-    "model": (pa.string(), "str"),
-    "mode": (pa.string(), "str"),
-    "run_id": (pa.int64(), "Int64"),
-    "sample_index": (pa.int64(), "Int64"),
-    "value": (pa.float64(), "float64"),
-    "choice": (pa.string(), "str"),
-    "lower": (pa.float64(), "float64"),
-    "upper": (pa.float64(), "float64"),
-    "bin": (pa.float64(), "float64"),
-    "distribution": (pa.string(), "str"),
-    "raw_text": (pa.string(), "str"),
-    "status": (pa.string(), "str"),
-    "time_taken_ms": (pa.int64(), "Int64"),
-    "included": (pa.bool_(), "boolean"),
-    "timestamp": (pa.timestamp("us", tz="UTC"), "datetime64[us, UTC]"),
-    "channel": (pa.string(), "str"),  # how a person came in (surveys.channels; "prolific" by default)
-    "text": (pa.string(), "str"),  # a free-text answer (humans: as written; models: the raw output, stripped)
-    "option_order": (pa.string(), "str"),  # a randomised choice: the keys in the order shown, "B|A|C"
-    "study_version": (pa.int64(), "Int64"),  # the definition version the participant or run was given (surveys.StudyVersion)
-}
+# name → (pyarrow type, pandas dtype the column reads back as): the fixed columns (analysis/export_columns.BASE)
+_COLUMN_TYPES: dict[str, tuple[pa.DataType, str]] = {c.name: (c.arrow, c.dtype) for c in BASE}
 COLUMNS: list[str] = list(_COLUMN_TYPES)
 PANDAS_DTYPES: dict[str, str] = {name: dtype for name, (_, dtype) in _COLUMN_TYPES.items()}
 
@@ -107,17 +76,43 @@ def _schema(types: dict[str, tuple[pa.DataType, str]]) -> pa.Schema:
                      metadata=metadata)
 
 
-class Layout:
-    """The columns of one export, in order, with their types: :data:`COLUMNS`, then a study's questionnaire
-    fields (``extra``: name → (pyarrow type, pandas dtype))."""
+def _unique(columns: Sequence[Column]) -> list[Column]:
+    """``columns`` with a name taken by an earlier column suffixed (``_2``, ``_3``, …), so that no column hides
+    another (a questionnaire field of a study loaded before a provider's column took its name)."""
+    seen: set[str] = set()
+    out = []
+    for column in columns:
+        name, n = column.name, 1
+        while name in seen:
+            n += 1
+            name = f"{column.name}_{n}"
+        seen.add(name)
+        out.append(column if name == column.name else replace(column, name=name))
+    return out
 
-    def __init__(self, extra: dict[str, tuple[pa.DataType, str]] | None = None):
-        self.types = _COLUMN_TYPES | (extra or {})
+
+class Layout:
+    """The columns of one export, in order, with their types and codebook entries: :data:`COLUMNS`, then the
+    providers' columns (``parts``: provider → its columns, analysis/export_columns.PROVIDERS)."""
+
+    def __init__(self, parts: Sequence[tuple[Provider, Sequence[Column]]] = ()):
+        extra = _unique([*BASE, *(c for _, columns in parts for c in columns)])[len(BASE):]
+        self.parts: list[tuple[Provider, list[Column]]] = []
+        at = 0
+        for provider, columns in parts:
+            self.parts.append((provider, extra[at:at + len(columns)]))
+            at += len(columns)
+        self.entries: list[Column] = [*BASE, *extra]
+        self.types = {c.name: (c.arrow, c.dtype) for c in self.entries}
         self.columns: list[str] = list(self.types)
         self.schema = _schema(self.types)
         self.timestamp = self.columns.index("timestamp")
         self.booleans = [i for i, c in enumerate(self.columns) if self.types[c][0] == pa.bool_()]
         self.texts = [i for i, c in enumerate(self.columns) if self.types[c][0] == pa.string()]
+
+    def fillers(self, study) -> list[Filler]:
+        """Each provider's filler of its columns for ``study`` (a provider without columns: none)."""
+        return [provider.filler(study, columns) for provider, columns in self.parts if columns]
 
 
 LAYOUT = Layout()
@@ -126,13 +121,9 @@ Row = tuple
 
 
 def study_layout(study) -> Layout:
-    """The export's columns for ``study``: :data:`COLUMNS` and one per questionnaire field."""
-    from analysis.design_columns import design_types
-    from analysis.questionnaire import column_types, study_fields
-
-    fields = study_fields(study)
-    extra = column_types(fields) | design_types(study)
-    return Layout(extra) if extra else LAYOUT
+    """The export's columns for ``study``: :data:`COLUMNS`, then each provider's (its questionnaire fields, the
+    question key, its items' own fields ``item.<field>``, …) in the registry's order."""
+    return Layout([(provider, provider.columns(study)) for provider in PROVIDERS])
 
 
 # --- rows from the database -------------------------------------------------------------------
@@ -152,13 +143,11 @@ def distribution_json(dist: dict | None) -> str | None:
 
 def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None,
-               questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
+               fillers: Sequence[Filler] = ()) -> Iterator[Row]:
     """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
     only with ``include_test``, as ``respondent_type`` ``test``). ``included`` comes from ``decisions`` for the
-    participants it names, else from what was stored. ``questionnaire``: the fields whose answers end each row
-    (:func:`study_layout`'s extra columns)."""
-    from analysis.design_columns import participant_design
-    from analysis.questionnaire import participant_values
+    participants it names, else from what was stored. ``fillers``: the providers' values that end each row
+    (:meth:`Layout.fillers`)."""
     from surveys.models import PROLIFIC_CHANNEL, Response
 
     kind = study.kind
@@ -174,70 +163,73 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
                          "participant__status", "participant__attention_included", "value", "choice", "lower",
                          "upper", "raw", "time_taken_ms", "created_at", "participant__is_test",
                          "participant__channel__name", "participant_id", "text", "assignment__option_order",
-                         "participant__study_version__number"))
+                         "participant__study_version__number", "pk"))
     decisions = decisions or {}
-    answers = participant_values(study, questionnaire)
-    unanswered = (None,) * len(questionnaire)
-    design, no_design = participant_design(study)  # a study with [[factors]] or [blocks] (analysis/design_columns.py)
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
-         channel, participant_id, text, order, version) in rows.iterator(chunk_size=chunk_size):
+         channel, participant_id, text, order, version, pk) in rows.iterator(chunk_size=chunk_size):
         included = decisions.get(participant_id, included)
-        yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
+        row = (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
                None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
-               _none_if_blank(text), "|".join(order) if order else None, version,
-               *answers.get(participant_id, unanswered), *design.get(participant_id, no_design))
+               _none_if_blank(text), "|".join(order) if order else None, version)
+        for filler in fillers:
+            row += filler.human(participant_id, item_id, pk)
+        yield row
 
 
-def model_rows(study, *, chunk_size: int = DB_CHUNK, questionnaire: Sequence[QuestionnaireField] = ()) -> Iterator[Row]:
-    """One row per model answer (parsed or unparseable) of ``study``'s runs (``questionnaire``: the fields whose
-    values end each row, the answer's persona's, or empty cells for an answer without a persona)."""
-    from analysis.design_columns import run_design
-    from analysis.questionnaire import typed_values
+def model_rows(study, *, chunk_size: int = DB_CHUNK, fillers: Sequence[Filler] = ()) -> Iterator[Row]:
+    """One row per model answer (parsed or unparseable) of ``study``'s runs (``fillers``: the providers' values
+    that end each row, e.g. the questionnaire fields' from the answer's persona)."""
     from analysis.agents import ANSWER_STATUSES, agent_names
     from analysis.dataset import run_respondent
+    from analysis.questionnaire import study_fields
     from elicitation.models import ElicitationRun, ModelResponse
+    from elicitation.personas import from_participants
 
     kind = study.kind
     score = lru_cache(maxsize=4096)(kind.score)
-    names = agent_names(ElicitationRun.objects.filter(study=study).select_related("endpoint"))
-    no_answers = (None,) * len(questionnaire)
-    design, no_design = run_design(study)
+    runs = ElicitationRun.objects.filter(study=study).select_related("endpoint")
+    names = agent_names(runs)
+    # a persona drawn from a participant never brings that person's free text onto a model row
+    texts = {f.name for f in study_fields(study) if f.type == "text"}
+    drawn = {run.pk for run in runs if from_participants(run.agent_settings)}
     rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
             .order_by("run_id", "item_id", "sample_index")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "run_id", "run__endpoint__model",
                          "run__mode", "sample_index", "value", "choice", "lower", "upper", "bin", "distribution",
                          "raw_output", "status", "latency_ms", "answered_at", "created_at", "text",
-                         "run__study_version__number", "persona"))
+                         "run__study_version__number", "persona", "pk"))
     for (item_id, key, expression, is_control, statement_id, truth, context, language, run_id, model, mode,
          sample, value, choice, lower, upper, bin_, dist, raw, status, latency, answered,
-         created, text, version, persona) in rows.iterator(chunk_size=chunk_size):
+         created, text, version, persona, pk) in rows.iterator(chunk_size=chunk_size):
         if bin_ is None and value is not None:
             bin_ = score(value)
-        yield (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
+        if persona and run_id in drawn and texts:
+            persona = {k: v for k, v in persona.items() if k not in texts}
+        row = (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created, None, _none_if_blank(text), None, version,
-               *(typed_values(questionnaire, persona) if persona and questionnaire else no_answers),
-               *design.get(run_id, no_design))
+               answered or created, None, _none_if_blank(text), None, version)
+        for filler in fillers:
+            row += filler.model(run_id, item_id, pk, persona or None)
+        yield row
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-                chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None) -> Iterator[Row]:
-    """Humans, then models, of ``study`` as rows in :func:`study_layout` order: :data:`COLUMNS`, then the
-    study's questionnaire fields (``decisions``: see human_rows)."""
-    from analysis.questionnaire import study_fields
-
-    fields = study_fields(study)
+                chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None,
+                layout: Layout | None = None) -> Iterator[Row]:
+    """Humans, then models, of ``study`` as rows in :func:`study_layout` order (``layout``: that layout, when
+    already built; ``decisions``: see human_rows)."""
+    fillers = (layout or study_layout(study)).fillers(study)
     yield from human_rows(study, raw_ids=raw_ids, include_test=include_test, chunk_size=chunk_size,
-                          decisions=decisions, questionnaire=fields)
-    yield from model_rows(study, chunk_size=chunk_size, questionnaire=fields)
+                          decisions=decisions, fillers=fillers)
+    yield from model_rows(study, chunk_size=chunk_size, fillers=fillers)
 
 
 # --- CSV --------------------------------------------------------------------------------------
@@ -422,12 +414,14 @@ def current_decisions(study) -> dict[int, bool] | None:
 
 
 def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False,
-                 include_test: bool = False) -> int:
-    """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count."""
+                 include_test: bool = False, layout: Layout | None = None) -> int:
+    """Write the combined export of ``study`` in ``fmt`` ("csv" or "parquet"); returns the row count
+    (``layout``: the study's :func:`study_layout`, when the caller writes its codebook too)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study))
-    layout = study_layout(study)
+    layout = layout or study_layout(study)
+    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study),
+                       layout=layout)
     return write_csv(rows, target, layout=layout) if fmt == "csv" else write_parquet(rows, target, layout=layout)
 
 
@@ -435,8 +429,9 @@ def stream_study(study, fmt: str, *, raw_ids: bool = False, include_test: bool =
     """The combined export of ``study`` as byte chunks (for StreamingHttpResponse)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study))
     layout = study_layout(study)
+    rows = export_rows(study, raw_ids=raw_ids, include_test=include_test, decisions=current_decisions(study),
+                       layout=layout)
     if fmt == "csv":
         return (chunk.encode("utf-8") for chunk in csv_chunks(rows, layout=layout))
     return parquet_chunks(rows, layout=layout)

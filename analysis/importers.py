@@ -237,7 +237,7 @@ def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
     with transaction.atomic():
         # created answering ("started") and completed once their answers are in: the database refuses
         # answers for a completed participant (surveys migration 0003)
-        version = study.versions.order_by("-number").first()  # bulk_create skips Participant.save: set it here
+        version = study.current_version()  # bulk_create skips Participant.save: set it here
         participants = Participant.objects.bulk_create([
             Participant(study=study, prolific_pid=pid, status=Participant.Status.STARTED, started_at=now,
                         completed_at=now, status_changed_at=now, user_agent="imported", study_version=version)

@@ -58,7 +58,8 @@ from django.utils.text import slugify
 
 from analysis.agents import IMPORTED_BASE_URL, agent_name
 from analysis.importers import _CellError, normalise, normalise_expression
-from analysis.refinement_import import (REFINE_STYLE, REPLY_KEYS, composed_reply, has_reply_keys, refinement_answer,
+from analysis.refinement_import import (REFINE_STYLES, REPLY_KEYS, authors_record_item, composed_reply,
+                                        default_refine_style, has_reply_keys, is_authors_record, refinement_answer,
                                         source_problems)
 from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
@@ -399,7 +400,7 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                   and f not in (settings.answer, settings.sample)}
         if "key" in fields:
             fields = {"key": "key"}
-    composed = settings.refines is not None and settings.answer not in first and has_reply_keys(first)
+    composed = settings.refines is not None and has_reply_keys(first)
     answer_columns = list(REPLY_KEYS) if composed else [settings.answer]
     required = [*answer_columns, *fields.values(), *([settings.sample] if settings.sample else [])]
     if fmt == "csv":
@@ -411,8 +412,7 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                       and f not in (settings.answer, settings.sample)}
             if "key" in fields:
                 fields = {"key": "key"}
-        composed = (settings.refines is not None and bool(records) and settings.answer not in records[0][1]
-                    and has_reply_keys(records[0][1]))
+        composed = settings.refines is not None and bool(records) and has_reply_keys(records[0][1])
         answer_columns = list(REPLY_KEYS) if composed else [settings.answer]
         required = [*answer_columns, *fields.values(), *([settings.sample] if settings.sample else [])]
         errors += [RowError(line, key, "is missing from this line") for line, row in records
@@ -421,7 +421,11 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
             raise ImportFailed(sorted(errors, key=lambda e: e.line))
     if not records:
         raise ImportFailed([RowError(2, "-", "the file has no rows")])
-    if not fields and not settings.fixed:
+    authors_rows = (settings.refines is not None and not fields and not settings.fixed
+                    and is_authors_record(records[0][1]))
+    if authors_rows:  # the authors' selfrefine records: matched by id, hint_type and confidence_pct
+        ordered = list(study.main_items().order_by("id"))
+    elif not fields and not settings.fixed:
         raise ImportFailed([RowError(1, "-", "no column identifies the item: give the key column or the columns "
                                              f"of the item's fields ({', '.join(MATCH_FIELDS)})")])
     names = list(fields)
@@ -429,7 +433,9 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
     cells, errors, missing = [], [], 0
     for line, row in records:
         try:
-            if names:
+            if authors_rows:
+                item = authors_record_item(ordered, row, settings.refine_setting)
+            elif names:
                 values = {f: (fields[f], row.get(fields[f], "")) for f in names}
                 if "expression" in values:
                     values["expression"] = (fields["expression"], aliased(values["expression"][1], settings.aliases))
@@ -580,10 +586,11 @@ def choose_scale(kind: Instrument, settings: ModelAnswerFile, cells: Sequence[_C
     return False, ""
 
 
-def outcome_of(kind: Instrument, cell: _Cell, percent: bool, refinement: bool = False) -> tuple[Outcome, str]:
-    """The parsed answer of one cell (as a live answer is parsed) and the text the instrument read."""
+def outcome_of(kind: Instrument, cell: _Cell, percent: bool, refinement: str | None = None) -> tuple[Outcome, str]:
+    """The parsed answer of one cell (as a live answer is parsed) and the text the instrument read;
+    ``refinement``: the prompt style of a refinement answer (read as a live one of that style)."""
     if refinement:
-        return refinement_answer(kind, cell.raw), cell.raw
+        return refinement_answer(kind, cell.raw, refinement), cell.raw
     text = _as_percent(cell.raw) if percent else cell.raw
     parsed = kind.parse_model_answer(text, cell.item)
     if parsed.ok:
@@ -650,13 +657,14 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     problems = settings.problems()
     kind = study.kind
     if settings.refines is not None:
-        if settings.prompt_style == "standard":  # the default: refinements have their own style
-            settings = replace(settings, prompt_style=REFINE_STYLE)
-        if settings.prompt_style != REFINE_STYLE:
-            problems.append(f"refinement answers have the prompt style {REFINE_STYLE!r}, not {settings.prompt_style!r}")
+        if settings.prompt_style == "standard":  # the default: the source run's refinement style
+            settings = replace(settings, prompt_style=default_refine_style(settings.refines))
+        if settings.prompt_style not in REFINE_STYLES:
+            problems.append(f"refinement answers have the prompt style {' or '.join(map(repr, REFINE_STYLES))}, "
+                            f"not {settings.prompt_style!r}")
         problems += source_problems(study, settings.refines, settings.refine_setting, settings.candidates)
-    elif settings.prompt_style == REFINE_STYLE:
-        problems.append(f"prompt style {REFINE_STYLE!r} is for refinement answers: give the run they refine "
+    elif settings.prompt_style in REFINE_STYLES:
+        problems.append(f"prompt style {settings.prompt_style!r} is for refinement answers: give the run they refine "
                         "(--refines RUN)")
     if settings.prompt_style not in kind.prompt_styles:
         problems.append(f"prompt style {settings.prompt_style!r} is not one of {kind.name}'s "
@@ -694,7 +702,8 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
         raise ImportFailed([RowError(2, "-", f"the file has no answers ({missing} missing cells)")])
     refinement = settings.refines is not None
     percent, scale_note = (False, "") if refinement else choose_scale(kind, settings, cells)
-    parsed = [(cell, *outcome_of(kind, cell, percent, refinement)) for cell in cells]
+    refinement_style = settings.prompt_style if refinement else None
+    parsed = [(cell, *outcome_of(kind, cell, percent, refinement_style)) for cell in cells]
     answered_labels = {c.item.label for c in cells}
     unanswered = []
     if settings.shape == "wide":
@@ -705,7 +714,7 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
                                                  f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
                                                  "to import it without them)")])
     if not refinement:  # refinement runs are not agents of Table 4: the report names each by its run
-        refuse_second_run_of_agent(study, settings)
+        refuse_second_run_of_agent(study, settings, {c.item.pk for c in cells})
     run = _save(study, settings, name, sha, parsed)
     unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
     return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
@@ -725,22 +734,28 @@ def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:
     return out
 
 
-def refuse_second_run_of_agent(study: Study, settings: ModelAnswerFile) -> None:
-    """ImportFailed when the study already has a run of the agent this import would make: a report uses one
-    run per agent, so the second would be silently left out (e.g. a model's CNC and ENC files imported under
-    one name)."""
+def refuse_second_run_of_agent(study: Study, settings: ModelAnswerFile, items: set[int]) -> None:
+    """ImportFailed when the study already has a run of the agent this import would make that answers any of
+    ``items`` (the import's items): a report uses one run per agent for a set of items, so the second would be
+    silently left out. Files of other items — the same model in another context setting (Tang's CNC, ENC, FCNC and
+    MCNC files with ``--set context=…``) — are imported runs of the same agent, and the report uses them together
+    (analysis/agents.py); a live run of the agent counts as answering every item."""
     endpoint = ModelEndpoint(name=endpoint_name(settings.model), model=settings.model.strip()[:200],
                              base_url=IMPORTED_BASE_URL)
     agent = agent_name(ElicitationRun(study=study, endpoint=endpoint, **_run_settings(settings)))
     for run in ElicitationRun.objects.filter(study=study).select_related("endpoint"):
-        if agent_name(run) == agent:
-            what = f"imported from {run.source_file}" if run.source_file else run.name or "a live run"
-            raise ImportFailed([RowError(1, "-", f"study {study.slug!r} already has run {run.pk} ({what}) for agent "
-                                                 f"{agent!r}, and a report uses one run per agent: import these "
-                                                 "answers under another model name (e.g. --model "
-                                                 f"{settings.model.strip()}-ENC for another context setting) or "
-                                                 f"another prompt style, or remove run {run.pk} first "
-                                                 f"(delete_run {run.pk}); nothing imported")])
+        if agent_name(run) != agent:
+            continue
+        imported = run.source == ElicitationRun.Source.IMPORTED
+        if imported and not run.responses.filter(item_id__in=items).exists():
+            continue  # another setting of the same agent
+        what = f"imported from {run.source_file}" if run.source_file else run.name or "a live run"
+        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} already has run {run.pk} ({what}) for agent "
+                                             f"{agent!r} answering the same items, and a report uses one run per "
+                                             "agent and item: import the answers of another context setting with "
+                                             "--set context=… (their items then differ), these under another model "
+                                             f"name or prompt style, or remove run {run.pk} first "
+                                             f"(delete_run {run.pk}); nothing imported")])
 
 
 def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,

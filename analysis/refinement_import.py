@@ -12,19 +12,39 @@ not in Table 4.
 The answer is the text of the reply (the answer column), or, in files that store the reply's keys as the
 authors' ``selfrefine|…jsonl`` files do, the columns ``chosen_answer`` and ``proposed_answer`` (each an interval
 ``[lower, upper]``), from which the reply ``{"chosen_answer": …, "proposed_answer": …}`` is rebuilt and kept
-as the raw text.
+as the raw text. Where a row has both keys, they are the reply, whatever else it holds: the authors' rows also
+carry ``answer``, which is the question's **true** answer, not the reply.
+
+Rows as the authors stored them (``id``, ``confidence_pct``, ``hint_type``, …, ``question``, ``answer``,
+``chosen_answer``, …), given no key or field column, are matched by :func:`authors_record_item`: ``id`` is the
+question's id (the items' ``statement_id``, as ``import_items`` sets it from an ``id`` column), ``hint_type`` its
+hint condition (hint0 when absent), and the level is the first of ``confidence_pct`` (single: every candidate
+shares it) — a mixed record is the question's first item, as a live authors' mixed refinement is asked.
+
+Prompt style: ``refine`` (the platform's refinement) or ``authors-refine`` (the authors'); by default the one a
+live refinement of the source run would take (:func:`elicitation.run_settings.refine_style`: ``authors-refine``
+when the source run was asked with the authors' prompts). An ``authors-refine`` answer is read as the authors
+read their records (:func:`elicitation.refinement.authors_outcome`): the reply a literal (JSON, as a rebuilt reply
+is, or a Python literal), kept when ``chosen_answer`` and ``proposed_answer`` are both lists of two, its bounds
+as they are — a reversed interval or a bound that is no number is kept and scored as a miss under the report's
+``authors`` reading — and dropped (unparseable, counted) otherwise.
 """
 from __future__ import annotations
 
-from typing import Mapping
+import json
+from typing import Any, Mapping
 
 from elicitation.models import ElicitationRun
 from elicitation.outcomes import Completion, Outcome
 from elicitation.run_settings import REFINE_SETTINGS
+from surveys.families import bahaj
 from surveys.instruments import Instrument
+from surveys.instruments.interval_confidence import AUTHORS_REFINE
+from surveys.models import Item
 
 REPLY_KEYS = ("chosen_answer", "proposed_answer")
 REFINE_STYLE = "refine"
+REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)
 DEFAULT_CANDIDATES = 3  # the paper's n (§7 point 21 of the protocol: its Table 7 may come from n = 4)
 
 
@@ -57,15 +77,78 @@ def source_problems(study, source_id: int, setting: str, candidates: int) -> lis
     return problems
 
 
-def refinement_answer(kind: Instrument, raw: str) -> Outcome:
-    """One imported refinement answer, read as a live one (the proposed interval the answer, the chosen one in
-    ``detail``)."""
-    from elicitation.refinement import refinement_outcome
+AUTHORS_RECORD = ("id", "confidence_pct")
 
-    outcome = refinement_outcome(kind, Completion(raw, None, None, None, "", ""))
+
+def is_authors_record(row: Mapping[str, str]) -> bool:
+    """Whether a row is one of the authors' ``selfrefine|…jsonl`` records (module docstring)."""
+    return all(k in row for k in AUTHORS_RECORD) and has_reply_keys(row)
+
+
+def authors_record_item(items: list[Item], row: Mapping[str, str], setting: str) -> Item:
+    """The item an authors' record refines (module docstring); ``items``: the study's main items in id order.
+    _CellError naming the column when none matches."""
+    from analysis.importers import _CellError
+
+    qid = (row.get("id") or "").strip()
+    hint = (row.get("hint_type") or "").strip() or bahaj.NO_HINT
+    same = [i for i in items if i.statement_id == qid and str((i.extra or {}).get("hint") or bahaj.NO_HINT) == hint]
+    if not same:
+        raise _CellError("id", f"no item of the study has question id {qid!r} (hint condition {hint})")
+    if setting == "mixed":
+        return same[0]
+    try:
+        levels = json.loads(row.get("confidence_pct") or "")
+        level = float(levels[0] if isinstance(levels, list) else levels)
+    except (ValueError, TypeError, IndexError):
+        raise _CellError("confidence_pct", f"{row.get('confidence_pct')!r} is not a list of levels") from None
+    for item in same:
+        if float((item.extra or {}).get("confidence", -1)) == level:
+            return item
+    raise _CellError("confidence_pct", f"question {qid!r} has no item at level {level:g}")
+
+
+def default_refine_style(source_id: int) -> str:
+    """The prompt style of refinements of run ``source_id``: the one a live refinement takes (``refine`` when
+    there is no such run; the settings check names it)."""
+    from elicitation.run_settings import refine_style
+
+    source = ElicitationRun.objects.filter(pk=source_id).first()
+    return refine_style(source) if source is not None else REFINE_STYLE
+
+
+def authors_reply(raw: str) -> dict[str, Any] | None:
+    """An authors' refinement reply as a dict: JSON (a reply rebuilt from a record's keys), else a Python literal
+    (their ``ast.literal_eval``); None when it is neither."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        try:
+            return bahaj.literal_reply(raw)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def refinement_answer(kind: Instrument, raw: str, style: str = REFINE_STYLE) -> Outcome:
+    """One imported refinement answer, read as a live one of prompt style ``style`` (the proposed interval the
+    answer, the chosen one in ``detail``; the authors' style keeps both as the authors' scoring reads them)."""
+    from elicitation.refinement import Asked, authors_outcome, refinement_outcome
+
+    completion = Completion(raw, None, None, None, "", "")
+    if style == AUTHORS_REFINE:
+        reply = authors_reply(raw)
+        errors = [] if reply is not None else ["neither JSON nor a Python literal"]
+        outcome = authors_outcome(Asked(completion, 1, errors, reply))
+        for key in ("asks", "ask_errors"):
+            outcome.detail.pop(key, None)
+        if reply is None:
+            outcome.parse_error = "the reply is neither JSON nor a Python literal"
+    else:
+        outcome = refinement_outcome(kind, completion)
     outcome.detail.pop("finish_reason", None)
     return outcome
 
 
-__all__ = ["DEFAULT_CANDIDATES", "REFINE_STYLE", "REPLY_KEYS", "composed_reply", "has_reply_keys", "refinement_answer",
+__all__ = ["AUTHORS_RECORD", "DEFAULT_CANDIDATES", "authors_record_item", "is_authors_record", "REFINE_STYLE", "REFINE_STYLES", "REPLY_KEYS", "authors_reply", "default_refine_style", "composed_reply", "has_reply_keys", "refinement_answer",
            "source_problems"]

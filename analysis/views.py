@@ -193,6 +193,17 @@ def export_download(request: HttpRequest, study: Study, fmt: str) -> HttpRespons
     return response
 
 
+def codebook_download(request: HttpRequest, study: Study, fmt: str) -> HttpResponse:
+    """The export's codebook (analysis/codebook.py) as CSV, JSON or Markdown."""
+    from analysis.codebook import CODEBOOK_CONTENT_TYPES, CODEBOOK_FORMATS, codebook_filename, codebook_text
+
+    if fmt not in CODEBOOK_FORMATS:
+        return HttpResponse(f"unknown format {fmt!r}", status=404, content_type="text/plain")
+    response = HttpResponse(codebook_text(study, fmt), content_type=CODEBOOK_CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{codebook_filename(study, fmt)}"'
+    return response
+
+
 def package_download(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's replication package (analysis/replication/package.py); when its report cannot be built, back
     to the study's page with the reason."""

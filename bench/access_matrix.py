@@ -220,13 +220,13 @@ def _values(pattern: str, name: str, arg: str, world: World) -> list[str]:
     """The values to put in path argument ``arg`` of ``pattern`` (empty: cannot fill)."""
     from django.contrib.contenttypes.models import ContentType
 
-    from analysis.export_formats import FORMATS
+    from analysis.export_formats import CODEBOOK_FORMATS, FORMATS
 
     alpha = world.studies["alpha"]
     if arg in ("format",):
         return ["json"]
     if arg == "fmt":
-        return list(FORMATS)
+        return list(CODEBOOK_FORMATS if "codebook" in name else FORMATS)
     if arg == "slug":
         return [alpha.slug]
     if arg == "name":

@@ -63,7 +63,7 @@ sys.path[:0] = [str(ROOT)]
 from bench.profiling import UNATTRIBUTED, Func, fold  # noqa: E402 (needs ROOT on the path)
 
 SLUG = "demo"
-FORM = re.compile(r'name="position" value="(\d+)".*?name="item" value="(\d+)"', re.S)
+FORM = re.compile(r'name="position" value="(\d+)".*?name="item" value="(\d+)".*?name="token" value="(\w*)"', re.S)
 
 
 # --- a small HTTP/1.1 client (one connection per request, cookies kept per participant) -----------------
@@ -144,11 +144,11 @@ async def _answering(browser: Browser, pid: str, tally: Tally, until: float, thi
             await asyncio.sleep(random.uniform(*think))
         if time.monotonic() >= until:
             return False
-        position, item = form.groups()
+        position, item, token = form.groups()
         start = time.monotonic()
         status, page, location = await browser.request("POST", f"/s/{SLUG}/question/", {
             "csrfmiddlewaretoken": browser.cookies.get("csrftoken", ""), "step": "item", "position": position,
-            "item": item, "value": "50", "client_time_ms": "900"})
+            "item": item, "token": token, "value": "50", "client_time_ms": "900"})
         if not answer_confirmed(status, page, position, location):
             tally.fail(status)
             status, page, _ = await browser.request("GET", f"/s/{SLUG}/question/")
@@ -320,9 +320,10 @@ class PlatformFlow:
     def answer(self, cost: Cost) -> None:
         while (form := FORM.search(self.page)) is None:
             self._enter()
-        position, item = form.groups()
+        position, item, token = form.groups()
         body = urlencode({"csrfmiddlewaretoken": self.client.cookies["csrftoken"].value, "step": "item",
-                          "position": position, "item": item, "value": "50", "client_time_ms": "900"})
+                          "position": position, "item": item, "token": token, "value": "50",
+                          "client_time_ms": "900"})
         with cost.answer():
             posted = self.client.post(f"/s/{SLUG}/question/", body,
                                       content_type="application/x-www-form-urlencoded")

@@ -3,7 +3,7 @@ import os
 
 from celery import Celery
 
-from .sqlite_broker import install as install_sqlite_broker
+from .broker_alias import install as install_sqlite_broker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 install_sqlite_broker()  # sqla+ URLs (the default broker): a worker takes its next task as soon as one is acknowledged

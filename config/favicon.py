@@ -8,7 +8,9 @@ from pathlib import Path
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
-ICON = Path(__file__).resolve().parent.parent / "static" / "favicon.svg"
+from .paths import site_folder
+
+ICON = site_folder("static") / "favicon.svg"
 
 
 @cache

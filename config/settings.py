@@ -11,13 +11,14 @@ import dj_database_url
 
 from .client_address import proxy_count
 from .env import env_bool, env_int, env_list, env_str
+from .paths import default_var_dir, site_folder
 from .remembered import allowed_networks
 from .site_url import site_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # The test suite's parallel workers (pytest-xdist, `make test`) each keep their files (cache, SQLite) apart.
 _TEST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-VAR_DIR = Path(env_str("HEDGELAB_VAR_DIR", str(BASE_DIR / "var" / (f"test-{_TEST_WORKER}" if _TEST_WORKER else ""))))
+VAR_DIR = Path(env_str("HEDGELAB_VAR_DIR", str(default_var_dir() / (f"test-{_TEST_WORKER}" if _TEST_WORKER else ""))))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", default=True)
@@ -106,7 +107,7 @@ ROOT_URLCONF = "config.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [site_folder("templates")],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -198,13 +199,13 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 # Participant pages are translated (locale/<lang>/LC_MESSAGES/django.po, compiled .mo committed); the language is
 # the study's (Study.language, activated by surveys.views), never the browser's Accept-Language.
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [site_folder("locale")]
 USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [site_folder("static")]
 # Static files are served by WhiteNoise, also with DEBUG off: hashed, compressed copies from STATIC_ROOT once
 # `collectstatic` has run (`make run` and the Procfile's release do), the apps' own files before that
 # (config.static_storage), so a production-mode server never answers 500 for want of a manifest.

@@ -12,7 +12,7 @@ taken is one write to the log instead of a rollback journal created, synced and 
 the last messages; the runs' rows in the main database are the truth and the periodic sweep
 (``elicitation.sweep``) queues whatever no message stands for.
 
-``config/celery.py`` makes this the transport of every ``sqla+`` URL (``install``).
+``config/celery.py`` makes this the transport of every ``sqla+`` URL (``config.broker_alias.install``).
 """
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ from queue import Empty
 from time import monotonic, sleep
 from typing import Any
 
-from kombu.transport import TRANSPORT_ALIASES, _transport_cache, sqlalchemy, virtual
+from kombu.transport import sqlalchemy, virtual
 from sqlalchemy import create_engine, event
 from sqlalchemy.exc import IntegrityError
+
+from .broker_alias import install  # noqa: F401 (``config.celery`` calls it without importing this module)
 
 # How long the consumer waits, at most, for an acknowledgement before it looks at its queues again anyway.
 ACK_WAIT_SECONDS = 1.0
@@ -108,9 +110,3 @@ class Transport(sqlalchemy.Transport):
                 self.room.wait(ACK_WAIT_SECONDS if left is None else min(ACK_WAIT_SECONDS, left))
             elif self.polling_interval:  # the queues are empty
                 sleep(self.polling_interval if left is None else min(self.polling_interval, left))
-
-def install() -> None:
-    """Make this the transport of ``sqla+…`` broker URLs (the default one included)."""
-    for alias in ("sqla", "sqlalchemy"):
-        TRANSPORT_ALIASES[alias] = f"{__name__}:Transport"
-        _transport_cache.pop(alias, None)  # a class resolved before this call

@@ -16,6 +16,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/", include("config.api_urls")),
+    # the browsable API's log in and log out (a staff user's session; scripts send a token instead)
+    path("api-auth/", include("rest_framework.urls")),
     path("", include("surveys.urls")),
 ]
 

@@ -27,13 +27,33 @@ from surveys.models import Item, Study
 from . import idempotency, preflight
 from .admin_views import progress_with_estimate
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
-from .refine_request import NOT_REFINABLE, REFINE_PERMS, RefineSerializer, create_and_start, field_errors, refusal
+from .refine_request import MODES, NOT_REFINABLE, REFINE_PERMS, create_and_start, field_errors, refusal
+from .run_settings import MAX_SAMPLES, MAX_TEMPERATURE, MAX_TOKENS, REFINE_SETTINGS, SEED_BOUND
 from .runs import RunStateError, cancel_run, create_run, progress, start_run
 
 
 CHECK_HELP = ("Send one cheap request to the endpoint first and refuse (with what failed, naming the URL) if "
               "it does not answer as an API should; false skips the check (elicitation.preflight).")
 
+
+
+class RefineSerializer(serializers.Serializer):
+    """What ``manage.py refine`` takes (the source run is the one in the URL)."""
+
+    endpoint = SlugField(slug_field="name", queryset=ModelEndpoint.objects.all(), required=False, allow_null=True,
+                         help_text="Endpoint name; default: the source run's.")
+    shown = serializers.IntegerField(min_value=1, max_value=1000, default=3, help_text="Answers shown (e).")
+    setting = serializers.ChoiceField(choices=REFINE_SETTINGS, default="single")
+    draw_seed = serializers.IntegerField(min_value=-SEED_BOUND, max_value=SEED_BOUND, default=0)
+    mode = serializers.ChoiceField(choices=MODES, default=ElicitationRun.Mode.GREEDY)
+    samples = serializers.IntegerField(min_value=1, max_value=MAX_SAMPLES, default=1)
+    temperature = serializers.FloatField(min_value=0, max_value=MAX_TEMPERATURE, required=False, allow_null=True,
+                                         help_text="Default: 1.0 when sampled, 0 when greedy.")
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-SEED_BOUND, max_value=SEED_BOUND)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, default=256)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    check = serializers.BooleanField(default=True, help_text="Send the endpoint one cheap request first and refuse "
+                                                            "if it fails (elicitation.preflight); false skips it.")
 
 class ModelEndpointSerializer(SharingSerializerMixin, serializers.ModelSerializer):
     key_set = serializers.SerializerMethodField(help_text="Whether the key's environment variable is set "
@@ -92,11 +112,11 @@ class RunCreateSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=ElicitationRun.Mode.choices, default=ElicitationRun.Mode.GREEDY)
     items = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list,
                                   max_length=100_000, help_text="Item keys of the study; empty: every main item.")
-    samples = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
-    temperature = serializers.FloatField(min_value=0, max_value=10, default=0.0)
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**62), max_value=2**62)
+    samples = serializers.IntegerField(min_value=1, max_value=MAX_SAMPLES, default=1)
+    temperature = serializers.FloatField(min_value=0, max_value=MAX_TEMPERATURE, default=0.0)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-SEED_BOUND, max_value=SEED_BOUND)
     few_shot = serializers.BooleanField(default=True)
-    max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, default=8)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, default=8)
     top_logprobs = serializers.IntegerField(min_value=0, max_value=32_767, default=20)
     budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, allow_null=True)
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

@@ -14,20 +14,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
-import openai
-from openai.types import Completion as TextCompletion
-from openai.types.chat import ChatCompletion
+from config.lazy_import import lazy_module
 
 try:  # the HTTP library under the openai client: httpx2 from openai 3 on, httpx before
-    import httpx2 as httpx
-except ImportError:  # pragma: no cover
-    import httpx  # type: ignore[no-redef]
+    httpx = lazy_module("httpx2")
+except ModuleNotFoundError:  # pragma: no cover
+    httpx = lazy_module("httpx")
 
 from . import conf
-from .deadline import Guard, GuardedTransport
 from .destinations import AddressRefused
 from .models import ModelEndpoint
 
+openai = lazy_module("openai")  # imported by the first request or error, not by every command's start-up
 T = TypeVar("T")
 E = TypeVar("E", bound=BaseException)
 RETRYABLE_STATUS = {408, 409, 429}
@@ -96,6 +94,8 @@ class EndpointClient:
         self.refused = 0
         self.before_request = before_request  # e.g. wait for the endpoint's rate limit; runs before every request
         timeout = float(endpoint.timeout_seconds) if timeout is None else timeout
+        from .deadline import Guard, GuardedTransport  # httpx's transport: loaded with the first client
+
         self.guard = Guard(timeout=timeout, check_every=conf.cancel_check_seconds())
         # no redirects: an API answers where it is asked, and a redirect could lead the key elsewhere
         http_client = openai.DefaultHttpxClient(transport=GuardedTransport(self.guard), follow_redirects=False,
@@ -130,9 +130,9 @@ def create_completion(client: openai.OpenAI, chat: bool, body: dict[str, Any]) -
     of the request (1–3 ms for a few-shot chat prompt); the request sent is the same, headers and body
     (tests/test_elicitation_modes.py holds the two to it)."""
     if chat:
-        return client.post("/chat/completions", cast_to=ChatCompletion, body=body,
+        return client.post("/chat/completions", cast_to=openai.types.chat.ChatCompletion, body=body,
                            options=_CREATE_OPTIONS)
-    return client.post("/completions", cast_to=TextCompletion, body=body, options=_CREATE_OPTIONS)
+    return client.post("/completions", cast_to=openai.types.Completion, body=body, options=_CREATE_OPTIONS)
 
 
 def parse_retry_after(headers: Any) -> float | None:

@@ -4,7 +4,8 @@
 An agent is run once per study version (and, for a study with ``[[factors]]``, once per cell it is asked under:
 every cell, or the cells its table names, each run's prompts worded as that cell's pages, the same personas in
 every cell): a run of the same agent (``run.agent``) on the study's current
-version that is running or done is skipped (and one stopped is left for ``--resume``), a draft one is started.
+version that is running or done is skipped (and one stopped is left for ``--resume``, unless the agent's table
+has changed since: then a new run is started), a draft one is started.
 Before anything is created every agent to start is checked (its endpoint exists and is visible, its key is
 set, its personas can be had), so a problem with one agent starts none.
 """
@@ -21,6 +22,7 @@ from surveys.definition import versions
 from surveys.models import Study
 
 from . import preflight
+from .estimate import Estimate, estimate_run
 from .models import ElicitationRun, ModelEndpoint
 from .personas import PersonaError, personas_for
 from .run_settings import default_temperature
@@ -71,6 +73,18 @@ def current_run(study: Study, name: str, cell: str = "") -> ElicitationRun | Non
     return runs.order_by("-pk").first()
 
 
+def run_to_go_on(study: Study, agent: Mapping[str, Any], cell: str = "") -> ElicitationRun | None:
+    """The run ``agent`` goes on with: its newest on the current version, unless that one stopped (failed,
+    cancelled, out of budget) under settings the file has since changed (e.g. a persona template that did not
+    render): then a new run is started and the stopped one is kept as it is. ``cell``: the agent's run under that
+    cell (a study with factors)."""
+    run = current_run(study, agent["name"], cell)
+    stopped = run is not None and run.status not in (Status.DRAFT, Status.RUNNING, Status.COMPLETED)
+    if stopped and run.agent_settings != dict(agent):
+        return None
+    return run
+
+
 def skip_reason(run: ElicitationRun | None) -> str:
     """Why an agent whose newest run is ``run`` is not started again ("" when it is to be started)."""
     if run is None or run.status == Status.DRAFT:
@@ -82,13 +96,13 @@ def skip_reason(run: ElicitationRun | None) -> str:
     return f"{run.get_status_display().lower()} (run {run.pk}): carry it on with manage.py elicit --resume {run.pk}"
 
 
-def _endpoint(agent: Mapping[str, Any], user: Any) -> ModelEndpoint:
+def _endpoint(agent: Mapping[str, Any], user: Any, need_key: bool = True) -> ModelEndpoint:
     endpoints = ModelEndpoint.objects.all() if user is None else visible(ModelEndpoint.objects.all(), user)
     endpoint = endpoints.filter(name=agent["endpoint"]).first()
     if endpoint is None:
         raise AgentError(f"agent {agent['name']!r}: no endpoint called {agent['endpoint']!r} (register it with "
                          "manage.py add_endpoint, or name another endpoint in the agent's table)")
-    if problem := missing_key(endpoint):
+    if need_key and (problem := missing_key(endpoint)):
         raise AgentError(f"agent {agent['name']!r}: {problem}")
     return endpoint
 
@@ -97,6 +111,51 @@ def _temperature(study: Study, agent: Mapping[str, Any]) -> float:
     if agent.get("temperature") is not None:
         return float(agent["temperature"])
     return default_temperature(study, agent["mode"], agent["prompt_style"])
+
+
+def _draft(study: Study, agent: Mapping[str, Any], endpoint: ModelEndpoint, personas: list,
+           seed: int | None, cell: str = "") -> ElicitationRun:
+    """The run ``agent`` would get (under ``cell``), not saved."""
+    return ElicitationRun(study=study, endpoint=endpoint, mode=agent["mode"], samples_per_item=agent["samples"],
+                          temperature=_temperature(study, agent), seed=agent.get("seed"),
+                          few_shot=agent["few_shot"], max_tokens=agent["max_tokens"],
+                          prompt_style=agent["prompt_style"], agent=agent["name"], agent_settings=dict(agent),
+                          personas=personas, persona_seed=seed, condition=cell)
+
+
+@dataclass
+class AgentEstimate:
+    """What starting one declared agent would cost (``estimate``), or why it would be skipped (``reason``)."""
+
+    agent: str
+    endpoint: str
+    estimate: Estimate | None
+    reason: str = ""
+    cell: str = ""  # a study with [[factors]]: the cell of this run
+
+
+def estimate_agents(study: Study, user: Any = None) -> list[AgentEstimate]:
+    """The estimate of every agent ``start_agents`` would start now, and the skipped ones with the reason,
+    in the file's order. Creates nothing and sends no request (no pre-flight check, no key needed);
+    AgentError when an agent's endpoint or personas cannot be had."""
+    agents = declared(study)
+    if not agents:
+        raise AgentError(f"study {study.slug!r} declares no agents (add [[agents]] tables to its definition)")
+    found: list[AgentEstimate] = []
+    for agent, cell in ((a, c) for a in agents for c in agent_cells(study, a)):  # one run per cell (factors)
+        run = run_to_go_on(study, agent, cell)
+        if reason := skip_reason(run):
+            found.append(AgentEstimate(agent["name"], agent["endpoint"], None, reason, cell))
+            continue
+        endpoint = _endpoint(agent, user, need_key=False)
+        try:
+            personas, seed = personas_for(study, agent) if run is None else (run.personas, run.persona_seed)
+        except PersonaError as exc:
+            raise AgentError(str(exc)) from None
+        draft = run if run is not None else _draft(study, agent, endpoint, personas, seed, cell)
+        items = None if run is not None else list(study.main_items())
+        found.append(AgentEstimate(agent["name"], endpoint.name, estimate_run(draft, items=items), cell=cell))
+    return found
 
 
 def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: bool = True) -> list[AgentOutcome]:
@@ -112,7 +171,7 @@ def start_agents(study: Study, user: Any = None, *, queue: bool = True, check: b
     for agent in agents:
         drawn: tuple[list, int | None] | None = None  # one draw of personas, asked in every cell
         for cell in agent_cells(study, agent):
-            run = current_run(study, agent["name"], cell)
+            run = run_to_go_on(study, agent, cell)
             if reason := skip_reason(run):
                 outcomes.append(AgentOutcome(agent["name"], "skipped", run, reason, cell))
                 continue

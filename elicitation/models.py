@@ -200,7 +200,7 @@ class ElicitationRun(models.Model):
         (``elicitation.prompt_versions.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``),
         and records the study's current definition version (the wording its prompts come from)."""
         if self._state.adding and self.study_version_id is None:
-            self.study_version = self.study.versions.order_by("-number").first()
+            self.study_version = self.study.current_version()
         if self._state.adding and self.prompt_version == PROMPT_VERSION_DEFAULT and self.refines_id is None:
             self.prompt_version = default_prompt_version(self.study, prompt_shots(self))
         super().save(*args, **kwargs)

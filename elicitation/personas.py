@@ -18,6 +18,31 @@ from surveys.respondent_ids import hashed_id
 from .persona_sample import stratified_sample
 
 
+def from_participants(agent_settings: Mapping[str, Any] | None) -> bool:
+    """Whether a run's personas were drawn from the study's participants (not written in the file)."""
+    persona = (agent_settings or {}).get("persona") or {}
+    return bool(persona) and not persona.get("people")
+
+
+def free_text_fields(study: Study) -> frozenset[str]:
+    """The study's free-text questionnaire fields (``type = "text"``): people's own words."""
+    return frozenset(f["name"] for f in (study.definition or {}).get("questionnaire") or [] if f.get("type") == "text")
+
+
+def unshown_free_text(study: Study, agent_settings: Mapping[str, Any] | None) -> frozenset[str]:
+    """The free-text fields a run's personas drawn from participants must not carry: those its persona template
+    does not name (a participant's comment is no part of a persona its prompt never shows)."""
+    if not from_participants(agent_settings):
+        return frozenset()
+    template = ((agent_settings or {}).get("persona") or {}).get("template") or ""
+    return free_text_fields(study) - (template_fields(template) if template else set())
+
+
+def without(fields: Mapping[str, Any] | None, names: frozenset[str]) -> dict[str, Any] | None:
+    """``fields`` less ``names`` (None stays None)."""
+    return None if fields is None else {k: v for k, v in fields.items() if k not in names}
+
+
 class PersonaError(ValueError):
     """The personas cannot be had (e.g. none from participants yet); the message names the agent."""
 
@@ -31,6 +56,8 @@ def personas_for(study: Study, agent: Mapping[str, Any]) -> tuple[list[dict[str,
         return [{"fields": dict(p), "source": f"definition:people[{i}]"}
                 for i, p in enumerate(persona["people"])], None
     people, sources = participant_fields(study, template_fields(persona["template"]))
+    dropped = unshown_free_text(study, agent)  # people's comments are not copied into personas
+    people = [without(p, dropped) for p in people]
     if not people:
         raise PersonaError(f"agent {agent['name']!r}: its personas come from the participants, and study "
                            f"{study.slug!r} has no completed (non-test) participant with the questionnaire "

@@ -17,9 +17,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import openai
-
-from .client import EndpointClient, MalformedResponse, cause_of, classify, error_message
+from .client import EndpointClient, MalformedResponse, cause_of, classify, error_message, openai
 from .destinations import AddressRefused, url_problem
 from .models import ElicitationRun, ModelEndpoint
 from .modes import complete

@@ -1,5 +1,6 @@
 """Starting a self-refinement (elicitation/refinement.py) from the admin or the API, with the settings of
-``manage.py refine``: the admin form, the API's request serializer, and the one function both call.
+``manage.py refine``: the admin form and the one function it and the API (``elicitation.api``'s
+``RefineSerializer``) call.
 
 A run cannot be refined (:func:`refusal`; the API answers 409) when it is itself a refinement, when its study's
 answers are not intervals, or when it has no parsed interval yet; bad settings come back per field (400).
@@ -10,14 +11,11 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from rest_framework import serializers
-
-from surveys.api import SlugField
 
 from . import preflight
 from .models import ElicitationRun, ModelEndpoint
 from .refinement import create_refinement
-from .run_settings import REFINE_SETTINGS, is_refinement
+from .run_settings import MAX_SAMPLES, MAX_TEMPERATURE, MAX_TOKENS, REFINE_SETTINGS, SEED_BOUND, is_refinement
 from .runs import RunStateError, missing_key, start_run
 
 #: creating a run and starting it (the admin's add + change on runs)
@@ -74,16 +72,16 @@ class RefineForm(forms.Form):
     shown = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="answers shown (e)")
     setting = forms.ChoiceField(choices=[(s, s) for s in REFINE_SETTINGS], initial="single",
                                 help_text="single: answers at the item's own level; mixed: at every level")
-    draw_seed = forms.IntegerField(min_value=-(2**62), max_value=2**62, initial=0,
+    draw_seed = forms.IntegerField(min_value=-SEED_BOUND, max_value=SEED_BOUND, initial=0,
                                    help_text="seed of the draws of shown answers")
     mode = forms.ChoiceField(choices=MODES, initial=ElicitationRun.Mode.GREEDY)
-    samples = forms.IntegerField(min_value=1, max_value=10_000, initial=1,
+    samples = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=1,
                                  help_text="refinements per item, each with its own draw")
-    temperature = forms.FloatField(min_value=0, max_value=10, required=False,
+    temperature = forms.FloatField(min_value=0, max_value=MAX_TEMPERATURE, required=False,
                                    help_text="empty: 1.0 when sampled, 0 when greedy")
-    seed = forms.IntegerField(min_value=-(2**62), max_value=2**62, required=False,
+    seed = forms.IntegerField(min_value=-SEED_BOUND, max_value=SEED_BOUND, required=False,
                               help_text="seed sent where the endpoint takes one (+ sample index)")
-    max_tokens = forms.IntegerField(min_value=1, max_value=100_000, initial=256)
+    max_tokens = forms.IntegerField(min_value=1, max_value=MAX_TOKENS, initial=256)
     name = forms.CharField(max_length=200, required=False)
     skip_check = forms.BooleanField(required=False, label="Start without the pre-flight check",
                                     help_text="The endpoint is sent one cheap request first; tick to skip it.")
@@ -91,22 +89,3 @@ class RefineForm(forms.Form):
     def add_refinement_errors(self, exc: ValidationError) -> None:
         for field, messages in field_errors(exc).items():
             self.add_error(field if field in self.fields else None, messages)
-
-
-class RefineSerializer(serializers.Serializer):
-    """What ``manage.py refine`` takes (the source run is the one in the URL)."""
-
-    endpoint = SlugField(slug_field="name", queryset=ModelEndpoint.objects.all(), required=False, allow_null=True,
-                         help_text="Endpoint name; default: the source run's.")
-    shown = serializers.IntegerField(min_value=1, max_value=1000, default=3, help_text="Answers shown (e).")
-    setting = serializers.ChoiceField(choices=REFINE_SETTINGS, default="single")
-    draw_seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, default=0)
-    mode = serializers.ChoiceField(choices=MODES, default=ElicitationRun.Mode.GREEDY)
-    samples = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
-    temperature = serializers.FloatField(min_value=0, max_value=10, required=False, allow_null=True,
-                                         help_text="Default: 1.0 when sampled, 0 when greedy.")
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**62), max_value=2**62)
-    max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, default=256)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    check = serializers.BooleanField(default=True, help_text="Send the endpoint one cheap request first and refuse "
-                                                            "if it fails (elicitation.preflight); false skips it.")

@@ -109,7 +109,7 @@ def refinement_prompt(run: ElicitationRun, item: Item, sample_index: int) -> Pro
         candidates = authors_draw(run, item, sample_index)
         if not candidates:
             raise ValueError(f"run {run.refines_id} has no reply to show for item {item.key}")
-        text = bahaj.refinement_prompt(item.statement, [(raw, c) for _, raw, c in candidates], run.refine_setting)
+        text = bahaj.refinement_prompt(run.study.kind.authors_question(item), [(raw, c) for _, raw, c in candidates], run.refine_setting)
         return Prompt(text=text, messages=[{"role": "user", "content": text}],
                       record={"shown": [pk for pk, _, _ in candidates]})
     shown = draw(run, item, sample_index)

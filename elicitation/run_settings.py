@@ -12,6 +12,13 @@ from .choices import ApiStyle, Mode
 if TYPE_CHECKING:  # pragma: no cover
     from .models import ElicitationRun
 
+#: the bounds of a run's settings in the platform's own run forms (the API and ``manage.py elicit``, ``refine``);
+#: ``reproduce --rerun-models`` holds a package's request parameters to them too
+MAX_SAMPLES = 10_000
+MAX_TEMPERATURE = 10
+MAX_TOKENS = 100_000
+SEED_BOUND = 2**62
+
 REFINE_STYLE = "refine"  # the prompt style of a self-refinement run (elicitation/refinement.py)
 REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)  # ... and of the authors' refinement (Bahaj et al.'s code)
 REFINE_SETTINGS = ("single", "mixed")  # which of the source run's answers a refinement draws from

@@ -11,8 +11,8 @@ from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Sum
 from django.utils import timezone
 from kombu.exceptions import KombuError
-from redis.exceptions import RedisError
 
+from config.lazy_import import lazy_module
 from surveys.condition_context import cells_of
 from surveys.models import Item, Study
 
@@ -22,6 +22,8 @@ from .estimate import MICRO, requests_per_answer
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .run_settings import settings_errors
+
+redis = lazy_module("redis")  # imported only when the limits' Redis fails
 
 log = logging.getLogger(__name__)
 Mode = ElicitationRun.Mode
@@ -297,7 +299,7 @@ def requests_in_flight(run: ElicitationRun, held) -> int:
     the workers that hold the run's rows (``held``); a worker holds a slot exactly while it asks."""
     try:
         holders = throttle.limits().holders(run.endpoint)
-    except RedisError:  # the limits' Redis is out of reach: the page still shows everything else
+    except redis.RedisError:  # the limits' Redis is out of reach: the page still shows everything else
         log.warning("run %s: requests in flight unknown (the limits' Redis cannot be reached)", run.pk)
         return 0
     return len(holders & set(held.values_list("lease_owner", flat=True))) if holders else 0

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import quote
 
-import httpx2 as httpx
 from django.conf import settings
 
+from config.lazy_import import lazy_module
+
+httpx = lazy_module("httpx2")  # installed with openai; imported by the first call, not by every command's start-up
 #: HTTP statuses answered with a back-off and another try.
 RETRIED = {429}
 

@@ -126,8 +126,8 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
         return study.participants.count()
 
     def get_version(self, study: Study) -> int | None:
-        top = study.versions.order_by("-number").values_list("number", flat=True).first()
-        return top
+        current = study.current_version()
+        return current.number if current else None
 
     def validate(self, attrs: dict) -> dict:
         study = self.instance

@@ -31,7 +31,6 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Iterable
 
-import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -125,6 +124,7 @@ def _choose(pools: list[tuple[int, list[Item]]], usage: dict[int, int], rng: ran
     No statement above :func:`repeat_cap`; least-used items first (so max − min use within a pool stays
     ≤ 1 over completed participants); repeats as even as possible; statements with many least-used items left.
     """
+    import numpy as np  # here, like scipy: a command that draws nothing does not import them
     from scipy.optimize import Bounds, LinearConstraint  # here: scipy takes a second to import
     from scipy.sparse import lil_matrix
 

@@ -157,11 +157,12 @@ def check_entry_params(params: Mapping[str, str]) -> EntryParams:
     )
 
 
-def check_study_open(study: Study, channel: RecruitmentChannel | None = None) -> None:
+def check_study_open(study: Study, channel: RecruitmentChannel | None = None, *, test: bool = False) -> None:
     """Raise StudyNotOpen unless ``study`` accepts new participants; the message names Prolific only to
-    Prolific's participants (``channel`` None), nothing to those of another channel."""
+    Prolific's participants (``channel`` None), nothing to those of another channel. A test participant
+    (``test``: a researcher's test link, surveys.test_mode) may also enter a draft, to try it before it opens."""
     prolific = channel is None
-    if study.status == Study.Status.DRAFT:
+    if study.status == Study.Status.DRAFT and not test:
         raise StudyNotOpen(_("This study has not started yet"),
                            _("The study is not open yet. Please try again later or return it on Prolific.")
                            if prolific else _("The study is not open yet. Please try again later."))
@@ -196,7 +197,7 @@ def check_entry_rate(study: Study, client: str, channel: RecruitmentChannel | No
 def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client: str = "") -> Participant:
     """The participant for a study link: created on first entry, the same row when the PID comes back.
 
-    New participants are only admitted to a live study with items, and at most ENTRY_MAX_PER_CLIENT per
+    New participants are only admitted to a live study with items (test participants to a draft too), and at most ENTRY_MAX_PER_CLIENT per
     client address in ENTRY_WINDOW_SECONDS; a known PID may always come back (to resume, or to see their
     completion code). Nothing is created when the link is refused.
     """
@@ -216,7 +217,7 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
                         _("The address carries a test marker that this site did not issue for this study. "
                           "Researchers: copy a fresh test link from `.venv/bin/python manage.py show_links` "
                           "or the admin.")) from None
-    check_study_open(study, channel)
+    check_study_open(study, channel, test=is_test)
     check_not_withdrawn(study, ids.pid, channel)
     check_entry_rate(study, client, channel)
     defaults = {"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,

@@ -27,11 +27,13 @@ class PledgeForm(forms.Form):
 
 
 class AnswerForm(forms.Form):
-    """One item page. ``position`` and ``item`` say which slot the page showed; ``value`` is the answer,
-    checked by the instrument (surveys.flow.submit_answer); ``client_time_ms`` is measured by the page."""
+    """One item page. ``position`` and ``item`` say which slot the page showed and ``token`` signs them for the
+    participant (surveys.page_tokens; a preview has none); ``value`` is the answer, checked by the instrument
+    (surveys.flow.submit_answer); ``client_time_ms`` is measured by the page."""
 
     position = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     item = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    token = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     # Neither limits the length: a bad value is the instrument's to reject (the page asks again), and a bad
     # client time is dropped (surveys.flow.parse_client_ms); neither may make the answer look tampered.
     value = forms.CharField(required=False)

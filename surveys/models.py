@@ -212,6 +212,11 @@ class Study(models.Model):
         """Items that can be assigned to participants and posed to models."""
         return self.items.filter(is_demonstration=False)
 
+    def current_version(self) -> "StudyVersion | None":
+        """The version participants and runs are given now: the one that became current last (a load that
+        returns to an earlier version's content makes that version current again), None before versions."""
+        return self.versions.order_by("-current_since", "-number").first()
+
 
 class StudyVersion(models.Model):
     """One version of a study's definition: its content hash and the definition itself, kept for good so the
@@ -222,6 +227,9 @@ class StudyVersion(models.Model):
     sha256 = models.CharField(max_length=64, help_text="SHA-256 of the definition's canonical JSON and its item files.")
     definition = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
+    current_since = models.DateTimeField(
+        default=timezone.now, help_text="When this version last became the study's current one: when it was made, "
+                                        "or when a load returned the study to its content.")
 
     class Meta:
         ordering = ["study", "number"]
@@ -418,7 +426,7 @@ class Participant(models.Model):
     def save(self, *args, **kwargs) -> None:
         """A new participant records the study's current definition version (the wording they are shown)."""
         if self._state.adding and self.study_version_id is None:
-            self.study_version = self.study.versions.order_by("-number").first()
+            self.study_version = self.study.current_version()
         super().save(*args, **kwargs)
 
     def __str__(self) -> str:

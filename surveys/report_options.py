@@ -9,16 +9,19 @@ names and values are refused with a message naming the known ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 
 @dataclass(frozen=True)
 class ReportOption:
-    """One option: its allowed values (the first is the default for new studies) and what each means."""
+    """One option: its allowed values (the first is the default for new studies) and what each means. An option
+    with ``check`` takes free text instead (e.g. Tang RQ1's ``orientation`` rules): ``choices`` then holds only its
+    default, and ``check(value)`` says what is wrong with a value (empty when it can be used)."""
 
     name: str
     choices: Mapping[str, str]  # value → what it means (shown in the admin help and the report)
     help: str = ""
+    check: Callable[[Any], list[str]] | None = None
 
     @property
     def default(self) -> str:
@@ -37,6 +40,8 @@ def option_errors(declared: Mapping[str, ReportOption], chosen: Any) -> list[str
         if option is None:
             known = ", ".join(sorted(declared)) or "none"
             errors.append(f"unknown report option {name!r} (this kind's options: {known})")
+        elif option.check is not None:
+            errors += [f"report option {name!r}: {problem}" for problem in option.check(value)]
         elif value not in option.choices:
             errors.append(f"report option {name!r} must be one of {', '.join(option.choices)}, not {value!r}")
     return errors

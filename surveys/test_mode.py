@@ -1,4 +1,5 @@
-"""Test participants: links for researchers to take a live study themselves without creating data that count.
+"""Test participants: links for researchers to take a study themselves, live or still a draft, without creating
+data that count.
 
 A test link is the study link with ``test=<token>``, where the token is the study's slug signed with the
 site's SECRET_KEY (``django.core.signing``, salt ``hedgelab.test-participant``): only the platform can make

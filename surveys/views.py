@@ -28,6 +28,7 @@ from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
 from .condition_context import under
+from .page_tokens import slot_token, token_matches
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
                       preview_pledge, preview_progress, preview_questionnaire, preview_summary)
@@ -42,6 +43,8 @@ STEP_URLS = {
     Step.DONE: "surveys:done",
     Step.ENDED: "surveys:done",
 }
+NOT_THIS_QUESTION = gettext_noop("That answer did not match your current question, so it was not saved. "
+                                  "Please answer the question below.")
 STALE_PAGE = gettext_noop("That page was already submitted (perhaps in another tab); here is where you are now.")
 
 
@@ -281,10 +284,9 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
     error = ""
     if request.method == "POST":
         form = AnswerForm(request.POST)
-        if not form.is_valid():
-            messages.warning(request, _("That answer did not match your current question, so it was not saved. "
-                                        "Please answer the question below."))
-            return _step_redirect(study, Step.ITEM)
+        if not form.is_valid() or not token_matches(form.cleaned_data["token"], participant.pk,
+                                                    form.cleaned_data["position"], form.cleaned_data["item"]):
+            return _refused_page(request, study)
         data = form.cleaned_data
         result = flow.submit_answer(participant, data["position"], data["item"], request.POST,
                                     data["client_time_ms"], progress=progress, show_next=True)
@@ -301,12 +303,21 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
     return _question_page(request, study, progress, error, request.POST if error else None)
 
 
+def _refused_page(request: HttpRequest, study: Study) -> HttpResponse:
+    """A post that is not an answer to a question page of this participant's (no or a wrong token: a page
+    restored from another question, or altered): nothing is stored, and the current question is shown again
+    (the question URL), empty, with a message saying so."""
+    messages.warning(request, _(NOT_THIS_QUESTION))
+    return _step_redirect(study, Step.ITEM)
+
+
 def _question_page(request: HttpRequest, study: Study, progress: Progress, error: str = "",
                    refused: Any = None) -> HttpResponse:
     """The page of the question at ``progress`` (its first-shown time already recorded); it posts to the
-    question URL, the one it was asked for or posted to."""
-    return render(request, "surveys/item.html", _step_context(study, Step.ITEM, request.path, False,
-                                                              **_item_context(study, progress, error, refused)))
+    question URL, the one it was asked for or posted to, with the token of its question (surveys.page_tokens)."""
+    context = _item_context(study, progress, error, refused)
+    context["token"] = slot_token(progress.slot)
+    return render(request, "surveys/item.html", _step_context(study, Step.ITEM, request.path, False, **context))
 
 
 @participant_page(Step.DONE, Step.ENDED)

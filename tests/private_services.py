@@ -237,19 +237,22 @@ class Participant:
         self._until_ok(f"{s}/instructions/", {"step": "instructions"})
         self._until_ok(f"{s}/pledge/", {"step": "pledge", "pledge": "on"})
 
-    def question(self) -> tuple[str, str] | None:
-        """(position, item id) of the current question, or None when there is none (done)."""
+    def question(self) -> tuple[str, str, str] | None:
+        """(position, item id, page token) of the current question, or None when there is none (done)."""
         status, text, location = self._until_ok(f"/s/{self.slug}/question/")
         position = re.search(r'name="position" value="(\d+)"', text)
         item = re.search(r'name="item" value="(\d+)"', text)
-        return (position.group(1), item.group(1)) if status == 200 and position and item else None
+        token = re.search(r'name="token" value="(\w*)"', text)
+        return (position.group(1), item.group(1), token.group(1)) if status == 200 and position and item and token \
+            else None
 
-    def post_answer(self, form: tuple[str, str], value: str = "50") -> bool:
+    def post_answer(self, form: tuple[str, str, str], value: str = "50") -> bool:
         """Submit an answer to the question ``form`` (from :meth:`question`); whether the server confirmed it:
         with the next question's page (another position: a refused answer comes back on its own question) or,
         after the last, a redirect."""
         status, text, location = self._request(f"/s/{self.slug}/question/", {
-            "step": "item", "position": form[0], "item": form[1], "value": value, "client_time_ms": "900"})
+            "step": "item", "position": form[0], "item": form[1], "token": form[2], "value": value,
+            "client_time_ms": "900"})
         if answer_confirmed(status, text, form[0], location):
             self.confirmed.append(int(form[0]))
             return True

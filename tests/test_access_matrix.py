@@ -90,6 +90,7 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "api export": ("api", "/api/studies/alpha/export/csv/", "alpha-1"),
         "api export raw": ("api", "/api/studies/alpha/export/csv/?raw_ids=1", "alpha-1"),
         "api package": ("api", "/api/studies/alpha/package/", "data/participants.jsonl"),
+        "api codebook": ("api", "/api/studies/alpha/codebook/json/", MARK),  # the items' statements' values
         "api prolific": ("api", "/api/prolific/studies/alpha/", "alpha-prolific"),
         "api submissions": ("api", "/api/prolific/submissions/", "alpha-sub"),
         "admin studies": ("admin", reverse("admin:surveys_study_changelist"), MARK),
@@ -103,7 +104,9 @@ def read_routes(w) -> dict[str, tuple[str, str, str]]:
         "admin run agents": ("admin", reverse("admin:elicitation_run_agents", args=["alpha"]), "Study alpha"),
         "admin package": ("admin", reverse("admin:analysis_studyanalysis_package", args=[s.pk]),
                           "data/participants.jsonl"),
+        "admin codebook": ("admin", reverse("admin:analysis_studyanalysis_codebook", args=[s.pk, "md"]), MARK),
         "preview": ("admin", reverse("surveys:preview", args=["alpha"]), "alpha"),
+        "api login": ("admin", "/api-auth/login/?next=/api/", "alpha"),  # the browsable API's login form
     }
 
 
@@ -124,6 +127,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "api export":          (S, S, D, S, S),  # salted ids unless ?raw_ids=1
     "api export raw":      (P, P, D, D, P),
     "api package":         (S, S, D, S, S),  # salted ids only, for every role that may read the report
+    "api codebook":        (S, S, D, S, S),  # the export's columns and values, no participant ids
     "api prolific":        (S, S, D, D, S),
     "api submissions":     (P, P, H, D, P),
     "admin studies":       (S, S, H, D, S),
@@ -136,7 +140,9 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin report":        (S, S, D, S, S),
     "admin run agents":    (S, S, D, D, S),
     "admin package":       (S, S, D, S, S),
+    "admin codebook":      (S, S, D, S, S),
     "preview":             (S, S, D, D, S),
+    "api login":           (H, H, H, H, H),  # a form, the same for everyone: no study's data
 }
 
 

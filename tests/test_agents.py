@@ -118,6 +118,28 @@ def test_all_agents_starts_those_not_run_and_skips_the_others(stub):
     assert ElicitationRun.objects.count() == 2
 
 
+def test_all_agents_estimate_only_prints_the_estimates_and_sends_nothing(stub):
+    """Issue 32 point 2: --all-agents --estimate-only started the runs; an estimate creates no run and sends no
+    request, not even the pre-flight check (run without --no-check)."""
+    make_endpoint(stub, price_prompt_per_1k="1")
+    study = load_example([agent("greedy-one"), agent("sampled-two", mode="sampled", samples=2, seed=1,
+                                                     persona={"template": TEMPLATE, "people": PEOPLE})]).study
+    out = run_command("elicit", study.slug, "--all-agents", "--estimate-only")
+    n = study.main_items().count()
+    assert f"agent greedy-one on stub: estimate (in all): {n} answers, {n} requests" in out
+    assert f"agent sampled-two on stub: estimate (in all): {n * 2 * 2} answers" in out  # 2 samples × 2 personas
+    assert "no run created, no request sent" in out
+    assert not ElicitationRun.objects.exists() and stub.requests == []
+    run_command("elicit", study.slug, "--all-agents", "--sync", "--no-check")
+    done = ElicitationRun.objects.get(agent="greedy-one")
+    requests = len(stub.requests)
+    out = run_command("elicit", study.slug, "--all-agents", "--estimate-only")
+    assert f"agent greedy-one: would be skipped, done (run {done.pk})" in out
+    out = run_command("elicit", "--resume", str(done.pk), "--estimate-only")
+    assert "estimate (still to do): 0 answers" in out and "resumed" not in out
+    assert ElicitationRun.objects.count() == 2 and len(stub.requests) == requests
+
+
 def test_a_new_version_runs_the_agents_again(stub):
     make_endpoint(stub)
     study = load_example([agent()]).study
@@ -141,6 +163,28 @@ def test_all_agents_refuses_with_the_agent_and_endpoint_named_and_starts_none(st
     with pytest.raises(CommandError, match="agent 'mirror'.*no completed"):
         run_command("elicit", from_people.slug, "--all-agents", "--no-check")
     assert not ElicitationRun.objects.exists() and not stub.requests
+
+
+def test_resuming_a_run_whose_prompts_cannot_be_built_says_why_and_a_fixed_file_starts_anew(stub):
+    """Issue 32 point 6: a persona template that escaped the sandbox failed every answer, and --resume ended in a
+    traceback. It says why in one error; the agent, fixed in the file, starts a new run."""
+    endpoint = make_endpoint(stub)
+    study = load_example([agent(persona={"template": TEMPLATE, "people": PEOPLE})]).study
+    table = dict(study.definition["agents"][0])
+    table["persona"] = dict(table["persona"], template="You are {{ ''.__class__ }}.")  # as loaded before the fix
+    run = ElicitationRun.objects.create(study=study, endpoint=endpoint, agent="mirror", agent_settings=table,
+                                        personas=[{"fields": p, "source": "x"} for p in PEOPLE],
+                                        status="failed", status_reason="12 answers failed")
+    with pytest.raises(CommandError, match=rf"run {run.pk} cannot be resumed: its prompts cannot be built "
+                                           r"\(access to attribute '__class__'.*unsafe.*elicit .* --all-agents"):
+        run_command("elicit", "--resume", str(run.pk), "--sync", "--no-check")
+    assert not stub.requests
+    stub.default = Reply.answer("40")
+    out = run_command("elicit", study.slug, "--all-agents", "--sync", "--no-check")
+    fresh = ElicitationRun.objects.exclude(pk=run.pk).get()
+    assert f"agent mirror: started run {fresh.pk}" in out and fresh.status == "completed"
+    run.refresh_from_db()
+    assert run.status == "failed"  # kept as it was
 
 
 # --- the API and the admin -----------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ import pytest
 from django.core.management import call_command
 
 from analysis import exports
-from analysis.exports import COLUMNS, SCHEMA, csv_chunks, export_rows, export_study, parquet_chunks, read_csv
+from analysis.exports import (COLUMNS, SCHEMA, csv_chunks, export_rows, export_study, parquet_chunks, read_csv,
+                              study_layout)
 from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Participant, Response
 from test_analysis_factories import add_participant, add_run, nv_and_v
@@ -54,15 +55,17 @@ def test_parquet_is_typed_and_agrees_with_csv(studies, tmp_path):
     n_pq = export_study(nv, "parquet", tmp_path / "a.parquet")
     assert n_csv == n_pq == expected_rows(nv)
     schema = pq.read_schema(tmp_path / "a.parquet")
-    assert schema.names == COLUMNS
-    assert [f.type for f in schema] == [f.type for f in SCHEMA]
+    layout = study_layout(nv)
+    assert schema.names[:len(COLUMNS)] == COLUMNS and schema.names == layout.columns  # the study's columns after
+    assert [f.type for f in schema][:len(SCHEMA)] == [f.type for f in SCHEMA]
+    assert [f.type for f in schema] == [f.type for f in layout.schema]
     assert schema.field("distribution").type == pa.string() and schema.field("timestamp").type == pa.timestamp("us", tz="UTC")
     df = pd.read_parquet(tmp_path / "a.parquet")
     assert len(df) == n_pq
     assert not [c for c in df.columns if df[c].dtype == object], df.dtypes
     assert str(df["item_id"].dtype) == "Int64" and str(df["included"].dtype) == "boolean"
     assert str(df["value"].dtype) == "float64" and str(df["timestamp"].dtype) == "datetime64[us, UTC]"
-    from_csv = read_csv(tmp_path / "a.csv")
+    from_csv = read_csv(tmp_path / "a.csv", layout)
     pd.testing.assert_frame_equal(from_csv, df, check_exact=True)
 
 
@@ -118,15 +121,16 @@ def test_hashed_ids_stable_and_raw_ids_only_when_asked(studies, tmp_path, settin
 
 def test_writers_stream_in_chunks_and_row_groups(studies, tmp_path):
     nv, _ = studies
-    rows = list(export_rows(nv))
-    n = exports.write_parquet(iter(rows), tmp_path / "g.parquet", row_group_size=7)
+    layout = study_layout(nv)
+    rows = list(export_rows(nv, layout=layout))
+    n = exports.write_parquet(iter(rows), tmp_path / "g.parquet", row_group_size=7, layout=layout)
     meta = pq.ParquetFile(tmp_path / "g.parquet").metadata
     assert meta.num_rows == n == len(rows) and meta.num_row_groups == math.ceil(len(rows) / 7)
-    pieces = list(parquet_chunks(iter(rows), row_group_size=100))
+    pieces = list(parquet_chunks(iter(rows), row_group_size=100, layout=layout))
     assert len(pieces) == math.ceil(len(rows) / 100) + 1  # one per row group, then the footer
     streamed = pd.read_parquet(io.BytesIO(b"".join(pieces)))
     pd.testing.assert_frame_equal(streamed, pd.read_parquet(tmp_path / "g.parquet"))
-    text = list(csv_chunks(iter(rows), chunk_rows=50))
+    text = list(csv_chunks(iter(rows), chunk_rows=50, layout=layout))
     assert len(text) == math.ceil(len(rows) / 50) + (len(rows) % 50 == 0)
     assert len(list(csv.reader(io.StringIO("".join(text))))) == len(rows) + 1
 
@@ -134,22 +138,25 @@ def test_writers_stream_in_chunks_and_row_groups(studies, tmp_path):
 def test_writers_emit_before_the_rows_run_out(studies):
     """Nothing is gathered first: the first piece leaves before later rows are even produced."""
     nv, _ = studies
-    first = list(itertools.islice(export_rows(nv), 12))
+    layout = study_layout(nv)
+    first = list(itertools.islice(export_rows(nv, layout=layout), 12))
 
     def rows_then_failure():
         yield from first
         raise RuntimeError("rows beyond the first chunk were requested too early")
 
-    assert next(csv_chunks(rows_then_failure(), chunk_rows=5)).count("\n") == 6  # header + 5 rows
-    assert next(parquet_chunks(rows_then_failure(), row_group_size=5))[:4] == b"PAR1"
+    assert next(csv_chunks(rows_then_failure(), chunk_rows=5, layout=layout)).count("\n") == 6  # header + 5 rows
+    assert next(parquet_chunks(rows_then_failure(), row_group_size=5, layout=layout))[:4] == b"PAR1"
 
 
 def test_empty_study_exports_a_header_and_an_empty_typed_file(nv_study, tmp_path):
     assert export_study(nv_study, "csv", tmp_path / "e.csv") == 0
-    assert (tmp_path / "e.csv").read_text().strip() == ",".join(COLUMNS)
+    columns = study_layout(nv_study).columns
+    assert (tmp_path / "e.csv").read_text().strip() == ",".join(columns)
+    assert columns[:len(COLUMNS)] == COLUMNS
     assert export_study(nv_study, "parquet", tmp_path / "e.parquet") == 0
     df = pd.read_parquet(tmp_path / "e.parquet")
-    assert list(df.columns) == COLUMNS and len(df) == 0
+    assert list(df.columns) == columns and len(df) == 0
     assert pd.read_parquet(io.BytesIO(b"".join(exports.stream_study(nv_study, "parquet")))).empty
 
 

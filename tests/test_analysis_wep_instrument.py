@@ -7,6 +7,7 @@ import pytest
 from django.template.loader import render_to_string
 
 from analysis.importers import _ensure_items
+from surveys.page_tokens import slot_token
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import AnswerError, get_instrument
 from surveys.instruments.wep_probability import CANONICAL_ORDER, EXPRESSIONS
@@ -112,7 +113,8 @@ def test_a_participant_completes_a_wep_study(wep_study, client):
         assert kind_sentence(slot.item) in page.content.decode()
         value = (SILEO_MEDIANS[slot.item.expression] // 5) * 5
         client.post(f"/s/{wep_study.slug}/question/", {"step": "item", "position": slot.position,
-                                                       "item": slot.item_id, "value": str(value)})
+                                                       "item": slot.item_id, "value": str(value),
+                                                       "token": slot_token(slot)})
     participant.refresh_from_db()
     assert participant.status == Participant.Status.COMPLETED
     saved = dict(Response.objects.filter(participant=participant).values_list("item__expression", "value"))

@@ -10,7 +10,8 @@ from django.template import engines
 
 LOOP = engines["django"].from_string(
     '{% for option in q.options %}{% with v=option|stringformat:"s" %}\n'
-    '    <span class="sb-option"><input type="radio" name="{{ name }}" data-answer id="{{ prefix }}-{{ v }}" '
+    '    <span class="sb-option"><input type="radio" name="{{ name }}" data-answer autocomplete="off" '
+    'id="{{ prefix }}-{{ v }}" '
     'value="{{ v }}"{% if selected is not None and selected != "" and option == selected %} checked{% endif %}>'
     '<label for="{{ prefix }}-{{ v }}">{{ v }}</label></span>\n    {% endwith %}{% endfor %}')
 TAG = engines["django"].from_string("{% load answer_widgets %}{% scale_options q.options name prefix selected %}")

@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.deploy, pytest.mark.broker]
 ROOT = Path(__file__).resolve().parent.parent
 PARTICIPANTS, RUN_ITEMS, BOOT_TIMEOUT, WORK_TIMEOUT = 4, 40, 60, 90
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-SLOT = re.compile(r'name="position" value="(\d+)".*?name="item" value="(\d+)"', re.S)
+SLOT = re.compile(r'name="position" value="(\d+)".*?name="item" value="(\d+)".*?name="token" value="(\w*)"', re.S)
 
 
 def procfile() -> dict[str, str]:
@@ -125,7 +125,8 @@ def take_part(bases: list[str], pid: str, errors: list[str]) -> None:
             token = CSRF.search(page.text)
             assert slot and token, f"{pid}: unexpected page {page.url}: {page.text[:300]}"
             answer = session.post(url("/s/e2e/question/"), {
-                "step": "item", "position": slot.group(1), "item": slot.group(2), "client_time_ms": "900",
+                "step": "item", "position": slot.group(1), "item": slot.group(2), "token": slot.group(3),
+                "client_time_ms": "900",
                 "value": str(random.choice(range(0, 101, 5))), "csrfmiddlewaretoken": token.group(1)},
                 timeout=30, headers={"Referer": page.url})
             assert answer.status_code == 200, answer.text[:300]

@@ -37,6 +37,37 @@ def test_the_site_builds_strictly_with_every_page_in_the_navigation(site):
     assert all((site / page).exists() for page in pages)  # plain .html files: the site works opened from disk
 
 
+@pytest.mark.browser
+def test_search_works_in_the_site_opened_from_disk(site):
+    """The built site opened as files (file://…/index.html, no server) finds pages with its search box (issue 32
+    point 10): Material's offline plugin ships the index as a script, which a page opened from disk may load, and
+    runs the search worker through the iframe-worker shim, shipped in docs/javascripts."""
+    from test_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (make browser)")
+    from playwright.sync_api import sync_playwright
+
+    assert (site / "search" / "search_index.js").exists()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            offsite: list[str] = []
+            page.route("http*://**", lambda route: (offsite.append(route.request.url), route.abort()))
+            page.goto((site / "index.html").as_uri())
+            page.locator("input[data-md-component=search-query]").click()
+            page.keyboard.type("participant", delay=20)
+            meta = page.locator(".md-search-result__meta")
+            meta.filter(has_text="matching documents").wait_for(timeout=30_000)
+            assert int(meta.inner_text().split()[0]) > 5
+            first = page.locator(".md-search-result__link").first.get_attribute("href")
+            assert re.match(r"file://.*\.html(\?h=[^#]*)?(#.*)?$", first), first  # a page file, opened from disk
+            assert offsite == []  # the site loads nothing from the network (the shim is shipped)
+        finally:
+            browser.close()
+
+
 def test_the_command_reference_holds_every_command_and_its_options(site):
     page = (site / "reference" / "commands.html").read_text(encoding="utf-8")
     ours = [name for name, app in get_commands().items() if app.split(".")[-1] in APPS]

@@ -436,8 +436,12 @@ def persona_walk(slug: str, study: Study, stub, folder: Path, answers: int) -> N
         call_command("reproduce", str(tampered), stdout=io.StringIO())
 
     out = io.StringIO()
-    call_command("reproduce", str(package), "--rerun-models", "--endpoint", "stub", stdout=out)
-    assert "mirror" in out.getvalue()
+    from elicitation.models import ModelEndpoint
+
+    ModelEndpoint.objects.filter(name="stub").update(price_prompt_per_1k="0.001")  # --yes --budget needs prices
+    call_command("reproduce", str(package), "--rerun-models", "--endpoint", "stub", "--yes", "--budget", "10",
+                 stdout=out)
+    assert "would send" in out.getvalue() and "mirror" in out.getvalue()
 
 
 def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) -> None:

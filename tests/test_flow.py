@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from private_services import answer_confirmed
+from surveys.page_tokens import slot_token
 from surveys import flow
 from surveys.flow import Outcome, Step
 from surveys.instruments.speaker_belief import EXPRESSIONS
@@ -60,7 +61,7 @@ def current_slot(participant: Participant) -> Assignment:
 
 def answer(client: Client, study: Study, slot: Assignment, value, **extra):
     data = {"step": "item", "position": slot.position, "item": slot.item_id, "value": value,
-            "client_time_ms": "1234"} | extra
+            "client_time_ms": "1234", "token": slot_token(slot)} | extra
     return client.post(url(study, "item"), data)
 
 
@@ -323,7 +324,7 @@ def test_a_value_field_sent_twice_asks_again_instead_of_keeping_the_last(client,
     participant = start(client, study)
     slot = current_slot(participant)
     response = client.post(url(study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
-                                                "value": ["50", "70"]})
+                                                "value": ["50", "70"], "token": slot_token(slot)})
     assert response.status_code == 200 and "Please give one answer only." in page(response)
     assert not Response.objects.exists()
     assert saved(answer(client, study, slot, 35), slot)
@@ -332,7 +333,8 @@ def test_a_value_field_sent_twice_asks_again_instead_of_keeping_the_last(client,
 def test_missing_value_field_asks_again(client, study):
     participant = start(client, study)
     slot = current_slot(participant)
-    response = client.post(url(study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id})
+    response = client.post(url(study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
+                                                "token": slot_token(slot)})
     assert response.status_code == 200 and "Please choose an answer" in page(response)
     assert not Response.objects.exists()
 

@@ -140,6 +140,12 @@ def test_models_only_says_no_human_answers_yet(tmp_path):
     out = io.StringIO()
     call_command("report", "pilot", "--out", str(tmp_path), stdout=out)
     assert "no human answers yet" in out.getvalue() and (tmp_path / "generic-condition-a.png").exists()
+    printed = out.getvalue()  # issue 32 point 10: it said only the summary table; now where every file went
+    written = sorted(tmp_path.iterdir())
+    assert {p.suffix for p in written} == {".json", ".csv", ".png", ".svg"}
+    assert all(str(path) in printed for path in written)
+    assert "table   generic_summary" in printed and f"{tmp_path / 'generic_summary.csv'}" in printed
+    assert "figure  generic-condition-a" in printed and f"written {len(written)} files to {tmp_path}" in printed
 
 
 def test_choice_option_shares_majority_and_js_distance():

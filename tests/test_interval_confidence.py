@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from surveys.page_tokens import slot_token
 from surveys.demo.overprecision import SLUG, load_overprecision_demo
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import get_instrument
@@ -155,7 +156,8 @@ def test_the_page_shows_the_level_and_refuses_a_reversed_interval(client, study)
     c = slot.item.extra["confidence"]
     assert slot.item.statement in shown and f"Give a range that you are {c}% sure contains the right answer" in shown
     assert 'name="lower"' in shown and 'name="upper"' in shown and 'step="any"' in shown and "data-ordered" in shown
-    post = {"step": "item", "position": slot.position, "item": slot.item_id, "client_time_ms": "900"}
+    post = {"step": "item", "position": slot.position, "item": slot.item_id, "token": slot_token(slot),
+            "client_time_ms": "900"}
     refused = client.post(url(study, "item"), post | {"lower": "20", "upper": "-3"})
     assert refused.status_code == 200
     assert "The lower bound must not be greater than the upper bound." in page(refused)

@@ -62,6 +62,7 @@ API_ROUTES = [  # (method, url, permissions needed)
     ("get", "/api/studies/perm/report/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/package/", ["analysis.view_studyanalysis"]),
+    ("get", "/api/studies/perm/codebook/json/", ["analysis.view_studyanalysis"]),
     ("get", "/api/studies/perm/export/csv/?raw_ids=1", ["analysis.view_studyanalysis", "surveys.view_participant"]),
     # the result names the excluded participants by PROLIFIC_PID, so raw ids are needed too
     ("post", "/api/studies/perm/attention/", ["analysis.view_studyanalysis", "surveys.change_participant",
@@ -87,6 +88,19 @@ def test_api_route_needs_its_model_permissions(data, method, url, perms):
 
 def test_api_root_lists_collections_for_any_staff(data):
     assert api_client(staff_with()).get("/api/").status_code == 200
+
+
+def test_the_browsable_api_login_grants_no_permission(data):
+    """/api-auth/login/ (the browsable API's session login) is a login and nothing more: the session has the
+    user's permissions, as a token does."""
+    user = staff_with()
+    user.set_password("pw-for-the-test")
+    user.save()
+    client = Client()
+    assert client.post("/api-auth/login/", {"username": user.username, "password": "pw-for-the-test"}).status_code == 302
+    assert client.get("/api/").status_code == 200
+    assert client.get("/api/studies/").status_code == 403
+    assert Client().get("/api/studies/").status_code == 401
 
 
 def test_responses_show_raw_pids_only_with_view_participant(data):
@@ -118,6 +132,7 @@ def admin_routes(data) -> list[tuple[str, str, list[str]]]:
         ("get", reverse("admin:analysis_studyanalysis_export", args=[study, "csv"]) + "?raw_ids=1",
          ["analysis.view_studyanalysis", "surveys.view_participant"]),
         ("get", reverse("admin:analysis_studyanalysis_package", args=[study]), ["analysis.view_studyanalysis"]),
+        ("get", reverse("admin:analysis_studyanalysis_codebook", args=[study, "csv"]), ["analysis.view_studyanalysis"]),
         ("post", reverse("admin:analysis_studyanalysis_attention", args=[study]),
          ["analysis.view_studyanalysis", "surveys.change_participant"]),
         ("get", reverse("admin:elicitation_elicitationrun_refine", args=[run]),

@@ -168,3 +168,64 @@ def test_a_run_without_personas_keeps_its_prompts(stub):
     assert prompt_for_run(run, item, 0) == study.kind.prompt_for_sample(item, study.demonstrations(), True,
                                                                          "standard", 0, None)
     assert set(ModelResponse.objects.filter(run=run).values_list("persona", flat=True)) == {None}
+
+
+# --- people's free text stays theirs (issue 32 point 8) -------------------------------------------------------
+COMMENTS = '''
+[[questionnaire]]
+name = "comments"
+label = "Any comments on the study?"
+type = "text"
+required = false
+when = "after"
+'''
+
+
+@pytest.mark.django_db
+def test_participants_comments_are_not_copied_onto_model_rows(stub):
+    """A persona drawn from participants carried every questionnaire answer, so each participant's comment
+    appeared on every model row of the combined export and the replication package. Model rows carry the
+    persona's fields only, never people's free text, also for personas stored before the fix."""
+    from agent_studies import EXAMPLE, example_text
+    from analysis.exports import export_rows, study_layout
+    from analysis.replication import rows as package_rows
+    from surveys.definition.loader import files_beside, load
+
+    make_endpoint(stub)
+    text = example_text([agent(persona={"template": TEMPLATE, "from": "participants"})])
+    text = text.replace("[report]", COMMENTS.lstrip() + "\n[report]")
+    study = load(text, str(EXAMPLE), files_beside(EXAMPLE)).study
+    from tests.test_analysis_factories import add_participant
+
+    for pid, answers in (("P-A", dict(age=30, gender="woman", first_language="English",
+                                      comments="Loved it, my cat helped")),
+                         ("P-B", dict(age=64, gender="man", first_language="Spanish", comments="Too long"))):
+        person = add_participant(study, pid, [(item, 50) for item in study.main_items()])
+        person.questionnaire = answers
+        person.save(update_fields=["questionnaire"])
+    stub.default = Reply.answer("40")
+    run_command("elicit", study.slug, "--all-agents", "--sync", "--no-check")
+    run = ElicitationRun.objects.get()
+    assert sorted(p["fields"]["age"] for p in run.personas) == [30, 64]
+    assert all("comments" not in p["fields"] for p in run.personas)
+    assert not ModelResponse.objects.filter(persona__has_key="comments").exists()
+
+    def exported() -> tuple[list, list]:
+        columns = study_layout(study).columns
+        at, kind = columns.index("comments"), columns.index("respondent_type")
+        found = list(export_rows(study))
+        return ([r[at] for r in found if r[kind] == "human"], [r[at] for r in found if r[kind] == "model"])
+
+    humans, models = exported()
+    assert sorted(humans) == sorted(["Loved it, my cat helped"] * 6 + ["Too long"] * 6)  # theirs, on their rows
+    assert len(models) == 12 and set(models) == {None}
+    # runs stored before the fix carry the comments in their personas: the export and the package leave them out
+    for answer in ModelResponse.objects.filter(run=run):
+        answer.persona = dict(answer.persona, comments="Too long")
+        answer.save(update_fields=["persona"])
+    run.personas = [dict(p, fields=dict(p["fields"], comments="Too long")) for p in run.personas]
+    run.save(update_fields=["personas"])
+    humans, models = exported()
+    assert len(models) == 12 and set(models) == {None}
+    packaged = str(package_rows.run_rows(study)) + str(package_rows.model_answer_rows(study))
+    assert "Too long" not in packaged and "'gender': 'man'" in packaged

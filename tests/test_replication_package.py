@@ -135,8 +135,10 @@ def test_the_package_lists_every_file_with_its_hash_and_names_people_by_salted_i
     numbers = json.loads(files[figures[0].replace(".png", ".json")])
     assert numbers["axes"] and any(ax["bars"] or ax["lines"] for ax in numbers["axes"])
 
-    again = package(study, tmp_path, "again.zip")
-    assert again.read_bytes() == path.read_bytes()  # deterministic: same data, same bytes
+    printed = io.StringIO()
+    call_command("package", study.slug, "--out", str(tmp_path / "again.zip"), stdout=printed)
+    assert (tmp_path / "again.zip").read_bytes() == path.read_bytes()  # deterministic: same data, same bytes
+    assert f"SHA-256 {sha256(path.read_bytes())})" in printed.getvalue()  # the hash to cite with the package
 
 
 def test_a_faithful_package_reproduces_with_no_difference_outside_this_database(packaged):
@@ -168,11 +170,11 @@ def test_a_changed_answer_is_refused_naming_the_file_before_anything_is_loaded(p
 def test_a_missing_or_extra_file_is_refused_naming_it(packaged):
     path = packaged
     with zipfile.ZipFile(path, "a") as archive:
-        archive.writestr("data/more.jsonl", b"{}\n")
+        archive.writestr("report/more.csv", b"a\n")
     printed, code = reproduce(path)
-    assert code != 0 and "data/more.jsonl: extra" in printed
+    assert code != 0 and "report/more.csv: extra" in printed
     with zipfile.ZipFile(path) as archive:
-        kept = {n: archive.read(n) for n in archive.namelist() if n not in ("data/more.jsonl", "data/prompts.jsonl")}
+        kept = {n: archive.read(n) for n in archive.namelist() if n not in ("report/more.csv", "data/prompts.jsonl")}
     with zipfile.ZipFile(path, "w") as archive:
         for name, data in kept.items():
             archive.writestr(name, data)
@@ -196,21 +198,30 @@ def test_a_recomputed_difference_is_printed_and_fails(packaged):
     assert "table generic_summary: 1 difference(s)" in printed and "row 0, mean: packaged" in printed
 
 
+def priced_endpoint(stub, name: str = "again"):
+    """The reproducer's endpoint: the stub, with prices (``--yes --budget`` needs them)."""
+    return make_endpoint(stub, name=name, price_prompt_per_1k="0.001", price_completion_per_1k="0.002")
+
+
 def test_rerun_models_against_the_stub_prints_the_agreement(packaged, stub):
     path = packaged
     stub.responder = scale_reply
-    make_endpoint(stub, name="again")
+    priced_endpoint(stub)
     asked = len(stub.requests)
-    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
+    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again", "--yes", "--budget", "1")
     assert code == 0, printed
     n = sum(1 for line in (ROOT / "studies/examples/hedge-confidence/items.csv").read_text().splitlines()[1:] if line)
+    assert f"would send {n} request(s) to endpoint 'again' (model 'stub-model'" in printed
+    assert f"≤{8 * n:,} completion tokens, ≈ $0.0" in printed
+    assert f'{n} request(s): {{"max_tokens": 8, "temperature": 0.0}}' in printed
     assert f"{n} answers, {n} identical, agreement 1.000" in printed
     assert len(stub.requests) - asked == n
     sent = [r.body for r in stub.requests[-n:]]
-    assert all(body["max_tokens"] == 8 and body["temperature"] == 0.0 for body in sent)
+    assert all(body["max_tokens"] == 8 and body["temperature"] == 0.0 and body["model"] == "stub-model"
+               for body in sent)
 
     stub.responder = lambda request: Reply.answer("5")  # another model: never the packaged 6 or 4
-    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again")
+    printed, code = reproduce(path, "--rerun-models", "--endpoint", "again", "--yes", "--budget", "1")
     assert f"{n} answers, 0 identical, agreement 0.000" in printed
 
 

@@ -54,3 +54,31 @@ def test_ctrl_c_lets_a_request_in_flight_finish(tmp_path):
     web_log = (tmp_path / "web.log").read_text()
     assert reply.startswith("HTTP/1.1 200"), reply
     assert "SIGKILL" not in web_log and "Handling signal: term" in web_log, web_log[-2000:]
+
+
+def test_ctrl_c_stops_cleanly_even_when_started_with_ctrl_c_ignored(tmp_path):
+    """`make run` started where SIGINT is ignored (a background job of a non-interactive shell, an agent's
+    harness): bash cannot trap a signal ignored at its start, so the script's own Ctrl-C handler was skipped, the
+    worker stopped on the signal and the script said "stopped by itself (exit 1)" and failed make (issue 32
+    point 10). bin/run-platform restores the default handling first, so the stop is the ordinary one: exit 0."""
+    env = dict(os.environ, HEDGELAB_VAR_DIR=str(tmp_path), STOP_GRACE="30", DEBUG="1")
+    env.pop("DATABASE_URL", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+    port = free_port()
+    out = open(tmp_path / "run.out", "w")
+    run = subprocess.Popen(["bash", "bin/run-platform", "127.0.0.1", str(port)], cwd=ROOT, env=env, stdout=out,
+                           stderr=subprocess.STDOUT, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 120
+        while "Press Ctrl-C" not in (tmp_path / "run.out").read_text():
+            assert run.poll() is None and time.monotonic() < deadline, (tmp_path / "run.out").read_text()
+            time.sleep(0.5)
+        os.killpg(run.pid, signal.SIGINT)
+        code = run.wait(timeout=90)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    said = (tmp_path / "run.out").read_text()
+    assert code == 0, said[-1500:]
+    assert "stopped." in said and "stopped by itself" not in said, said[-1500:]

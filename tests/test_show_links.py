@@ -64,3 +64,24 @@ def test_make_run_prints_the_links_once():
     out = io.StringIO()
     call_command("load_demo", stdout=out)  # on its own (make demo) it still says where the studies are
     assert out.getvalue().count("Prolific link") == 4
+
+
+def test_the_printed_rest_api_link_logs_in_and_opens_the_browsable_api(client, django_user_model):
+    """The REST API link `make run` prints is the browsable API's login (issue 32 point 10): the admin user's
+    name and password there lead to /api/ (without a session the API answers 401 and offers the same login)."""
+    out = io.StringIO()
+    call_command("show_links", "--base", "http://127.0.0.1:8123", stdout=out)
+    [link] = re.findall(r"^REST API:\s+(\S+)", out.getvalue(), flags=re.M)
+    url = urlsplit(link)
+    assert f"{url.scheme}://{url.netloc}" == "http://127.0.0.1:8123" and url.path == "/api-auth/login/"
+    anonymous = client.get("/api/", HTTP_ACCEPT="text/html")
+    assert anonymous.status_code == 401 and "/api-auth/login/" in anonymous.content.decode()
+    form = client.get(f"{url.path}?{url.query}")
+    assert form.status_code == 200 and 'name="password"' in form.content.decode()
+    django_user_model.objects.create_superuser("admin", password="pw-for-the-test")
+    logged_in = client.post(f"{url.path}?{url.query}", {"username": "admin", "password": "pw-for-the-test",
+                                                        "next": "/api/"})
+    assert logged_in.status_code == 302 and logged_in["Location"] == "/api/"
+    api = client.get("/api/", HTTP_ACCEPT="text/html")
+    assert api.status_code == 200 and "/api/studies/" in api.content.decode()
+    assert client.get("/api/studies/", HTTP_ACCEPT="application/json").status_code == 200

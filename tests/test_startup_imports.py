@@ -1,6 +1,8 @@
-"""Commands and participant-serving processes start at once (issue 10): loading the URLconf, the admin and the
-WSGI application imports none of the heavy analysis libraries; they are imported where they are used
-(reports, exports, the attention filter, the item draw)."""
+"""Commands and participant-serving processes start at once (issues 10 and 32): loading the URLconf, the admin and
+the WSGI application imports none of the heavy analysis libraries; they are imported where they are used
+(reports, exports, the attention filter, the item draw). A command's start-up (django.setup()) does not import
+the model client, HTTP or Redis libraries either: they are loaded on first use (config.lazy_import;
+bench/startup.py measures the time)."""
 from __future__ import annotations
 
 import json
@@ -41,3 +43,27 @@ def test_manage_py_help_imports_no_heavy_library(tmp_path):
             f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))")
     assert _loaded(code, tmp_path) == []
 
+
+LAZY_AT_START = ("openai", "httpx2", "httpcore2", "redis", "numpy", "sqlalchemy", "rest_framework.serializers",
+                 "rest_framework.compat", *HEAVY)
+
+SETUP_PROBE = """
+import json, sys, django
+django.setup()
+from importlib.util import _LazyModule
+loaded = [m for m in %r if m in sys.modules and not isinstance(sys.modules[m], _LazyModule)]
+print(json.dumps(loaded))
+"""
+
+
+def test_a_commands_start_up_loads_no_model_client_http_or_redis_library(tmp_path):
+    assert _loaded(SETUP_PROBE % (LAZY_AT_START,), tmp_path) == []
+
+
+def test_a_lazy_module_loads_on_first_use():
+    probe = ("import sys; from config.lazy_import import lazy_module; from importlib.util import _LazyModule\n"
+             "m = lazy_module('colorsys'); before = isinstance(sys.modules['colorsys'], _LazyModule)\n"
+             "m.rgb_to_hsv(1, 0, 0); print(before, isinstance(sys.modules['colorsys'], _LazyModule))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.split() == ["True", "False"]

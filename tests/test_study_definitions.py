@@ -1,6 +1,7 @@
 """Study definition files: load_study, export_study, check_study, versions, and refused files (issue 20)."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -115,6 +116,37 @@ def test_changing_wording_after_answers_needs_a_new_version(tmp_path):
     assert participant.study_version == v1  # earlier answers keep their version
     newcomer = Participant.objects.create(study=study, prolific_pid="P2")
     assert newcomer.study_version == loaded.version
+
+
+@pytest.mark.django_db
+def test_a_file_that_returns_to_an_earlier_version_makes_it_current_again(tmp_path):
+    """Issue 32 point 3: load A, load B, load A again ended in an IntegrityError (one version per content).
+    The earlier version becomes current again, keeps its number and answers, and the load says so."""
+    a = TANG
+    b = TANG.replace("items_per_participant = 10", "items_per_participant = 12")
+    first = load_file(write(tmp_path, a))
+    second = load_file(write(tmp_path, b))  # no answers yet: no --new-version needed
+    assert second.version.number == 2
+    back = load_file(write(tmp_path, a))
+    study = Study.objects.get(slug="tang-file")
+    assert back.returned and back.version == first.version and study.current_version() == first.version
+    assert "back to an earlier version: version 1" in back.summary() and "current again" in back.summary()
+    assert study.items_per_participant == 10 and study.versions.count() == 2
+    assert Participant.objects.create(study=study, prolific_pid="P1").study_version == first.version
+    item = study.main_items().first()
+    add_participant(study, "P2", [(item, 70)])  # answers under version 1 now
+    forward = write(tmp_path, b)
+    assert "already has answers" in problems_of(forward)[0]
+    assert load_file(forward, new_version=True).version == second.version
+    assert add_run(study, "stub", [(item, 60)]).study_version == second.version
+    again = write(tmp_path, a)
+    message = problems_of(again)[0]
+    assert "returns to version 1's wording" in message and "--new-version" in message
+    assert Study.objects.get(slug="tang-file").current_version() == second.version  # nothing written
+    out = io.StringIO()
+    call_command("load_study", str(again), "--new-version", stdout=out)
+    assert "back to an earlier version: version 1" in out.getvalue()
+    assert study.current_version() == first.version and study.versions.count() == 2
 
 
 @pytest.mark.django_db

@@ -16,6 +16,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
+from surveys.page_tokens import slot_token
 from surveys import flow
 from surveys.designs import tang_rq1
 from surveys.flow import Step
@@ -80,12 +81,12 @@ def test_chinese_study_pages_are_chinese_whatever_the_browser_asks(zh_study):
     participant = Participant.objects.get(study=zh_study)
     slot = flow.current_step(participant).slot
     bad = client.post(url(zh_study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
-                                             "value": "abc"}).content.decode()
+                                             "value": "abc", "token": slot_token(slot)}).content.decode()
     assert "请输入一个0到100之间的数字。" in bad
     while flow.current_step(participant).step == Step.ITEM:
         slot = flow.current_step(participant).slot
         client.post(url(zh_study, "item"), {"step": "item", "position": slot.position, "item": slot.item_id,
-                                           "value": "50"})
+                                           "value": "50", "token": slot_token(slot)})
         participant.refresh_from_db()
     done = page(client, zh_study, "done")
     assert "谢谢！" in done and "您的回答已保存。" in done and "您的完成代码是" in done and "返回Prolific" in done

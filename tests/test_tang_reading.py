@@ -39,8 +39,8 @@ def test_authors_choices_and_what_each_rule_touched():
     choices = pd.Series([3, 3, 3, 5, 5])
     text = pd.Series([None, "C", "B", "B", "A"])  # the text reading: unreadable, C, B, B (the phrase), A
     read = authors_choices(raw, style, choices, text)
-    assert read.choice.tolist() == ["A", "C", "B", "A", "A"]  # no letter after "I choose:": the first option
-    assert read.counts == {"standard_first": 1, "cot_letter": 0, "cot_first": 1}
+    assert read.choice.tolist() == ["A", "C", "B", "none", "A"]  # no letter after "I choose:": no option
+    assert read.counts == {"standard_first": 1, "cot_letter": 0, "cot_none": 1}
 
 
 def pair_rows(first: str, second: str) -> pd.DataFrame:
@@ -73,7 +73,7 @@ def rq2(db):
 def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, capsys):
     assert rq2.report_option("reading") == "text"  # default for a new study
     # standard: every answer lists the 3 or 5 options (unreadable as text; the first, A, for the authors);
-    # CoT: "I choose:" followed by a phrase (read as text; the first option, A, for the authors)
+    # CoT: "I choose:" followed by a phrase (read as text; no option, probability 0, for the authors)
     lists = {3: "A.is likely to be B.is maybe C.is unlikely to be", 5: "A.is almost certainly B.is likely to be "
              "C.is maybe D.is unlikely to be E.is almost certainly not"}
     answer_run(rq2, "standard", lambda i: lists[i.extra["choices"]])
@@ -96,11 +96,13 @@ def test_reading_is_a_study_report_option_named_in_the_report(rq2, tmp_path, cap
     authors = build_report(rq2)
     assert authors.meta()["reading"] == "authors" and "the authors' code" in authors.titles()["consistency_tests"]
     assert authors.meta()["reading_rules"]["CoT answers with no option letter after \"I choose:\", counted as "
-                                           "the first option (A)"] == 360
+                                           "naming no option (conveyed probability 0, below the least probable "
+                                           "option)"] == 360
     overall = authors.tables()["consistency"].query("scope == 'overall'").set_index(["agent", "metric"])["score"]
     assert overall[("gpt (greedy)", "monotonicity")] == 100  # always A: monotone with ties
-    assert overall[("gpt (greedy, cot)", "monotonicity")] == 100  # always A
-    assert overall[("gpt (greedy, cot)", "pairwise")] == 0  # (A, A) is never complementary
+    assert overall[("gpt (greedy, cot)", "monotonicity")] == 100  # always no option: constant
+    assert overall[("gpt (greedy, cot)", "pairwise")] == 0  # no option is never half of a complementary pair
+    assert overall[("gpt (greedy, cot)", "empirical")] == 0  # nor the ground truth
 
 
 def test_unknown_report_options_are_refused(rq2):

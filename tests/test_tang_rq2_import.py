@@ -88,7 +88,7 @@ def test_a_second_run_of_one_agent_is_refused_and_delete_run_makes_room(study, t
     first = import_model_answers(study, write(tmp_path / "cnc.txt", STANDARD[:2]),
                                  ModelAnswerFile(model="gpt-3.5-turbo", shape="tang-rq2"))
     assert agent_name(first.run) == "gpt-3.5-turbo (greedy)"  # the name as given, dots kept
-    other = write(tmp_path / "enc.txt", STANDARD[2:])
+    other = write(tmp_path / "enc.txt", STANDARD[1:])  # answers an item the first file answers
     with pytest.raises(CommandError, match=f"already has run {first.run.pk} .* for agent 'gpt-3.5-turbo \\(greedy\\)'"):
         call_command("import_model_answers", "rq2p", str(other), "--model", "gpt-3.5-turbo", "--shape", "tang-rq2")
     assert ElicitationRun.objects.count() == 1

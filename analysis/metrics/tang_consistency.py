@@ -10,7 +10,9 @@ below_high, above_high, with low/high the ends of the central interval of N(μ, 
 
 Input: a long table, one row per answer, columns ``agent``, ``scenario``, ``choices`` (5 or 3), ``numbers``
 (e.g. "narrow"/"wide"), ``confidence`` (0.05 … 0.95), ``interval`` (the names above), ``choice`` (the chosen
-letter; NaN/"" when the answer could not be parsed) and the ground truth as ``truth_choice`` (letter) or as the
+letter; NaN/"" when the answer could not be parsed; :data:`NO_OPTION` for an answer read as naming no option,
+which the authors' reading gives a CoT answer without a letter: a conveyed probability of 0, rank n, below the
+least probable option) and the ground truth as ``truth_choice`` (letter) or as the
 share of the sample inside the interval (``share`` or ``ground_truth``), from which the letter follows by
 :func:`truth_choice`. One answer per agent and prompt.
 
@@ -59,6 +61,8 @@ from scipy import stats
 from .answers import AnswersError
 
 LETTERS = "ABCDE"
+#: an answer read as naming no option (the authors' reading, analysis/metrics/tang_reading.py): rank n
+NO_OPTION = "none"
 CHOICE_SETS: dict[int, tuple[str, ...]] = {
     5: ("is almost certainly", "is likely to be", "is maybe", "is unlikely to be", "is almost certainly not"),
     3: ("is likely to be", "is maybe", "is unlikely to be"),
@@ -90,10 +94,12 @@ def truth_choice(share: ArrayLike, choices: ArrayLike | int) -> NDArray[np.objec
 
 
 def _rank(letters: pd.Series, n: pd.Series) -> pd.Series:
-    """A letter's position (A = 0) within its set of n choices; NaN when missing or not one of the n."""
-    pos = letters.astype("string").str.strip().str.upper().map(
-        {c: float(i) for i, c in enumerate(LETTERS)}).astype(float)
-    return pos.where(pos < n.astype(float))
+    """A letter's position (A = 0) within its set of n choices; NaN when missing or not one of the n;
+    n (below the least probable option) for :data:`NO_OPTION`."""
+    text = letters.astype("string").str.strip()
+    pos = text.str.upper().map({c: float(i) for i, c in enumerate(LETTERS)}).astype(float)
+    pos = pos.where(pos < n.astype(float))
+    return pos.mask((text == NO_OPTION).fillna(False).to_numpy(dtype=bool), n.astype(float))
 
 
 def prepare(df: pd.DataFrame) -> pd.DataFrame:

@@ -22,11 +22,14 @@
 
 The authors publish the Mann–Whitney and Kolmogorov–Smirnov statistics beside KL and Brunner–Munzel
 (their analysis/rq1/*_MWU_*.csv and *_KS_*.csv). X is always the first sample named: people in the
-human-vs-model table, the first of the pair in a model-vs-model comparison (:func:`pair_table`).
+human-vs-model table (or the model, where ``model_x`` says so: :func:`tang_table`), the first of the pair in a
+model-vs-model comparison (:func:`pair_table`). KL is given both ways, ``kl`` = D(X‖Y) and ``kl_yx`` = D(Y‖X)
+(empty bins of the second sample set to 1e−10 in each), since it is not symmetric.
 """
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -149,17 +152,17 @@ def kolmogorov_smirnov(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
-MEASURES = ["kl", "theta", "ci_low", "ci_high", "p_value", "amd", "median_diff", "mwu_u", "mwu_p", "ks_d", "ks_p"]
+MEASURES = ["kl", "kl_yx", "theta", "ci_low", "ci_high", "p_value", "amd", "median_diff", "mwu_u", "mwu_p", "ks_d", "ks_p"]
 
 
 def compare_two(x: ArrayLike, y: ArrayLike, scale: float = SCALE_MAX) -> dict[str, float | str]:
-    """Every measure of X against Y (module docstring): KL D(X‖Y), Brunner–Munzel θ̂ (CI, p), the median
+    """Every measure of X against Y (module docstring): KL D(X‖Y) and D(Y‖X), Brunner–Munzel θ̂ (CI, p), the median
     difference (absolute and signed), Mann–Whitney U and p, Kolmogorov–Smirnov D and p, n_x, n_y, note."""
     a, b = _clean(x, scale), _clean(y, scale)
     bm = brunner_munzel(a, b)
     u, u_p = mann_whitney(a, b)
     d, d_p = kolmogorov_smirnov(a, b)
-    return {"kl": kl_divergence(a, b), "theta": bm.theta, "ci_low": bm.ci_low, "ci_high": bm.ci_high,
+    return {"kl": kl_divergence(a, b), "kl_yx": kl_divergence(b, a), "theta": bm.theta, "ci_low": bm.ci_low, "ci_high": bm.ci_high,
             "p_value": bm.p_value, "amd": abs_median_difference(a, b), "median_diff": median_difference(a, b),
             "mwu_u": u, "mwu_p": u_p, "ks_d": d, "ks_p": d_p, "n_x": bm.n_x, "n_y": bm.n_y, "note": bm.note}
 
@@ -172,9 +175,10 @@ def compare_samples(human: ArrayLike, model: ArrayLike, scale: float = SCALE_MAX
 
 
 def tang_table(df: pd.DataFrame, human_agent: str = HUMAN, scale: float = SCALE_MAX,
-               by: str = "label") -> pd.DataFrame:
+               by: str = "label", model_x: Callable[[str], bool] | None = None) -> pd.DataFrame:
     """Per model agent × ``by`` group (WEP; control items left out): every :func:`compare_samples` measure against the humans'
-    answers to the same group. ``scale``: the scale of ``value`` (100, or 1)."""
+    answers to the same group, people X; for an agent where ``model_x(agent)`` is true the model is X (column
+    ``x``: "people" or "model"; n_human and n_model stay the sizes of each). ``scale``: the scale of ``value``."""
     check_answers(df, ("agent", by, "value"))
     data = compact(df)
     data = data[data["label"] != CONTROL] if by == "label" else data
@@ -183,9 +187,14 @@ def tang_table(df: pd.DataFrame, human_agent: str = HUMAN, scale: float = SCALE_
     rows = {}
     for (agent, group), values in data.loc[data["agent"] != human_agent].groupby(["agent", by], sort=True)["value"]:
         if group in humans and len(humans[group]) >= 2 and len(values) >= 2:
-            rows[(agent, group)] = compare_samples(humans[group], values.to_numpy())
+            if model_x is not None and model_x(agent):
+                out = compare_two(values.to_numpy(), humans[group], scale=SCALE_MAX)
+                out["n_model"], out["n_human"] = out.pop("n_x"), out.pop("n_y")
+                rows[(agent, group)] = {**out, "x": "model"}
+            else:
+                rows[(agent, group)] = {**compare_samples(humans[group], values.to_numpy()), "x": "people"}
     index = pd.MultiIndex.from_tuples(list(rows), names=["agent", by])
-    return pd.DataFrame(list(rows.values()), index=index, columns=[*MEASURES, "n_human", "n_model", "note"])
+    return pd.DataFrame(list(rows.values()), index=index, columns=[*MEASURES, "n_human", "n_model", "note", "x"])
 
 
 def pair_table(samples: dict[str, pd.DataFrame], pairs: list[tuple[str, str]], scale: float = SCALE_MAX) -> pd.DataFrame:

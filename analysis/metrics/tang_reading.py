@@ -15,9 +15,13 @@
   2. a *CoT* answer is read only from the option letter right after "I choose:" (the last one; spaces
      skipped; the letter must be one of the item's and not start a word, e.g. "I choose: B. is likely to be"
      → B, "I choose: C." → C); an answer with no such letter (no "I choose:", or a phrase, or a sentence
-     such as "I choose: If one additional score …") counts as the option of the lowest index, the first: A.
-     (Checked against the authors' published t and d: reading those answers as the least probable option,
-     C or E, does not reproduce the score scenario's comparisons; A does);
+     such as "I choose: If one additional score …") names no option: :data:`NO_OPTION`, a conveyed
+     probability of 0, below the least probable option, as the authors' lookup of a letter's probability
+     (``{"A": …, "B": …, "C": …}.get(letter, 0)``) gives. It is never the ground truth nor half of a
+     complementary pair, and ranks below the last option in the monotonicity metrics. (Checked against the
+     authors' published t, p and d: reading those answers as A, or as the least probable option, C or E, leaves
+     8 empirical-monotonicity cells — Score standard vs CoT, 5 vs 3 choices, narrow vs wide — unreproduced;
+     probability 0 reproduces them);
   3. in the pair-wise metric on 3 choices, the pair (unlikely, likely) — C for the first interval of a
      complementary pair (below low; between; below high) and A for the second — is *not* counted as
      complementary. This contradicts the Methods' "regardless of order": it is the authors' code, not the
@@ -32,14 +36,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .tang_consistency import LETTERS, READINGS
+from .tang_consistency import LETTERS, NO_OPTION, READINGS
 MARKER = "I choose:"
 LISTED = re.compile(r"(?<![A-Za-z])([A-E])\.\s*is\b")
 RULES = {
     "standard_first": "standard answers read by the first option letter they write (a list of the options, or a "
                       "letter with another option's phrase) where the text reading differs",
     "cot_letter": "CoT answers read from the letter after \"I choose:\" differently from the text reading",
-    "cot_first": "CoT answers with no option letter after \"I choose:\", counted as the first option (A)",
+    "cot_none": "CoT answers with no option letter after \"I choose:\", counted as naming no option (conveyed "
+                "probability 0, below the least probable option)",
     "pair_order": "pair-wise units on 3 choices answered (unlikely, likely) in that order, not counted",
 }
 
@@ -83,7 +88,7 @@ def authors_choices(raw: pd.Series, style: pd.Series, choices: pd.Series, text_c
         if style[idx] == "cot":
             letter = cot_letter(raw[idx], n)
             if letter is None:
-                letter = LETTERS[0]
+                letter = NO_OPTION
                 no_letter += 1
             elif letter != out[idx]:
                 changed += 1
@@ -93,4 +98,4 @@ def authors_choices(raw: pd.Series, style: pd.Series, choices: pd.Series, text_c
             if letter is not None:
                 first += letter != out[idx]
                 out[idx] = letter
-    return Reading(choice=out, counts={"standard_first": first, "cot_letter": changed, "cot_first": no_letter})
+    return Reading(choice=out, counts={"standard_first": first, "cot_letter": changed, "cot_none": no_letter})

@@ -6,13 +6,11 @@ and model answers, all with the ids they had, in one transaction. A package with
 ids do not collide, both studies come from one database."""
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 
-from analysis.replication.package import REFERENCE_DIR
+from analysis.replication.layout import REFERENCE_DIR
 from analysis.replication.rows import read_jsonl
 
 ITEM_OFFSET = 1_000_000_000
@@ -84,18 +82,22 @@ def load_study_files(files: dict[str, bytes]) -> Any:
     """One study from its ``definition/`` and ``data/`` files; the Study. PackageDataError messages name the
     files as they are named in ``files``."""
     from surveys.definition.errors import DefinitionError
-    from surveys.definition.loader import load_file
+    from surveys.definition.loader import load
 
-    with tempfile.TemporaryDirectory() as folder:
-        for name, data in files.items():
-            if name.startswith("definition/"):
-                target = Path(folder) / name.removeprefix("definition/")
-                target.write_bytes(data)
-        try:
-            loaded = load_file(Path(folder) / "study.toml")
-        except DefinitionError as exc:  # e.g. a reference study that is not in the package
-            raise PackageDataError("; ".join(f"definition/{Path(p.file).name}{f' at {p.where}' if p.where else ''}: "
-                                             f"{p.message}" for p in exc.problems)) from None
+    if "definition/study.toml" not in files:
+        raise PackageDataError("definition/study.toml: missing from the package")
+
+    def read_file(name: str) -> bytes:
+        """An item file the definition names: only one of the package's definition files (nothing from disk)."""
+        if f"definition/{name}" not in files or "/" in name:
+            raise FileNotFoundError(name)
+        return files[f"definition/{name}"]
+
+    try:
+        loaded = load(files["definition/study.toml"], "definition/study.toml", read_file)
+    except DefinitionError as exc:  # e.g. a reference study that is not in the package
+        raise PackageDataError("; ".join(f"definition/{p.file.rpartition('/')[2]}{f' at {p.where}' if p.where else ''}: "
+                                         f"{p.message}" for p in exc.problems)) from None
     study = loaded.study
     items = _items(study, files)
     versions = _versions(study, loaded.version, files)
@@ -134,8 +136,11 @@ def _versions(study: Any, current: Any, files: dict[str, bytes]) -> dict[int, An
             current.refresh_from_db()
             out[row["number"]] = current
     for n, row in rows:
-        if row["number"] not in out:
-            out[row["number"]] = StudyVersion.objects.create(study=study, **_typed(StudyVersion, row, "data/versions.jsonl", n, set()))
+        if row["number"] not in out:  # not current: made current before the loaded one (older packages: when made)
+            fields = _typed(StudyVersion, row, "data/versions.jsonl", n, set())
+            fields.setdefault("current_since", fields.get("created_at") or current.created_at)
+            fields["current_since"] = min(fields["current_since"], current.current_since)
+            out[row["number"]] = StudyVersion.objects.create(study=study, **fields)
     return out
 
 

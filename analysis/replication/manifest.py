@@ -1,6 +1,11 @@
 """The package's MANIFEST (one ``<sha256>  <name>`` line per file, sorted by name) and a deterministic zip: entries
 in name order, each dated 1980-01-01 with the same permissions, so packaging the same data twice gives the same
-bytes. :func:`read_checked` refuses a zip whose files do not match its MANIFEST, before anything is read from it."""
+bytes. :func:`read_checked` reads a zip only as analysis/replication/archive.py allows (names the format defines,
+limits on size and compression) and refuses one whose files do not match its MANIFEST.
+
+The MANIFEST detects accidental change (a damaged download, a file edited by hand), not deliberate change:
+whoever changes a file can write its MANIFEST again. A package is as trustworthy as where it came from; the hash of
+the whole zip file, published apart from it (``reproduce --expect-sha256``), is what ties it to its source."""
 from __future__ import annotations
 
 import hashlib
@@ -9,16 +14,17 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
-MANIFEST = "MANIFEST"
+from analysis.replication.archive import Limits, PackageRefused, package_bytes, read_members
+from analysis.replication.layout import MANIFEST
+
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
+__all__ = ["MANIFEST", "ManifestError", "manifest_text", "parse_manifest", "read_checked", "sha256", "zip_bytes"]
 
 
-class ManifestError(Exception):
+class ManifestError(PackageRefused):
     """The zip does not match its MANIFEST; ``problems`` name each file."""
 
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        super().__init__("; ".join(problems))
+    heading = "the package does not match its MANIFEST"
 
 
 def sha256(data: bytes) -> str:
@@ -55,28 +61,21 @@ def zip_bytes(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def read_checked(source: str | Path | IO[bytes]) -> dict[str, bytes]:
-    """Every file of the package but the MANIFEST, after checking each against it: ManifestError naming every
-    changed, missing or extra file (nothing is returned then)."""
+def read_checked(source: str | Path | bytes | IO[bytes], limits: Limits = Limits()) -> dict[str, bytes]:
+    """Every file of the package but the MANIFEST, after checking each against it: PackageRefused for a zip that
+    is not a package or passes ``limits`` (archive.py), ManifestError naming every changed, missing or extra file
+    (nothing is returned then)."""
+    files = read_members(package_bytes(source, limits), limits)
+    if MANIFEST not in files:
+        raise ManifestError([f"{MANIFEST}: missing from the package"])
     try:
-        archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ManifestError([f"{source}: not a zip file ({exc})"]) from None
-    with archive:
-        names = archive.namelist()
-        if MANIFEST not in names:
-            raise ManifestError([f"{MANIFEST}: missing from the package"])
-        try:
-            listed = parse_manifest(archive.read(MANIFEST).decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ManifestError([str(exc)]) from None
-        files = {name: archive.read(name) for name in names if name != MANIFEST and not name.endswith("/")}
+        listed = parse_manifest(files.pop(MANIFEST).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ManifestError([str(exc)]) from None
     problems = [f"{name}: changed (SHA-256 {sha256(data)[:12]}…, the MANIFEST says {listed[name][:12]}…)"
                 for name, data in sorted(files.items()) if name in listed and sha256(data) != listed[name]]
     problems += [f"{name}: missing (listed in the MANIFEST)" for name in sorted(set(listed) - set(files))]
     problems += [f"{name}: extra (not in the MANIFEST)" for name in sorted(set(files) - set(listed))]
-    if len(names) != len(set(names)):
-        problems += [f"{name}: stored more than once" for name in sorted({n for n in names if names.count(n) > 1})]
     if problems:
         raise ManifestError(problems)
     return files

@@ -1,11 +1,15 @@
 """A study's replication package (``manage.py package``, ``GET /api/studies/{slug}/package/``, the admin's button).
 
-Files (``MANIFEST`` lists each with its SHA-256):
+Files (``MANIFEST`` lists each with its SHA-256; analysis/replication/layout.py holds these names, the only ones
+``reproduce`` accepts):
 
 - ``definition/study.toml``, ``definition/items.jsonl``: the definition as ``export_study`` writes it;
 - ``data/item_ids.jsonl``, ``data/versions.jsonl``, ``data/channels.jsonl``, ``data/participants.jsonl`` (salted ids only),
   ``data/human_answers.jsonl``, ``data/unanswered_slots.jsonl``, ``data/runs.jsonl``,
   ``data/model_answers.jsonl``, ``data/prompts.jsonl`` (analysis/replication/rows.py says what each holds);
+- ``export/answers.csv`` and ``export/codebook.csv|.json|.md``: the combined export as the ``export`` command
+  writes it (salted ids; every item field, the questionnaire, …) and its codebook (analysis/codebook.py), for a
+  reader who wants the tidy table rather than the database rows;
 - ``report/report.json``, ``report/<table>.csv``, ``report/figures/<name>.png|.svg`` and
   ``report/figures/<name>.json`` (the numbers the figure draws, analysis/replication/figure_numbers.py);
 - ``package.json`` (platform version, Python, what was packaged), ``dependencies.txt`` (every installed
@@ -31,12 +35,11 @@ from typing import Any
 
 from analysis.replication import rows
 from analysis.replication.figure_numbers import figure_numbers
+from analysis.replication.layout import DATA_TABLES, EXPORT_FILES, REFERENCE_DIR
 from analysis.replication.manifest import zip_bytes
 
 FORMAT = 1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-#: the folder of the reference study's files (``reference/<slug>/definition/…``, ``…/data/…``)
-REFERENCE_DIR = "reference"
 
 
 def dependencies() -> str:
@@ -129,8 +132,24 @@ def study_files(study: Any) -> dict[str, bytes]:
     tables = {"item_ids": rows.item_id_rows, "versions": rows.version_rows, "channels": rows.channel_rows, "participants": rows.participant_rows,
               "human_answers": rows.human_answer_rows, "unanswered_slots": rows.unanswered_slot_rows,
               "runs": rows.run_rows, "model_answers": rows.model_answer_rows, "prompts": rows.prompt_rows}
+    assert tuple(tables) == DATA_TABLES, "layout.DATA_TABLES lists the tables reproduce accepts"
     for name, read in tables.items():
         files[f"data/{name}.jsonl"] = rows.jsonl(read(study))
+    return files
+
+
+def export_files(study: Any) -> dict[str, bytes]:
+    """The combined export (CSV, salted ids, test participants left out) and its codebook, under ``export/``."""
+    from analysis.codebook import CODEBOOK_FORMATS, codebook_text
+    from analysis.exports import export_study, study_layout
+
+    layout = study_layout(study)
+    answers = io.StringIO()
+    export_study(study, "csv", answers, layout=layout)
+    files = {"export/answers.csv": answers.getvalue().encode("utf-8")}
+    for fmt in CODEBOOK_FORMATS:
+        files[f"export/codebook.{fmt}"] = codebook_text(study, fmt, layout).encode("utf-8")
+    assert set(files) <= set(EXPORT_FILES), "layout.EXPORT_FILES lists the export files reproduce accepts"
     return files
 
 
@@ -161,6 +180,7 @@ def package_files(study: Any, pool_versions: bool = False, user: Any = None) -> 
 
     reference = reference_of(study, user)
     files = study_files(study)
+    files.update(export_files(study))
     if reference is not None:
         files.update({f"{REFERENCE_DIR}/{reference.slug}/{name}": data
                       for name, data in study_files(reference).items()})

@@ -74,8 +74,8 @@ def item_id_rows(study: Any) -> list[dict[str, Any]]:
 
 
 def version_rows(study: Any) -> list[dict[str, Any]]:
-    return [{"number": v.number, "sha256": v.sha256, "definition": v.definition, "created_at": v.created_at}
-            for v in study.versions.order_by("number")]
+    return [{"number": v.number, "sha256": v.sha256, "definition": v.definition, "created_at": v.created_at,
+             "current_since": v.current_since} for v in study.versions.order_by("number")]
 
 
 def channel_rows(study: Any) -> list[dict[str, Any]]:
@@ -127,9 +127,13 @@ def run_rows(study: Any) -> list[dict[str, Any]]:
     """Every run with all its settings (mode, temperature, max tokens, seed, prompt version and style, agent,
     agent settings, personas, …), its endpoint (name, model, URL, API style, seed support; never its key),
     its item subset by key, the run it refines, and for an imported run its source file and SHA-256."""
+    from elicitation.personas import unshown_free_text, without
+
     rows = []
     for run in study.runs.select_related("endpoint", "study_version").order_by("pk"):
         row = columns(run)
+        dropped = unshown_free_text(study, run.agent_settings)  # people's comments its personas never showed
+        row["personas"] = [dict(p, fields=without(p.get("fields"), dropped)) for p in run.personas or []]
         e = run.endpoint
         row.update(study_version=_version(run), refines=run.refines_id,
                    items=sorted(run.items.values_list("key", flat=True)),
@@ -142,11 +146,14 @@ def run_rows(study: Any) -> list[dict[str, Any]]:
 def model_answer_rows(study: Any) -> list[dict[str, Any]]:
     """Every model response: raw output, parsed columns, status, persona, parameters sent, prompt hash."""
     from elicitation.models import ModelResponse
+    from elicitation.personas import unshown_free_text, without
 
+    dropped = {run.pk: unshown_free_text(study, run.agent_settings) for run in study.runs.all()}
     rows = []
     for m in ModelResponse.objects.filter(run__study=study).select_related("item", "prompt").order_by("pk"):
         row = columns(m)
-        row.update(run=m.run_id, item=m.item.key, prompt=m.prompt.sha256 if m.prompt_id else None)
+        row.update(run=m.run_id, item=m.item.key, prompt=m.prompt.sha256 if m.prompt_id else None,
+                   persona=without(m.persona, dropped[m.run_id]))
         rows.append(row)
     return rows
 

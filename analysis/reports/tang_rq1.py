@@ -9,8 +9,14 @@ Kolmogorov–Smirnov statistics and p-values the authors publish, and the signed
 
 Model vs model (table ``tang_pairs``): every two agents in one context setting (GPT-4 vs GPT-3.5; ERNIE vs
 GPT in Chinese) and every agent in two settings (she vs he: FCNC vs MCNC; Chinese vs English: CNC (zh) vs
-CNC (en)), per WEP, with the same measures. X is the sample named in column ``x`` (the first in sort order),
-Y the one in ``y``; every table title says which sample is X.
+CNC (en)), per WEP, with the same measures. X is the sample named in column ``x``, Y the one in ``y``: by
+default the first in sort order, or as the study's report option ``orientation`` names it
+(surveys/instruments/wep_orientation.py; the shipped Tang definitions take the authors' orientation), which also
+makes a model X against people where a rule says so (column ``x`` of ``tang``: "people" or "model"). KL is given
+both ways (``kl`` = D(X‖Y), ``kl_yx`` = D(Y‖X)); every table title says which sample is X.
+
+An agent's answers span its settings: a model imported from one file per setting (``--set context=…``) is one
+agent with several settings (analysis/agents.py), so its settings are compared with each other.
 
 The human sample of a WEP is the study's own completed participants (after the study's attention filter, which
 is off by default for this kind), or, when the study has none (a study of generated context items answered by
@@ -24,6 +30,7 @@ the model's answers under personas of the group.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,13 +45,16 @@ from analysis.metrics.groups import Compare
 from analysis.metrics.tang_divergence import MEASURES, kl_divergence, pair_table, tang_table
 from analysis.reports import ReportError
 from analysis.reports.grouping import Grouping, grouping
+from surveys.instruments.wep_orientation import Sample, first_is_x
 from surveys.models import Item, Study
 
-TITLES = {"tang": "Tang et al. RQ1 per model, context setting and WEP — X = people ({humans}), Y = the model: "
-                  "KL D(X‖Y), Brunner–Munzel θ̂ = P(X>Y) + ½P(X=Y) with 95% CI and p, |median X − median Y| (amd) "
+TITLES = {"tang": "Tang et al. RQ1 per model, context setting and WEP — X = people ({humans}), Y = the model "
+                  "(the other way round where column x says \"model\", as the report option orientation names): "
+                  "KL D(X‖Y) and D(Y‖X) (kl_yx), Brunner–Munzel θ̂ = P(X>Y) + ½P(X=Y) with 95% CI and p, |median X − median Y| (amd) "
                   "and median X − median Y, Mann–Whitney U of X and p, Kolmogorov–Smirnov D and p",
           "tang_pairs": "Tang et al. RQ1 model vs model per WEP (two agents in one context setting, or one agent in "
-                        "two settings) — X = the sample in column x, Y = the one in column y: KL D(X‖Y), "
+                        "two settings) — X = the sample in column x, Y = the one in column y (report option "
+                        "orientation: {orientation}): KL D(X‖Y) and D(Y‖X) (kl_yx), "
                         "Brunner–Munzel θ̂ = P(X>Y) + ½P(X=Y) with 95% CI and p, median X − median Y beside "
                         "|median X − median Y|, Mann–Whitney U of X and p, Kolmogorov–Smirnov D and p"}
 
@@ -109,24 +119,29 @@ def build(study: Study) -> TangRQ1Section:
     runs = used_run_ids(choose_runs(study, "nv"))
     models = study_answers(study, runs)
     models = models[models["agent"] != HUMAN]
-    contexts = dict((pk, setting_label(c, lang)) for pk, c, lang in
-                    Item.objects.filter(study=study).values_list("pk", "context", "language"))
+    values = list(Item.objects.filter(study=study).values_list("pk", "context", "language"))
+    contexts = {pk: setting_label(c, lang) for pk, c, lang in values}
+    parts_of = {setting_label(c, lang): (c or "", lang or "") for _, c, lang in values}
     models = models.assign(setting=models["item_id"].map(contexts).fillna(""))
+    orientation = study.report_option("orientation")
     parts = []
     for setting, group in models.groupby("setting", sort=True):
         both = pd.concat([humans.assign(setting=setting), group], ignore_index=True)
-        table = tang_table(both)
+        context, language = parts_of.get(setting, ("", ""))
+        table = tang_table(both, model_x=lambda agent: first_is_x(
+            Sample(agent, context, language), Sample(""), orientation) is True)
         if not table.empty:
             parts.append(table.reset_index().assign(setting=setting))
-    columns = ["agent", "setting", "label", *MEASURES, "n_human", "n_model", "note"]
+    columns = ["agent", "setting", "label", *MEASURES, "n_human", "n_model", "note", "x"]
     table = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
     who = f"{humans['respondent'].nunique()} participants of {source.slug}"
     grouped = grouping(study, "tang_rq1", pd.concat([humans, models], ignore_index=True), "value",
                        "probability (0–100)", TANG_COMPARE)
-    titles = {name: title.format(humans=who) for name, title in TITLES.items()}
+    titles = {name: title.format(humans=who, orientation=repr(orientation) if orientation else "sort order")
+              for name, title in TITLES.items()}
     return TangRQ1Section(study=study, table=table, humans_from=source.slug, n_humans=humans["respondent"].nunique(),
                           titles=titles | (grouped.titles if grouped is not None else {}),
-                          pairs=model_pairs(models), grouped=grouped)
+                          pairs=model_pairs(models, orientation, parts_of), grouped=grouped)
 
 
 def _tang_compare(model, human) -> dict[str, float]:
@@ -145,10 +160,27 @@ def sample_name(agent: str, setting: str) -> str:
     return f"{agent} · {setting or 'no context'}"
 
 
-def model_pairs(models: pd.DataFrame) -> pd.DataFrame:
-    """Every two samples of one setting (two agents) or of one agent (two settings), X first in sort order."""
+def setting_parts(setting: str) -> tuple[str, str]:
+    """(context, language) of a setting label such as ``CNC (zh)`` (inverse of :func:`setting_label`)."""
+    match = re.fullmatch(r"(.+) \((\w[\w-]*)\)", setting or "")
+    return (match.group(1), match.group(2)) if match else ("", "")
+
+
+def model_pairs(models: pd.DataFrame, orientation: str = "",
+                settings: dict[str, tuple[str, str]] | None = None) -> pd.DataFrame:
+    """Every two samples of one setting (two agents) or of one agent (two settings): X first in sort order, or
+    as ``orientation`` (the report option's rules, surveys/instruments/wep_orientation.py) orients the pair.
+    ``settings``: setting label → (context, language) (default: read from the label)."""
     keys = sorted((agent, setting) for agent, setting in models[["agent", "setting"]].drop_duplicates().itertuples(index=False))
     samples = {sample_name(a, s): g[["label", "value"]] for (a, s), g in models.groupby(["agent", "setting"], sort=True)}
-    pairs = [(sample_name(*x), sample_name(*y)) for i, x in enumerate(keys) for y in keys[i + 1:]
-             if x[0] == y[0] or x[1] == y[1]]
+
+    def sample(key: tuple[str, str]) -> Sample:
+        return Sample(key[0], *((settings or {}).get(key[1]) or setting_parts(key[1])))
+
+    pairs = []
+    for i, x in enumerate(keys):
+        for y in keys[i + 1:]:
+            if x[0] == y[0] or x[1] == y[1]:
+                flip = orientation and first_is_x(sample(x), sample(y), orientation) is False
+                pairs.append((sample_name(*y), sample_name(*x)) if flip else (sample_name(*x), sample_name(*y)))
     return pair_table(samples, pairs)

@@ -27,6 +27,24 @@
 
   var form = document.querySelector("form[data-answer-form]");
   if (!form) return;
+
+  // Every question is at the same URL, so a browser restoring a form (Back, Forward, reload) could put the
+  // answer given to another question into this one. The form says autocomplete="off", which tells the browser
+  // not to; and the answer is set back to what the server sent (nothing, or a refused answer shown again).
+  // A page shown again from the back/forward cache is an old question: ask the server for the current one.
+  function resetAnswer() {
+    form.querySelectorAll("input[data-answer], textarea[data-answer]").forEach(function (input) {
+      if (input.type === "radio" || input.type === "checkbox") input.checked = input.defaultChecked;
+      else input.value = input.defaultValue;
+    });
+    form.querySelectorAll("[data-slider-value]").forEach(function (field) {
+      field.value = field.getAttribute("data-initial") || "";
+    });
+  }
+  resetAnswer();
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) { resetAnswer(); location.reload(); }
+  });
   var error = form.querySelector("[data-answer-error]");
   var clientTime = form.querySelector("input[name=client_time_ms]");
 

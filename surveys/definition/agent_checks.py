@@ -53,6 +53,14 @@ def _persona_problems(persona: Mapping[str, Any], fields: Mapping[str, Any], at:
     if persona.get("from") == "participants" and not fields:
         problems.append(Problem(file, f"{at}.from", "personas from participants need a [[questionnaire]] whose "
                                 "answers they take"))
+    elif persona.get("from") == "participants" and not unknown:
+        sample = {name: sample_value(fields[name]) for name in used}
+        try:  # rendered as each run will render it (sandboxed, strict), over sample answers
+            render(persona["template"], sample)
+        except TemplateProblem as exc:
+            shown = ", ".join(f"{k}={v!r}" for k, v in sorted(sample.items())) or "no fields"
+            problems.append(Problem(file, f"{at}.template", f"the template does not render (with sample "
+                                    f"questionnaire answers {shown}): {exc}"))
     for k, person in enumerate(persona.get("people") or []):
         where = f"{at}.people[{k}]"
         for key, value in person.items():
@@ -69,6 +77,17 @@ def _persona_problems(persona: Mapping[str, Any], fields: Mapping[str, Any], at:
             except TemplateProblem as exc:
                 problems.append(Problem(file, where, f"the template does not render for this persona: {exc}"))
     return problems
+
+
+def sample_value(field: Mapping[str, Any]) -> Any:
+    """An answer the questionnaire ``field`` could have: its first choice, a number in its range, a word."""
+    if field["type"] == "choice":
+        return field["choices"][0]["key"]
+    if field["type"] == "number":
+        low, high = field.get("min"), field.get("max")
+        value = low if low is not None else (high if high is not None else 30)
+        return int(value) if field.get("integer") else float(value)
+    return "sample answer"
 
 
 def _value_problem(field: Mapping[str, Any], value: Any) -> str:

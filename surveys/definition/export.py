@@ -80,9 +80,25 @@ def _without_none(value: Any, top: bool = True) -> Any:
     return value
 
 
+def unused_settings(study: Study) -> list[str]:
+    """The ``[participants]`` keys of the expression-and-controls draw (Belem et al.'s) that ``study`` has no use
+    for and leaves at their defaults: no item has an expression, none is a control, the kind draws no speaker
+    names. An exported file leaves them out (loaded again they take the same defaults, so the same hash)."""
+    from .schema import ParticipantsTable
+
+    items = study.main_items()
+    unused = {"items_per_expression": not items.filter(is_control=False).exclude(expression="").exists(),
+              "controls_per_participant": not items.filter(is_control=True).exists(),
+              "draw_speaker_names": not getattr(study.kind, "names", None)}
+    defaults = ParticipantsTable()
+    return [key for key, idle in unused.items() if idle and getattr(study, key) == getattr(defaults, key)]
+
+
 def export(study: Study) -> tuple[str, str]:
     """(definition TOML text, items JSONL text) of ``study``."""
     dump = definition_of(study)
+    for key in unused_settings(study):
+        dump["participants"].pop(key, None)
     items = list(study.items.filter(is_demonstration=False).order_by("id"))
     generated = dump["design"].get("generator")
     dump["design"] = {"items": ITEMS_FILE, "key": "key", "options": {},

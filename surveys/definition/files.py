@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from config.paths import site_folder
+
 from .errors import DefinitionError, Problem
 from .schema import Definition
 
@@ -64,7 +66,18 @@ def read_definition(path: str | Path) -> tuple[Definition, dict[str, Any]]:
     return validate(data, str(path)), data
 
 
-STUDIES_DIR = Path(__file__).resolve().parent.parent.parent / "studies"
+STUDIES_DIR = site_folder("studies")
+
+
+def definition_path(given: str | Path) -> Path:
+    """``given`` itself if it exists, else the shipped study of that name (``belem`` or
+    ``examples/word-choice`` for ``studies/<name>/study.toml``: an installed wheel has no checkout to point at)."""
+    path = Path(given)
+    if path.exists() or path.is_absolute() or path.suffix:
+        return path
+    parts = path.parts[1:] if path.parts and path.parts[0] == "studies" else path.parts
+    shipped = STUDIES_DIR.joinpath(*parts, "study.toml")
+    return shipped if ".." not in parts and shipped.is_file() else path
 
 
 @lru_cache(maxsize=None)

@@ -24,11 +24,11 @@ from . import versions
 from .agent_checks import agent_problems
 from .design_checks import design_problems
 from .errors import DefinitionError, Problem
-from .files import parse_toml, validate
+from .files import definition_path, parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
 from .schema import Definition
 from .study_fields import CODE_FIELDS, STUDY_FIELDS
-from .templates import TemplateProblem, template_fields
+from .templates import TemplateProblem, shown_fields, template_fields
 
 # Names the prompt assembly gives templates besides the item's fields (surveys/definition/wording.py), and
 # ``page``, the rendered page a prompt quotes (Instrument.prompt_context).
@@ -48,18 +48,30 @@ class Loaded:
     items: int
     demonstrations: int
     removed: int = 0
+    returned: bool = False  # the file has an earlier version's content again: that version is current again
+    agents: str = ""  # how the declared agents changed (they are outside the content: no new version)
     kept: list[str] = field(default_factory=list)  # keys of items gone from the file but kept (they have answers)
     notes: list[str] = field(default_factory=list)
     inspected: Any = None
 
     def summary(self) -> str:
         what = "created" if self.created else ("updated" if self.new_version else "unchanged")
+        if what == "unchanged" and self.agents:
+            what = "agents updated"
+        if self.returned:
+            what = "back to an earlier version"
         lines = [f"study {self.study.slug!r} {what}: version {self.version.number} ({self.version.sha256[:12]}), "
                  f"{self.items} items, {self.demonstrations} demonstrations"]
+        if self.returned:
+            lines.append(f"the file has version {self.version.number}'s content again: version "
+                         f"{self.version.number} is current again (new answers join its answers); the versions "
+                         "made since are kept with their answers")
         if self.removed:
             lines.append(f"{self.removed} items no longer in the file were removed")
         if self.kept:
             lines.append(f"{len(self.kept)} items no longer in the file were kept: they have answers")
+        if self.agents and not self.created:
+            lines.append(f"agents: {self.agents} (agents are not part of the study's content: same version)")
         return "\n".join(lines + self.notes)
 
 
@@ -92,8 +104,9 @@ def load_as(user: Any, raw: bytes, file: str, read_file: FileReader | None, *, s
 
 
 def load_file(path: str | Path, **options: Any) -> Loaded:
-    """Load the definition file at ``path`` (its item files read from beside it); see :func:`load`."""
-    path = Path(path)
+    """Load the definition file at ``path`` (its item files read from beside it), or the shipped study of that
+    name (:func:`definition_path`); see :func:`load`."""
+    path = definition_path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -103,13 +116,14 @@ def load_file(path: str | Path, **options: Any) -> Loaded:
 
 def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, slug: str | None = None,
          new_version: bool = False, owner: Any = None, commit: bool = True,
-         inspect: Callable[[Study], Any] | None = None) -> Loaded:
+         inspect: Callable[[Study], Any] | None = None, check_reference: bool = True) -> Loaded:
     """Create or update the study ``raw`` (a definition's TOML) defines, all or nothing.
 
     ``read_file`` gives the bytes of an item file the definition names (None: it may name none);
     ``slug`` overrides ``[study] slug``; ``owner`` owns a created study; ``commit=False`` checks everything
     and rolls back (``check_study``); ``inspect(study)`` runs inside the transaction, its value in
-    ``Loaded.inspected``."""
+    ``Loaded.inspected``; ``check_reference=False`` leaves ``[study] reference`` unchecked (a check without the
+    project's database, surveys/definition/scratch_db.py)."""
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
@@ -125,12 +139,15 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     kind = get_instrument(probe.instrument).for_study(probe)
     item_rows, demo_rows, problems = _items(definition, dump, kind, probe, file, read_file)
     problems += _check_templates(dump, kind, probe, item_rows + demo_rows, file)
+    problems += _empty_cells(dump, item_rows)
+    problems += _demonstration_answers(dump, kind, probe, demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
     problems += design_problems(dump, item_rows, file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)
-    return _write(study, dump, item_rows, demo_rows, sha, file, new_version, owner, commit, inspect)
+    return _write(study, dump, item_rows, demo_rows, sha, file, new_version, owner, commit, inspect,
+                  check_reference)
 
 
 def _items(definition: Definition, dump: dict[str, Any], kind: Any, probe: Study, file: str,
@@ -233,11 +250,71 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
     return problems
 
 
-def _study_values(dump: Mapping[str, Any], file: str) -> dict[str, Any]:
+def _empty_cells(dump: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[Problem]:
+    """The item file's empty cells that a page or prompt template shows whatever their value (outside any
+    ``{% if %}``): the item would be worded with a gap. One problem per field (its first empty row, and how many)."""
+    name = (dump.get("design") or {}).get("items")
+    if not name or not rows:
+        return []
+    shown: dict[str, str] = {}
+    for path, template in _template_paths(dump):
+        try:
+            for field in sorted(shown_fields(template)):
+                shown.setdefault(field, path)
+        except TemplateProblem:
+            continue  # named by _check_templates
+    columns = set(ITEM_COLUMNS)
+    extra_names = {k for row in rows for k in (row.get("extra") or {})}
+    cell = "column" if name.lower().endswith(".csv") else "field"
+    problems = []
+    for field, path in shown.items():
+        if field not in columns and field not in extra_names:
+            continue  # not an item field (the kind's or the assembly's)
+        empty = [row for row in rows
+                 if (row.get(field) if field in columns else (row.get("extra") or {}).get(field)) in ("", None)]
+        if empty:
+            more = f" (and {len(empty) - 1} more item(s))" if len(empty) > 1 else ""
+            problems.append(Problem(name, f"line {empty[0].get('source_row', '?')}, {cell} {field!r}",
+                                    f"empty, but {path} shows it for every item{more}: fill it in, or show it "
+                                    f"only when set ({{% if {field} %}}…{{% endif %}})"))
+    return problems
+
+
+def _demonstration_answers(dump: Mapping[str, Any], kind: Any, probe: Study, demos: list[dict[str, Any]],
+                           file: str) -> list[Problem]:
+    """The worked examples whose answer the study's answer shape does not take (9 on a 1–7 scale, a choice
+    that is no option): read as a model's answer is read."""
+    declared = dump.get("demonstrations") or []
+    if len(declared) != len(demos):
+        return []  # a demonstration with problems of its own is named already
+    problems = []
+    for number, (demo, fields) in enumerate(zip(declared, demos)):
+        answer = demo.get("answer")
+        raw = f"{answer:g}" if isinstance(answer, (int, float)) and not isinstance(answer, bool) else str(answer)
+        item = Item(study=probe, **{k: v for k, v in fields.items() if k != "source_row"})
+        try:
+            parsed = kind.parse_model_answer(raw, item)
+        except NotImplementedError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - a parser's own complaint about the text
+            parsed = None
+            reason = str(exc)
+        else:
+            reason = parsed.error
+        if parsed is None or not parsed.ok or (parsed.value is not None and isinstance(answer, (int, float))
+                                               and abs(parsed.value - float(answer)) > 1e-9):
+            problems.append(Problem(file, f"demonstrations[{number}].answer", f"{repr(answer) if isinstance(answer, str) else raw} is not an answer this "
+                                    f"study takes{': ' + reason if reason else ''}"))
+    return problems
+
+
+def _study_values(dump: Mapping[str, Any], file: str, check_reference: bool = True) -> dict[str, Any]:
     values = {target: dump[table][key] for (table, key), target in STUDY_FIELDS.items()}
     values.update({name: dump["prolific"][name] for name in CODE_FIELDS if dump["prolific"][name]})
     reference = dump["study"].get("reference") or ""
-    if reference:
+    if reference and not check_reference:
+        values["reference_study"] = None
+    elif reference:
         values["reference_study"] = Study.objects.filter(slug=reference).first()
         if values["reference_study"] is None or reference == dump["study"]["slug"]:
             raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r} to "
@@ -253,23 +330,25 @@ class _Rollback(Exception):
 
 def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]], demos: list[dict[str, Any]],
            sha: str, file: str, new_version: bool, owner: Any, commit: bool,
-           inspect: Callable[[Study], Any] | None = None) -> Loaded:
+           inspect: Callable[[Study], Any] | None = None, check_reference: bool = True) -> Loaded:
     current = versions.current_version(study) if study else None
     if study is not None and study.instrument != dump["study"]["kind"]:
         raise DefinitionError([Problem(file, "study.kind", f"study {study.slug!r} exists with kind "
                                        f"{study.instrument!r}; a study's kind cannot change (load it under "
                                        "another slug)")])
     unchanged = current is not None and current.sha256 == sha
+    earlier = versions.earlier_version(study, sha) if study is not None and not unchanged else None
     if study is not None and not unchanged and versions.has_answers(study) and not new_version:
+        change = (f"returns to version {earlier.number}'s wording and items, which makes version {earlier.number} "
+                  "current again" if earlier else "changes its wording or items, which makes a new version")
         raise DefinitionError([Problem(file, "", f"study {study.slug!r} already has answers given under version "
-                                       f"{current.number if current else '0 (before versions)'}; this file changes "
-                                       "its wording or items, which makes a new version: load it with "
-                                       "--new-version (earlier answers keep their version)")])
+                                       f"{current.number if current else '0 (before versions)'}; this file {change}: "
+                                       "load it with --new-version (earlier answers keep their version)")])
     result: Loaded | None = None
     try:
         with transaction.atomic():
             created = study is None
-            values = _study_values(dump, file)
+            values = _study_values(dump, file, check_reference)
             if created:
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:
@@ -278,6 +357,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                     versions.ensure_first_version(study)  # its answers were given under the wording it has now
                 for name, value in values.items():
                     setattr(study, name, value)
+            agents = _agent_changes((study.definition or {}).get("agents") or [], dump.get("agents") or [])
             study.full_clean(exclude=["owner"])
             for name in CODE_FIELDS:  # generated codes are part of the stored definition
                 dump["prolific"][name] = getattr(study, name)
@@ -290,7 +370,8 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
                 version = versions.add_version(study, sha, dump)
             _render_first(study, file)
             result = Loaded(study=study, version=version, created=created, new_version=not unchanged and not created,
-                            items=len(rows), demonstrations=len(demos), removed=removed, kept=kept)
+                            items=len(rows), demonstrations=len(demos), removed=removed, kept=kept,
+                            returned=earlier is not None, agents="" if created else agents)
             if inspect is not None:
                 result.inspected = inspect(study)
             if not commit:
@@ -306,6 +387,17 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
         raise
     assert result is not None
     return result
+
+
+def _agent_changes(before: list[Mapping[str, Any]], after: list[Mapping[str, Any]]) -> str:
+    """The declared agents added, removed and changed, in words ("" when none)."""
+    old, new = {a["name"]: a for a in before}, {a["name"]: a for a in after}
+    parts = []
+    for label, names in (("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
+                         ("changed", [n for n in new if n in old and dict(new[n]) != dict(old[n])])):
+        if names:
+            parts.append(f"{label} {', '.join(names)}")
+    return "; ".join(parts)
 
 
 def _study_key(field_name: str) -> str:

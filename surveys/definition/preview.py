@@ -9,6 +9,7 @@ from surveys.models import Study
 
 from .loader import load, files_beside
 from .errors import DefinitionError, Problem
+from .scratch_db import database_ready, scratch_database
 
 
 def _option_text(option) -> str:
@@ -79,12 +80,24 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
 
 def preview_file(path: str | Path, count: int = 2, style: str = "standard") -> str:
     """Check the definition at ``path`` (everything load_study checks) and describe its first items; nothing is
-    written."""
+    written. Without a migrated database the file is checked in a scratch one (scratch_db), and the one check
+    that needs the project's database (the reference study) is named as not done."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DefinitionError([Problem(str(path), "", "no such file")]) from None
-    loaded = load(raw, str(path), files_beside(path), commit=False,
-                  inspect=lambda study: describe(study, count, style), new_version=True)
+
+    def check(database: bool):
+        return load(raw, str(path), files_beside(path), commit=False, new_version=True, check_reference=database,
+                    inspect=lambda study: describe(study, count, style))
+
+    if database_ready():
+        return check(True).inspected
+    with scratch_database():
+        loaded = check(False)
+    reference = loaded.study.definition["study"].get("reference")
+    if reference:
+        return loaded.inspected + (f"\nstudy.reference {reference!r}: not checked, it needs the project's database "
+                                   "(run manage.py migrate, then load_study the reference study)")
     return loaded.inspected

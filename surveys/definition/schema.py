@@ -42,9 +42,10 @@ def _without_empty(dump: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
 
 
 class Table(BaseModel):
-    """A definition table: unknown keys are refused."""
+    """A definition table: unknown keys are refused, and values are taken strictly as the type they are
+    written in (``max = "7"`` is not the number 7, ``integer = "yes"`` not true; a whole number is a number)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
 class StudyTable(Table):
@@ -281,7 +282,7 @@ class PersonaTable(Table):
     non-test, non-withdrawn participants' questionnaire answers) at the run's start: all of them, or
     ``sample`` of them stratified by the template's fields (elicitation/persona_sample.py), seeded by ``seed``."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True, strict=True)
 
     template: str = Field(min_length=1, description="Jinja2 over questionnaire field names, e.g. \"You are a "
                           "{{ age }}-year-old {{ gender }} native speaker of {{ first_language }}.\"")

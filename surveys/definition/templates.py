@@ -13,7 +13,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
-from jinja2 import StrictUndefined, TemplateError, meta
+from jinja2 import StrictUndefined, TemplateError, meta, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 ENV = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False,
@@ -99,6 +99,31 @@ def template_fields(template: str) -> set[str]:
         return set(meta.find_undeclared_variables(ENV.parse(template)))
     except TemplateError as exc:
         raise TemplateProblem(_describe(exc)) from None
+
+
+#: Nodes under which a field may be empty or missing: a condition, a loop, ``a or b``, a test (``is defined``).
+_GUARDS = (nodes.If, nodes.CondExpr, nodes.For, nodes.And, nodes.Or, nodes.Test, nodes.Not)
+
+
+def shown_fields(template: str) -> set[str]:
+    """The top-level variables ``template`` shows whatever their values: read outside any ``{% if %}``,
+    ``{% for %}``, conditional expression, ``and``/``or``, test or ``default`` filter (a field read only there may
+    be empty). A subset of :func:`template_fields`."""
+    found: set[str] = set()
+
+    def walk(node: nodes.Node, guarded: bool) -> None:
+        guarded = guarded or isinstance(node, _GUARDS) or (isinstance(node, nodes.Filter)
+                                                            and node.name in ("default", "d"))
+        if isinstance(node, nodes.Name) and node.ctx == "load" and not guarded:
+            found.add(node.name)
+        for child in node.iter_child_nodes():
+            walk(child, guarded)
+
+    try:
+        walk(ENV.parse(template), False)
+    except TemplateError as exc:
+        raise TemplateProblem(_describe(exc)) from None
+    return found & template_fields(template)
 
 
 def _describe(exc: TemplateError) -> str:

@@ -71,8 +71,24 @@ def content_hash(definition: Mapping[str, Any], items: Iterable[Mapping[str, Any
 
 
 def current_version(study: Study) -> StudyVersion | None:
-    """The study's newest version (None for a study never loaded from a definition)."""
-    return study.versions.order_by("-number").first()
+    """The study's current version: the one made or returned to last (None for a study never loaded from a
+    definition)."""
+    return study.current_version()
+
+
+def earlier_version(study: Study, sha256: str) -> StudyVersion | None:
+    """The version of ``study`` whose content hash is ``sha256`` (a file that returns to it), or None."""
+    return study.versions.filter(sha256=sha256).first()
+
+
+def make_current(version: StudyVersion) -> StudyVersion:
+    """Return ``version``'s study to it: it becomes current again, keeping its number, its stored definition
+    and its answers; the versions made since stay as they were (the history of what answers saw)."""
+    from django.utils import timezone
+
+    version.current_since = timezone.now()
+    version.save(update_fields=["current_since"])
+    return version
 
 
 def has_answers(study: Study) -> bool:
@@ -84,7 +100,10 @@ def has_answers(study: Study) -> bool:
 
 
 def add_version(study: Study, sha256: str, definition: Mapping[str, Any]) -> StudyVersion:
-    """A new version of ``study`` (number one above its newest)."""
+    """A new version of ``study`` (number one above its newest), or the earlier version with this content made
+    current again (a content has one version: the answers given under it stay together)."""
+    if (earlier := earlier_version(study, sha256)) is not None:
+        return make_current(earlier)
     top = study.versions.aggregate(top=Max("number"))["top"] or 0
     return StudyVersion.objects.create(study=study, number=top + 1, sha256=sha256, definition=dict(definition))
 

@@ -23,12 +23,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from config.paths import site_folder
 from surveys.definition.templates import render
 
-TEMPLATES_FILE = Path(__file__).resolve().parents[2] / "studies" / "bahaj" / "templates.toml"
+TEMPLATES_FILE = site_folder("studies") / "bahaj" / "templates.toml"
 LEVELS_LOOP_ORDER: tuple[int, ...] = (95, 90, 60, 70, 80)  # the authors' loop order [P2:15 construct_possible_df]
 HINT_CONDITIONS: tuple[str, ...] = ("hint0", "hint1", "hint3", "hint8")
 NO_HINT = "hint0"

@@ -5,7 +5,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
-from analysis.metrics.bins import bin_centre
 
 from surveys.definition import wording as definition_wording
 from surveys.condition_context import condition_values
@@ -292,6 +291,8 @@ class Instrument:
     def score(self, value: float) -> float:
         """The bin (answer category) a value falls in. Default: the centre c of the 0–100 bin with
         c − 2.5 ≤ v < c + 2.5, 97.5–100 → 100 (SPEC §6; ``analysis.metrics.bins``, the single source of binning)."""
+        from analysis.metrics.bins import bin_centre  # numpy, imported when a score is wanted
+
         return bin_centre(value)
 
     # --- import --------------------------------------------------------------------

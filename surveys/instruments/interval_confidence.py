@@ -2,8 +2,9 @@
 c ∈ {60, 70, 80, 90, 95} % → a lower and an upper bound.
 
 An item is one question at one level: ``statement`` holds the question, ``ground_truth`` its numeric answer,
-``extra["confidence"]`` the level c, ``extra["source"]`` the source dataset (a question's five items share
-``statement_id``; the item key is ``<statement_id>|<c>``). ``import_items`` expands each CSV row (question,
+``extra["confidence"]`` the level c, ``extra["source"]`` the source dataset, ``extra["question"]`` the question
+verbatim when its whitespace differs from the statement's (the authors' styles send it); a question's five items
+share ``statement_id``; the item key is ``<statement_id>|<c>``. ``import_items`` expands each CSV row (question,
 answer, source; optional id) into the five items.
 
 This module is the family's logic; the platform's wording (the page's question and hints, the prompts of the
@@ -173,8 +174,13 @@ class IntervalConfidence(Instrument):
         """The authors' prompt (one user message, no system message) with the hint drawn for this try."""
         rng = bahaj.hint_rng(seed, item.key, sample_index)
         hint = bahaj.draw_hint(self.hint_condition(item), float(item.ground_truth or 0), rng)
-        text = bahaj.generation_prompt(item.statement, self.confidence(item), strategy, hint)
+        text = bahaj.generation_prompt(self.authors_question(item), self.confidence(item), strategy, hint)
         return Prompt(text=text, messages=[{"role": "user", "content": text}], record={"hint": hint.record()})
+
+    def authors_question(self, item: "Item") -> str:
+        """The question as the authors' prompts send it: verbatim as imported (``extra["question"]``, kept when
+        its spacing differs from the statement's), else the statement."""
+        return str((item.extra or {}).get("question") or item.statement)
 
     def sends_temperature(self, style: str) -> bool:
         """The authors' styles send none (their notebooks left the provider's default)."""
@@ -194,8 +200,12 @@ class IntervalConfidence(Instrument):
         return [{**base, "extra": {**base["extra"], "confidence": c}} for c in LEVELS]
 
     def item_fields_from_row(self, row: Mapping[str, str]) -> dict[str, Any]:
-        """Columns: question, answer (a number; thousands separators allowed), optional source and id."""
-        question = " ".join((row.get("question") or "").split())
+        """Columns: question, answer (a number; thousands separators allowed), optional source and id. The
+        statement is the question with its whitespace collapsed (pages, the platform's prompts, the id hash); a
+        question whose spacing differs is also kept verbatim in ``extra["question"]`` for the authors' prompt
+        styles, which send it as stored (their printed MMLU record has double spaces)."""
+        verbatim = row.get("question") or ""
+        question = " ".join(verbatim.split())
         if not question:
             raise ImportRowError("question", "is empty")
         answer_text = (row.get("answer") or "").strip()
@@ -206,8 +216,10 @@ class IntervalConfidence(Instrument):
         except ValueError:
             raise ImportRowError("answer", f"{answer_text!r} is not a number") from None
         qid = (row.get("id") or "").strip() or "q-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:10]
-        return {"statement": question, "statement_id": qid, "ground_truth": answer,
-                "extra": {"source": (row.get("source") or "").strip(), "confidence": 90}}
+        extra = {"source": (row.get("source") or "").strip(), "confidence": 90}
+        if verbatim != question:
+            extra["question"] = verbatim
+        return {"statement": question, "statement_id": qid, "ground_truth": answer, "extra": extra}
 
     def item_key(self, fields: Mapping[str, Any]) -> str:
         return f"{fields['statement_id']}|{fields['extra']['confidence']}"

@@ -30,7 +30,8 @@ READING = ReportOption(
              "unreadable); a CoT answer is read after its last \"I choose:\"; pair-wise complements in either order",
      "authors": "the authors' code: a standard answer is the first option letter it writes (a list of the options "
                 "is A, so is \"A.is unlikely to be\"); a CoT answer is the "
-                "option letter right after \"I choose:\", and one with no letter there the first option (A); on 3 "
+                "option letter right after \"I choose:\", and one with no letter there names no option (a conveyed "
+                "probability of 0, below the least probable option); on 3 "
                 "choices the pair (unlikely, likely) in that order is not complementary"},
     help="How answers are read and the pair-wise metric scored (Tang et al. RQ2).")
 

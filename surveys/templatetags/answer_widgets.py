@@ -21,6 +21,6 @@ def scale_options(options: Sequence[Any], name: str, prefix: str, selected: Any)
     for option in options:
         v = conditional_escape(str(option))
         checked = " checked" if chosen and option == selected else ""
-        parts.append(f'<span class="sb-option"><input type="radio" name="{name}" data-answer id="{prefix}-{v}" '
-                     f'value="{v}"{checked}><label for="{prefix}-{v}">{v}</label></span>')
+        parts.append(f'<span class="sb-option"><input type="radio" name="{name}" data-answer autocomplete="off" '
+                     f'id="{prefix}-{v}" value="{v}"{checked}><label for="{prefix}-{v}">{v}</label></span>')
     return mark_safe("\n    ".join(parts))

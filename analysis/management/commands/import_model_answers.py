@@ -72,8 +72,11 @@ class Command(BaseCommand):
         parser.add_argument("--refines", type=int, metavar="RUN",
                             help="the answers are self-refinements (Bahaj et al. Tables 7-8) of run RUN of the study, "
                                  "made elsewhere: each answer is the reply's text, or the columns chosen_answer and "
-                                 "proposed_answer; the report scores the run in its self-refinement table, not in "
-                                 "Table 4")
+                                 "proposed_answer where a row has them (the authors' 'answer' beside them is the true "
+                                 "answer); the authors' selfrefine records are matched by id, hint_type and "
+                                 "confidence_pct; prompt style refine or authors-refine (default: the one a live "
+                                 "refinement of RUN takes); the report scores the run in its self-refinement table, "
+                                 "not in Table 4")
         parser.add_argument("--refine-setting", choices=["single", "mixed"], default="single",
                             help="refinements: candidates from one level (single, default) or from all levels (mixed)")
         parser.add_argument("--candidates", type=int, default=3, metavar="N",

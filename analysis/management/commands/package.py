@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import acting_user, add_as_argument
+from analysis.replication.archive import sha256_hex
 from analysis.replication.package import package_zip
 from analysis.reports import ReportError
 from analysis.versions import VersionsError
@@ -15,7 +16,8 @@ class Command(BaseCommand):
             "used, the human answers (salted participant ids only), the runs and model answers, the report "
             "(JSON, CSVs, figures and the numbers behind each figure), the platform version and the installed "
             "dependencies, with a MANIFEST of SHA-256 hashes; a study reported with a reference study carries that "
-            "study's definition and data too (reference/SLUG/). Check it with `manage.py reproduce`.")
+            "study's definition and data too (reference/SLUG/). Prints the zip's SHA-256 (publish it with the package); "
+            "check it with `manage.py reproduce --expect-sha256`.")
 
     def add_arguments(self, parser):
         add_as_argument(parser)
@@ -34,4 +36,5 @@ class Command(BaseCommand):
         out = Path(options["out"])
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
-        self.stdout.write(self.style.SUCCESS(f"wrote {out} ({len(data)} bytes)"))
+        self.stdout.write(self.style.SUCCESS(f"wrote {out} ({len(data)} bytes, SHA-256 {sha256_hex(data)})"))
+        self.stdout.write("Cite this SHA-256 with the package; `reproduce --expect-sha256` checks it.")

@@ -11,6 +11,21 @@ from surveys.cli import get_study
 from surveys.report_options import option_errors, parse_options
 
 
+def written_lines(written: list[Path]) -> list[str]:
+    """Where each part of the report was written: report.json, every table (CSV), every figure (PNG and SVG)."""
+    figures: dict[str, list[Path]] = {}
+    lines = []
+    for path in written:
+        if path.suffix in (".png", ".svg"):
+            figures.setdefault(path.stem, []).append(path)
+        elif path.suffix == ".csv":
+            lines.append(f"  table   {path.stem:<32} {path}")
+        else:
+            lines.insert(0, f"  report  {'(all tables and figure numbers)':<32} {path}")
+    lines += [f"  figure  {name:<32} {', '.join(str(p) for p in paths)}" for name, paths in figures.items()]
+    return lines
+
+
 class Command(BaseCommand):
     help = ("Build a study's report (runs the attention filter first) and write report.json, one CSV per "
             "table and the figures as PNG and SVG. A verifiable study is reported with its reference study.")
@@ -40,6 +55,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         written = report.write(out, figures=not options["no_figures"])
         self.stdout.write(report.summary_text())
+        self.stdout.write("")
+        for line in written_lines(written):
+            self.stdout.write(line)
         self.stdout.write(self.style.SUCCESS(f"written {len(written)} files to {out}"))
 
     def set_options(self, study, texts) -> None:

@@ -14,13 +14,14 @@ from access.cli import add_as_argument, acting_user, scoped
 from elicitation import conf
 from elicitation.estimate import estimate_run
 from elicitation import preflight
-from elicitation.declared_agents import AgentError, AgentOutcome, start_agents
+from elicitation.declared_agents import AgentError, AgentOutcome, estimate_agents, start_agents
 from elicitation.likelihood import LikelihoodUnavailable, check_endpoint
 from elicitation.models import ElicitationRun, ModelEndpoint
 from elicitation.run_settings import default_temperature
 from elicitation.runs import (BROKER_UNAVAILABLE, RunStateError, cancel_run, create_run, missing_key, progress,
                               resume_run, run_sync, start_run)
 from surveys.cli import get_study, lookup
+from surveys.definition.templates import TemplateProblem
 
 Status = ElicitationRun.Status
 
@@ -54,7 +55,9 @@ class Command(BaseCommand):
         parser.add_argument("--prompt-version", help="label stored with the run")
         parser.add_argument("--prompt-style", default="standard",
                             help="one of the study's kind's prompt styles (e.g. standard or cot for wep_choice)")
-        parser.add_argument("--estimate-only", action="store_true", help="print the estimate; create nothing")
+        parser.add_argument("--estimate-only", action="store_true",
+                            help="print the estimate (of each agent to start with --all-agents, of the answers "
+                                 "still to get with --resume); create, start and send nothing")
         parser.add_argument("--resume", type=int, metavar="RUN", help="carry on a stopped or failed run")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="cancel a run (answers so far are kept)")
         parser.add_argument("--status", type=int, metavar="RUN", help="print a run's progress")
@@ -73,7 +76,12 @@ class Command(BaseCommand):
             return self._all_agents(o)
         if o["resume"]:
             run = self._run(o["resume"], acting_user(o))
-            self._print_estimate(run, left_only=True)
+            try:
+                self._print_estimate(run, left_only=True)  # builds a prompt: a run whose prompts fail stops here
+            except TemplateProblem as exc:
+                raise CommandError(self._unbuildable(run, exc)) from None
+            if o["estimate_only"]:
+                return None
             self._check(run.endpoint, o)
             try:
                 queued = resume_run(run, queue=not o["sync"])
@@ -86,6 +94,16 @@ class Command(BaseCommand):
                 return
             return self._start(run, o)
         return self._follow(run, o)
+
+    @staticmethod
+    def _unbuildable(run: ElicitationRun, exc: Exception) -> str:
+        """Why ``run`` cannot be resumed: its prompts cannot be built, and what to do instead."""
+        advice = ("fix the study file and load it again, then start a new run")
+        if run.agent:
+            advice = (f"a run keeps the agent's settings it was created with: fix agent {run.agent!r} in the study "
+                      f"file, load it, and start it anew with manage.py elicit {run.study.slug} --all-agents (run "
+                      f"{run.pk} is kept as it is)")
+        return f"run {run.pk} cannot be resumed: its prompts cannot be built ({exc}); {advice}"
 
     def _start(self, run: ElicitationRun, o: dict) -> None:
         """Start ``run`` (in this process with ``--sync``), then follow it as ``o`` asks."""
@@ -116,6 +134,8 @@ class Command(BaseCommand):
         if not o["study"]:
             raise CommandError("give a study slug: manage.py elicit SLUG --all-agents")
         study = get_study(o["study"], acting_user(o))
+        if o["estimate_only"]:
+            return self._estimate_agents(study, o)
         try:
             outcomes = start_agents(study, acting_user(o), queue=not o["sync"], check=not o["no_check"])
         except AgentError as exc:
@@ -135,6 +155,20 @@ class Command(BaseCommand):
         self._agents_progress(outcomes)
         if any(outcome.run.status == Status.FAILED for outcome in started):
             raise CommandError("some agents' runs finished with failures; --resume RUN retries them")
+
+    def _estimate_agents(self, study, o: dict) -> None:
+        """One estimate line per agent that ``--all-agents`` would start (the others: why not); nothing is
+        created and no request is sent (no pre-flight check either)."""
+        try:
+            found = estimate_agents(study, acting_user(o))
+        except AgentError as exc:
+            raise CommandError(str(exc)) from None
+        for agent in found:
+            if agent.estimate is None:
+                self.stdout.write(f"agent {agent.agent}: would be skipped, {agent.reason}")
+            else:
+                self.stdout.write(f"agent {agent.agent} on {agent.endpoint}: " + self._estimate_text(agent.estimate))
+        self.stdout.write("estimate only: no run created, no request sent")
 
     def _agents_progress(self, outcomes: list[AgentOutcome]) -> None:
         """One line per agent: its run's status and counts."""
@@ -246,11 +280,12 @@ class Command(BaseCommand):
         if items is not None:  # a run not saved yet
             items = items or list(run.study.main_items())
         est = estimate_run(run, answers_left_only=left_only, items=items)
-        scope = "still to do" if left_only else "in all"
-        self.stdout.write(
-            f"estimate ({scope}): {est.answers} answers, {est.requests} requests, ≈{est.prompt_tokens:,} prompt "
-            f"tokens + ≤{est.completion_tokens:,} completion tokens, ≈ ${est.cost_usd} "
-            f"[{est.method}]")
+        self.stdout.write(self._estimate_text(est, "still to do" if left_only else "in all"))
+
+    @staticmethod
+    def _estimate_text(est, scope: str = "in all") -> str:
+        return (f"estimate ({scope}): {est.answers} answers, {est.requests} requests, ≈{est.prompt_tokens:,} "
+                f"prompt tokens + ≤{est.completion_tokens:,} completion tokens, ≈ ${est.cost_usd} [{est.method}]")
 
     def _cancel(self, run: ElicitationRun) -> None:
         if cancel_run(run, reason="cancelled from the command line"):

@@ -18,7 +18,8 @@ class Command(BaseCommand):
     def handle(self, *args, base: str, **options):
         base = base.rstrip("/")
         self.stdout.write(f"Admin:            {base}/admin/")
-        self.stdout.write(f"REST API:         {base}/api/")
+        self.stdout.write(f"REST API:         {base}/api-auth/login/?next=/api/ (log in as the admin user; "
+                          "scripts send a token: admin › Auth Token › Tokens)")
         for study in scoped(Study.objects.order_by("slug"), acting_user(options)):
             self.stdout.write(f"\nStudy {study.slug!r} ({study.get_status_display()}): {study.title}")
             self.stdout.write(f"  try it as a participant: {pilot_link(base, study)}")

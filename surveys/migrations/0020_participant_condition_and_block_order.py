@@ -21,7 +21,7 @@ def CREATE(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0018_study_participant_title'),
+        ('surveys', '0019_studyversion_current_since'),
     ]
 
     operations = [

@@ -412,3 +412,14 @@ def test_the_design_is_content_but_caps_are_not():
     for old, new in {'text = "a friend"': 'text = "a neighbour"', 'within = "random"': 'within = "fixed"',
                      'assignment = "balanced"': 'assignment = "random"'}.items():
         assert sha(example_text(**{old: new})) != first
+
+
+def test_the_codebook_names_the_design_columns():
+    from analysis.codebook import codebook
+
+    study = load_example()
+    entries = {c.name: c for c in codebook(study)}
+    assert entries["condition"].source == "design"
+    assert entries["condition"].values == "doctor-gain | doctor-loss | friend-gain | friend-loss"
+    assert entries["condition_speaker"].labels == (("doctor", "your doctor"), ("friend", "a friend"))
+    assert "order the person saw them" in entries["block_order"].meaning

@@ -21,12 +21,21 @@ class OwnedViewSetMixin:
             serializer.save()
 
 
+class UsernameField(serializers.SlugRelatedField):
+    """A user by username; a NUL character (which PostgreSQL cannot compare) is "no such user", a 400."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value="(contains a NUL character)")
+        return super().to_internal_value(data)
+
+
 class SharingSerializerMixin(serializers.Serializer):
     """``owner`` (read-only) and ``shared_with`` (usernames of staff accounts) of a study or endpoint."""
 
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
                                          help_text="Username of the owner; null: superusers only.")
-    shared_with = serializers.SlugRelatedField(
+    shared_with = UsernameField(
         slug_field="username", many=True, required=False,
         queryset=get_user_model().objects.filter(is_staff=True, is_active=True),
         help_text="Usernames of the researchers who may use it as its owner does (only the owner changes this).")

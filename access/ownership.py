@@ -100,3 +100,12 @@ def may_manage_sharing(user, obj: Model) -> bool:
     """Only the owner (or a superuser) changes who owns or shares a study or endpoint."""
     return bool(user and user.is_active and (user.is_superuser or (obj.pk is not None and obj.owner_id == user.pk)
                                              or obj.pk is None))
+
+
+def may_see_reference(study: Model, user) -> bool:
+    """Whether ``user`` may see the study ``study`` is scored against (True without one, and for ``None``: a
+    command run without ``--as``). A report shows that study's participants too: raw PROLIFIC_PIDs only when
+    both are the user's to see, else salted ids (a reference set before the loader checked its owner)."""
+    if user is None or not getattr(study, "reference_study_id", None):
+        return True
+    return visible(type(study).objects.filter(pk=study.reference_study_id), user).exists()

@@ -7,7 +7,7 @@ config.permissions).
 - GET  /api/studies/<slug>/export/parquet/
 - GET  /api/studies/<slug>/codebook/csv|json|md/  the export's codebook: every column's type, source, meaning, values
 - GET  /api/studies/<slug>/package/                the replication package (zip; analysis/replication/package.py)
-- POST /api/studies/<slug>/attention/              run the attention filter; returns its decisions
+- POST /api/studies/<slug>/attention/              apply the exclusion rules; returns the decisions
 """
 from __future__ import annotations
 
@@ -65,10 +65,13 @@ class StudyReportView(APIView):
         from analysis.report_cache import asked, cached_report
         from analysis.reports import ReportError
 
+        from access.ownership import may_see_reference
+
         raw_ids = can_see_raw_ids(request.user)
         pool = asked(request.query_params.get("pool_versions"))
         return _study_result(request, slug,
-                             lambda study: cached_report(study, pool_versions=pool).seen_by(raw_ids).to_json(),
+                             lambda study: cached_report(study, pool_versions=pool).seen_by(
+                                 raw_ids and may_see_reference(study, request.user)).to_json(),
                              ReportError)
 
 
@@ -174,12 +177,11 @@ class StudyAttentionView(APIView):
     # writes each participant's decision; the result names excluded participants by PROLIFIC_PID
     required_permissions = {"POST": [VIEW_REPORT, "surveys.change_participant", RAW_IDS_PERMISSION]}
 
-    @extend_schema(summary="Run the attention filter; its ranking, counts and excluded participants",
+    @extend_schema(summary="Apply the study's exclusion rules and store the decisions (Belem et al.'s attention "
+                   "filter is one rule); the rules, the flow counts and the excluded participants with their reasons",
                    request=None, responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def post(self, request, slug: str):
-        from analysis.filtering import FilterError, apply_attention_filter
-        from analysis.metrics.answers import AnswersError
+        from analysis.exclusions import ExclusionError, apply_exclusions
 
-        # AnswersError: the study's answers cannot rank the labels (e.g. no human answer to an expression)
-        return _study_result(request, slug, lambda study: apply_attention_filter(study).as_dict(raw_ids=True),
-                             (FilterError, AnswersError))
+        return _study_result(request, slug, lambda study: apply_exclusions(study).as_dict(raw_ids=True),
+                             (ExclusionError,))

@@ -108,8 +108,9 @@ BASE: tuple[Column, ...] = (
                                                                  "could not be read: its values are empty)"),
     _c("time_taken_ms", INTEGER, "answer", "A person's time on the item page, or a model's request latency, in "
                                            "milliseconds."),
-    _c("included", BOOLEAN, "participant", "The attention filter's decision (computed when exported); empty for "
-                                           "models."),
+    _c("included", BOOLEAN, "participant", "The exclusion rules' decision (computed when exported, or as stored "
+                                           "by manage.py exclusions): false when a rule left the participant out; "
+                                           "empty for models."),
     _c("timestamp", TIMESTAMP, "answer", "When the answer was given (UTC)."),
     _c("channel", STRING, "participant", "How the person came in (empty for models).",
        "prolific | a recruitment channel's name"),
@@ -119,6 +120,9 @@ BASE: tuple[Column, ...] = (
                                          "the order the person saw them, joined by | (B|A|C); empty otherwise."),
     _c("study_version", INTEGER, "respondent", "The number of the study definition's version the participant or "
                                                "run was given; empty for answers given before versions."),
+    _c("excluded_by", STRING, "participant", "The exclusion rules that left the participant out, each with what it "
+                                             "measured (docs/reference/checks-exclusions.md); empty when included "
+                                             "and for models."),
 )
 
 

@@ -24,7 +24,10 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 - ``time_taken_ms``: a person's time on the item page; a model's request latency.
 - Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
   their raw text); pending and failed requests are not answers and are left out. All participants'
-  answers are exported with ``participant_status``; ``included`` is the attention filter's decision.
+  answers are exported with ``participant_status``; ``included`` is the exclusion rules' decision
+  (analysis/exclusions.py; Belem et al.'s attention filter is one rule) and ``excluded_by`` the rules that
+  excluded the participant with what each measured (``too-fast: 41.0 s in total; failed-checks: 2 failed
+  check(s)``), empty for a participant kept and for models.
 - Test participants (surveys.test_mode) are left out unless ``include_test``; then their rows have
   ``respondent_type`` ``test`` instead of ``human``.
 - A study with a questionnaire (surveys/questionnaire.py) has one more column per field after these, named by
@@ -142,12 +145,12 @@ def distribution_json(dist: dict | None) -> str | None:
 
 
 def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-               chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None,
+               chunk_size: int = DB_CHUNK, decisions: dict[int, tuple[bool, str | None]] | None = None,
                fillers: Sequence[Filler] = ()) -> Iterator[Row]:
     """One row per human answer of ``study`` (all participants, see ``participant_status``; test participants
-    only with ``include_test``, as ``respondent_type`` ``test``). ``included`` comes from ``decisions`` for the
-    participants it names, else from what was stored. ``fillers``: the providers' values that end each row
-    (:meth:`Layout.fillers`)."""
+    only with ``include_test``, as ``respondent_type`` ``test``). ``included`` and ``excluded_by`` come from
+    ``decisions`` (participant id → (included, reasons)) for the participants it names, else ``included`` from
+    what was stored. ``fillers``: the providers' values that end each row (:meth:`Layout.fillers`)."""
     from surveys.models import PROLIFIC_CHANNEL, Response
 
     kind = study.kind
@@ -168,13 +171,13 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
          channel, participant_id, text, order, version, pk) in rows.iterator(chunk_size=chunk_size):
-        included = decisions.get(participant_id, included)
+        included, reasons = decisions.get(participant_id, (included, None))
         row = (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
                None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
                None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
-               _none_if_blank(text), "|".join(order) if order else None, version)
+               _none_if_blank(text), "|".join(order) if order else None, version, reasons or None)
         for filler in fillers:
             row += filler.human(participant_id, item_id, pk)
         yield row
@@ -215,14 +218,14 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, fillers: Sequence[Filler] =
                _none_if_blank(language), "model", run_respondent(run_id), None, names[run_id], model, mode,
                run_id, sample, value, _none_if_blank(choice), lower, upper, bin_, distribution_json(dist),
                _none_if_blank(raw), status, latency, None,
-               answered or created, None, _none_if_blank(text), None, version)
+               answered or created, None, _none_if_blank(text), None, version, None)
         for filler in fillers:
             row += filler.model(run_id, item_id, pk, persona or None)
         yield row
 
 
 def export_rows(study, *, raw_ids: bool = False, include_test: bool = False,
-                chunk_size: int = DB_CHUNK, decisions: dict[int, bool] | None = None,
+                chunk_size: int = DB_CHUNK, decisions: dict[int, tuple[bool, str | None]] | None = None,
                 layout: Layout | None = None) -> Iterator[Row]:
     """Humans, then models, of ``study`` as rows in :func:`study_layout` order (``layout``: that layout, when
     already built; ``decisions``: see human_rows)."""
@@ -397,20 +400,20 @@ def read_parquet(source: str | Path | IO[bytes]) -> pd.DataFrame:
 from analysis.export_formats import CONTENT_TYPES, FORMATS, export_filename  # noqa: E402,F401 (re-exported)
 
 
-def current_decisions(study) -> dict[int, bool] | None:
-    """Participant id → the attention filter's decision as of now (computed, never stored: an export is a
-    read), or None when the filter cannot run (e.g. a verifiable study without its reference: ``included``
-    is then what was stored)."""
-    from analysis.metrics.answers import AnswersError
-    from analysis.filtering import FilterError, compute_attention_filter
+def current_decisions(study) -> dict[int, tuple[bool, str]] | None:
+    """Participant id → (kept, the rules that excluded them) as the study's exclusion rules decide now
+    (analysis/exclusions.py; computed, never stored: an export is a read), or None when a rule cannot run (e.g.
+    a verifiable study without its reference: ``included`` is then what was stored)."""
+    from analysis.exclusions import ExclusionError, compute_exclusions, reasons_text
     from surveys.models import Participant
 
     if not Participant.objects.filter(study=study, status=Participant.Status.COMPLETED).exists():
         return None
     try:
-        return {pk: included for pk, (_, included) in compute_attention_filter(study).decisions.items()}
-    except (FilterError, AnswersError):
+        result = compute_exclusions(study)
+    except ExclusionError:
         return None
+    return {pk: (not why, reasons_text(why)) for pk, why in result.reasons.items()}
 
 
 def export_study(study, fmt: str, target: str | Path | IO, *, raw_ids: bool = False,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 from django.db import transaction
@@ -106,14 +107,19 @@ def _finite(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def compute_attention_filter(study: Study) -> FilterResult:
+_STUDY_SETTING = object()
+
+
+def compute_attention_filter(study: Study, threshold: Any = _STUDY_SETTING) -> FilterResult:
     """ρ and the decision of every completed participant of ``study``, without storing anything.
 
-    Participants who are not completed, and test participants, are not evaluated.
+    Participants who are not completed, and test participants, are not evaluated. ``threshold``: the
+    ``belem-ranking`` rule's (analysis/exclusions.py); by default the study's setting (None when its filter is off).
     """
     ranking = study_ranking(study)
     answers = human_answers(study)
-    threshold = study.attention_threshold if study.applies_attention_filter else None
+    if threshold is _STUDY_SETTING:
+        threshold = study.attention_threshold if study.applies_attention_filter else None
     result = FilterResult(study=study.slug, threshold=threshold,
                           ranking_study=ranking_study(study).slug,
                           ranking=[{"label": label, "mean": float(row["mean"]), "rank": float(row["rank"])}

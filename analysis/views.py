@@ -17,10 +17,10 @@ from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_stu
 from analysis.report_cache import asked, cached_report
 from analysis.reports import ReportError
 from analysis.versions import VersionsError
-from analysis.filtering import FilterError, apply_attention_filter
 from analysis.importers import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
+from access.ownership import may_see_reference
 from config.permissions import RAW_IDS, can_see_raw_ids, check
 from surveys.importers import ImportFailed, read_csv_rows
 from surveys.models import Study
@@ -144,6 +144,12 @@ def _header(upload) -> list[str]:
         return []
 
 
+def _raw_ids(request: HttpRequest, study: Study) -> bool:
+    """Raw PROLIFIC_PIDs in the report: *view participant*, and the reference study (whose participants the
+    report shows too) is the user's to see."""
+    return can_see_raw_ids(request.user) and may_see_reference(study, request.user)
+
+
 # --- pages ------------------------------------------------------------------------------------
 def report_page(request: HttpRequest, study: Study, admin_context: dict) -> HttpResponse:
     """The report as HTML tables with the figures inline."""
@@ -153,7 +159,7 @@ def report_page(request: HttpRequest, study: Study, admin_context: dict) -> Http
     pool = asked(request.GET.get("pool_versions"))
     context["pool_versions"] = pool
     try:
-        report = cached_report(study, pool_versions=pool).seen_by(can_see_raw_ids(request.user))
+        report = cached_report(study, pool_versions=pool).seen_by(_raw_ids(request, study))
     except ReportError as exc:
         return render(request, "analysis/report.html", context | {"problem": str(exc),
                                                                   "versions_refused": isinstance(exc, VersionsError)})
@@ -167,7 +173,7 @@ def report_json(request: HttpRequest, study: Study) -> HttpResponse:
     """The report as JSON (the same as the API's)."""
     try:
         pool = asked(request.GET.get("pool_versions"))
-        data = cached_report(study, pool_versions=pool).seen_by(can_see_raw_ids(request.user)).to_json()
+        data = cached_report(study, pool_versions=pool).seen_by(_raw_ids(request, study)).to_json()
     except ReportError as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
@@ -221,17 +227,19 @@ def package_download(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 def attention_run(request: HttpRequest, study: Study) -> HttpResponse:
-    """POST: run the attention filter and go back to the report."""
+    """POST: apply the study's exclusion rules (analysis/exclusions.py), store the decisions, back to the report."""
+    from analysis.exclusion_report import summary
+    from analysis.exclusions import ExclusionError, apply_exclusions
+
     if request.method != "POST":
         return HttpResponse(status=405, headers={"Allow": "POST"})
     try:
-        result = apply_attention_filter(study)
-    except FilterError as exc:
+        result = apply_exclusions(study)
+    except ExclusionError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Attention filter: {result.included} of {result.evaluated} completed "
-                                  f"participants kept (ρ > {result.threshold:g}); {len(result.excluded)} excluded "
-                                  "(kept in the database).")
+        messages.success(request, summary(result) + "".join(f"; {r.label}: {len(r.excluded)} excluded"
+                                                            for r in result.rules) + ".")
     return redirect(reverse("admin:analysis_studyanalysis_report", args=[study.pk]))
 
 

@@ -20,7 +20,9 @@ the database password), GETs each URL as each role and classifies the answer:
     K! shows a secret (API key, token, SECRET_KEY, password)  (a leak)
     5  5xx                                                    (a fault)
 
-It also compares the study data before and after the GETs (rows, participants' attention decisions, run and
+Its last row is a write: each role loads a definition naming alpha in ``[study] reference`` (a study of their own
+scored against another owner's; ``D!`` if a role that may not see alpha gets one, and the new study's report is
+classified too). It also compares the study data before and after the GETs (rows, participants' attention decisions, run and
 submission statuses): a read never writes. A route it cannot fill is listed as skipped with the reason. It
 prints the matrix (``--all``: every row; by default the rows where a role sees PIDs, a leak or a 5xx, and the
 skipped ones) and a summary line, and exits non-zero on any leak, 5xx or write. By default on a private
@@ -382,8 +384,12 @@ class Matrix:
 
     def summary(self) -> str:
         filled = self.patterns - len(self.skipped)
+        urls = sum(url != REFERENCE_ROW for url, _ in self.rows)
+        reference = dict(self.rows).get(REFERENCE_ROW, {})
+        loaded = ", ".join(role for role, cell in reference.items() if cell != "-") or "none"
         return (f"access matrix: {self.patterns} URL patterns ({filled} filled, {len(self.skipped)} skipped), "
-                f"{len(self.rows)} URLs × {len(ROLES)} roles = {len(self.rows) * len(ROLES)} GETs; "
+                f"{urls} URLs × {len(ROLES)} roles = {urls * len(ROLES)} GETs, and a definition naming alpha "
+                f"as its reference loaded by each role (loaded by: {loaded}); "
                 f"5xx: {self.count('5')}, PID leaks: {self.count('P!')}, secret leaks: {self.count('K!')}, "
                 f"other studies' data: {self.count('D!')}, data changed by a GET: {len(self.written)}; "
                 f"PIDs shown where allowed: {self.count('P')}, denied: {self.count('-')}")
@@ -420,14 +426,55 @@ def run_matrix(world: World) -> Matrix:
         got_request_exception.disconnect(remember)
     after = data_state()
     written = [name for name in before if before[name] != after[name]]
+    rows.append(reference_row(world, clients, notes))  # it writes (a study per role that may): after the GETs
     return Matrix(rows, [r for r in all_routes if r.skipped], len(all_routes), notes, written)
+
+
+#: A new study scored against alpha (``[study] reference``), loaded by each role: the cross-researcher reference.
+REFERENCING = """
+[study]
+slug = "xref-{role}"
+title = "Scored against alpha"
+kind = "wep_probability"
+reference = "alpha"
+
+[design]
+generator = "tang-rq1"
+[design.options]
+settings = ["CNC"]
+"""
+REFERENCE_ROW = "POST /api/studies/definition/ naming alpha in [study] reference"
+
+
+def reference_row(world: World, clients: dict, notes: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """Each role loads a definition whose ``[study] reference`` is alpha: ``-`` refused, ``s`` loaded by a role
+    that may see alpha, ``D!`` loaded by one that may not (a study of theirs scored against another owner's);
+    where it loaded, the new study's report is read and classified as well (the worse cell counts)."""
+    from surveys.models import Study
+
+    cells = {}
+    for role in ROLES:
+        slug = f"xref-{role}"
+        answer = clients[role].post("/api/studies/definition/", {"definition": REFERENCING.format(role=role)},
+                                    content_type="application/json")
+        made = Study.objects.filter(slug=slug, reference_study=world.studies["alpha"]).exists()
+        cell = "5" if answer.status_code >= 500 else (("s" if may_see_study(world, role, "alpha") else "D!")
+                                                       if made else "-")
+        if made:
+            report = clients[role].get(f"/api/studies/{slug}/report/")
+            seen = classify(world, role, report.status_code, _body(report), f"/api/studies/{slug}/report/")
+            cell = seen if seen in FAULTS else cell
+        if cell in FAULTS:
+            notes[f"{REFERENCE_ROW} {role}"] = f"{answer.status_code} {_body(answer)[:200]!r}"
+        cells[role] = cell
+    return REFERENCE_ROW, cells
 
 
 def print_matrix(matrix: Matrix, every_row: bool = False) -> None:
     width = max((len(url) for url, _ in matrix.rows), default=10)
     print(f"{'URL':<{width}}  " + " ".join(f"{r[:9]:>9}" for r in ROLES))
     for url, cells in matrix.rows:
-        if every_row or any(c in (*FAULTS, "P") for c in cells.values()):
+        if every_row or url == REFERENCE_ROW or any(c in (*FAULTS, "P") for c in cells.values()):
             print(f"{url:<{width}}  " + " ".join(f"{cells[r]:>9}" for r in ROLES))
     for route in matrix.skipped:
         print(f"skipped {route.pattern} ({route.name or 'unnamed'}): {route.skipped}")

@@ -157,6 +157,10 @@ if os.environ.get("TRUST_X_FORWARDED_FOR", "").strip():
                   f"(read as TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT})", FutureWarning, stacklevel=1)
 # Admin login (django-axes): after this many failures from one client address, or for one username from one
 # address, wait this long.
+# A definition uploaded over the web: its templates are checked in a child process with these limits
+# (surveys/definition/template_check.py).
+DEFINITION_CHECK_CPU_SECONDS = env_int("DEFINITION_CHECK_CPU_SECONDS", 20)
+DEFINITION_CHECK_MEMORY_MB = env_int("DEFINITION_CHECK_MEMORY_MB", 1024)
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
 AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES

@@ -55,16 +55,43 @@ def _kind(ip: IPAddress) -> str:
     return "non-public"
 
 
+NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(ip: IPAddress) -> IPAddress:
+    """The IPv4 address an IPv6 address carries, judged as that address: IPv4-mapped (``::ffff:a.b.c.d``),
+    IPv4-compatible (``::a.b.c.d``), NAT64 (``64:ff9b::/96``, and the local-use ``64:ff9b:1::/48``), 6to4
+    (``2002::/16``) and Teredo's client; ``ip`` itself otherwise (``::`` and ``::1`` are themselves)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return ip
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    last32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip in NAT64[0] or (ip in NAT64[1] and int(ip) >> 32 & 0xFFFF == 0):
+        return last32
+    if ip in NAT64[1]:
+        return ip  # another layout of the local-use prefix: non-global as it is
+    if ip in IPV4_COMPATIBLE and int(ip) > 1:
+        return last32
+    return ip
+
+
 def address_problem(address: str, host: str = "") -> str:
     """Why requests may not go to ``address`` (which ``host`` resolved to, if given; "" when they may)."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    written = ipaddress.ip_address(address.split("%", 1)[0])
+    ip = embedded_ipv4(written)
     if ip.is_global and not ip.is_multicast:
         return ""
     if any(ip.version == net.version and ip in net for net in allowed_networks()):
         return ""
     what = f"{host} resolves to {address}, a" if host and host != address else f"{address} is a"
+    if ip != written:
+        what = f"{what}n IPv6 form of {ip}, a"
     return (f"{what} {_kind(ip)} address: model endpoints may only be reached at public addresses unless "
             f"the operator allows the network in {SETTING} (e.g. 127.0.0.0/8 for a model on this machine)")
 

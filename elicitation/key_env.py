@@ -11,12 +11,16 @@ hosts it may be sent to: ``MODEL_API_KEY_VARS`` is a comma-separated list of ``N
 - ``PORT`` is the port; without it the scheme's default (443 for https, 80 for http); ``*`` for any port;
 - repeat a name to allow it more hosts.
 
+A key goes over https only: to an ``http://`` base URL only when its host is at an address the operator allows
+in ``MODEL_ENDPOINT_ALLOWED_NETWORKS`` (a model server on this machine or the lab's network).
+
 A variable the platform itself reads (its settings, the Prolific token, the admin password…) is never allowed,
 whatever the entries say (:func:`platform_secrets`).
 """
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -24,6 +28,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from config.env import names_read
+
+from .destinations import SETTING as NETWORKS_SETTING, allowed_networks, embedded_ipv4, resolve
 
 NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 DEFAULT = ["OPENAI_API_KEY@api.openai.com"]
@@ -108,12 +114,31 @@ def key_variable_problem(name: str, base_url: str) -> str:
         return f"the variable {name} may not be used as an API key: the platform reads it itself; {hint}"
     host, port, default_port = _destination(base_url)
     if any(binding.allows(name, host, port, default_port) for binding in found):
-        return ""
+        return cleartext_problem(name, base_url, host)
     allowed = sorted({str(b) for b in found if fnmatch.fnmatchcase(name, b.pattern)})
     where = f"it may only be sent to {', '.join(allowed)}" if allowed else "no host is allowed for it"
     problems = f" ({'; '.join(broken)})" if broken else ""
     return (f"the variable {name} may not be sent as an API key to {host or base_url}:{port}: {where}; "
             f"{hint}{problems}")
+
+
+def cleartext_problem(name: str, base_url: str, host: str) -> str:
+    """Why the key in ``name`` may not travel to ``base_url`` in clear text ("" when it may): a key goes over
+    https only, unless every address of the host lies in a network the operator allows in
+    MODEL_ENDPOINT_ALLOWED_NETWORKS (a model server on this machine or the lab's private network)."""
+    if urlsplit(base_url).scheme.lower() == "https":
+        return ""
+    allowed = allowed_networks()
+    try:
+        addresses = [embedded_ipv4(ipaddress.ip_address(a.split("%", 1)[0])) for a in resolve(host, 80)]
+    except (OSError, UnicodeError, ValueError):
+        addresses = []
+    if addresses and allowed and all(any(ip.version == net.version and ip in net for net in allowed)
+                                     for ip in addresses):
+        return ""
+    return (f"the variable {name} may not be sent as an API key over http to {host or base_url}: a key is sent "
+            f"over https only, unless the host is at an address the operator allows in {NETWORKS_SETTING} "
+            "(a model server on a private network); use https://")
 
 
 def check_key_variable(name: str, base_url: str) -> None:

@@ -425,7 +425,24 @@ class ParticipantAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
         return False  # participants arrive through the Prolific link
 
     def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in Participant._meta.fields] + ["progress"]
+        return [f.name for f in Participant._meta.fields] + ["progress", "check_results", "exclusion"]
+
+    @admin.display(description="checks")
+    def check_results(self, obj: Participant) -> str:
+        """Each declared check's result ([[checks]], surveys/checks.py)."""
+        rows = obj.check_answers.order_by("after_item", "id")
+        return ", ".join(f"{r.check_key}: {'not answered' if r.passed is None else 'passed' if r.passed else 'failed'}"
+                         for r in rows) or "-"
+
+    @admin.display(description="exclusion rules (stored)")
+    def exclusion(self, obj: Participant) -> str:
+        """The stored decision of the study's exclusion rules (analysis/exclusions.py), with its reasons."""
+        decision = getattr(obj, "exclusion_decision", None) if obj.pk else None
+        if decision is None:
+            return "-"
+        if not decision.excluded:
+            return f"kept ({decision.decided_at:%Y-%m-%d %H:%M})"
+        return "excluded: " + "; ".join(f"{r['rule']}: {r['detail']}" for r in decision.reasons)
 
     @admin.display(description="participant id", ordering="prolific_pid")
     def participant_id(self, obj: Participant) -> str:

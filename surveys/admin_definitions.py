@@ -16,6 +16,7 @@ from .admin_views import _study_for
 from .definition.errors import DefinitionError
 from .definition.export import ITEMS_FILE, export
 from .definition.loader import load_as
+from .definition.template_check import check_isolated
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -66,7 +67,9 @@ def load_definition_view(model_admin: admin.ModelAdmin, request: HttpRequest) ->
                 raise FileNotFoundError(name) from None
 
         try:
-            loaded = load_as(request.user, upload.read(), upload.name, read, slug=form.cleaned_data["slug"] or None,
+            raw = upload.read()
+            check_isolated(raw, upload.name, files, form.cleaned_data["slug"] or None)  # outside this worker
+            loaded = load_as(request.user, raw, upload.name, read, slug=form.cleaned_data["slug"] or None,
                              new_version=form.cleaned_data["new_version"])
         except DefinitionError as exc:
             context.update(problems=exc.problems, filename=upload.name)

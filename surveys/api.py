@@ -15,6 +15,7 @@ from django.db.models import ProtectedError, RestrictedError
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
@@ -22,7 +23,7 @@ from access.api import OwnedViewSetMixin, SharingSerializerMixin
 from access.ownership import OWNED_BY, visible
 from config.filters import ChoiceFilter, StudyFilter, study_filterset
 from config.json_input import JSONParser
-from config.permissions import may_see_raw_ids
+from config.permissions import allowed, may_see_raw_ids
 
 from . import flow
 from .api_definitions import DefinitionActions
@@ -144,6 +145,10 @@ class StudySerializer(SharingSerializerMixin, serializers.ModelSerializer):
         for name, value in attrs.items():
             if name != "shared_with":  # a many-to-many list: saved by the serializer, not an attribute
                 setattr(candidate, name, value)
+        if candidate.instrument == "generic" and not (candidate.definition or {}).get("answer"):
+            raise serializers.ValidationError({"instrument": (
+                "a generic study needs its [answer] table: create it from a definition file "
+                "(POST /api/studies/definition/ or a definition in this request)")})
         try:
             candidate.full_clean(validate_unique=False)
         except DjangoValidationError as exc:
@@ -178,7 +183,10 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
 
     def create(self, request, *args, **kwargs):
         """A new study from fields, or, when the request carries a ``definition``, from its definition file."""
-        if "definition" in request.data:
+        if "definition" in request.data:  # what /api/studies/definition/ needs: it creates items
+            if not allowed(request.user, self.required_permissions["load_definition"]):
+                raise PermissionDenied("loading a definition needs the permissions surveys.add_study and "
+                                       "surveys.add_item")
             return self._load_request(request)
         return super().create(request, *args, **kwargs)
 

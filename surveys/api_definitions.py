@@ -16,6 +16,7 @@ from config.json_input import JSONParser
 from .definition.errors import DefinitionError, Problem
 from .definition.export import ITEMS_FILE, export
 from .definition.loader import load_as
+from .definition.template_check import check_isolated
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
@@ -83,7 +84,11 @@ class DefinitionActions:
             given = data.get("files") if isinstance(data, dict) else None
             if isinstance(given, dict):
                 files.update({str(k): _text(v, str(k)) for k, v in given.items()})
-            slug = (data.get("slug") or "").strip() or None
+            slug = data.get("slug") or ""
+            if not isinstance(slug, str):
+                raise DefinitionError([Problem("slug", "", "a study's slug is one text (letters, digits, hyphens), "
+                                               f"not {type(slug).__name__}")])
+            slug = slug.strip() or None
 
             def read(file: str) -> bytes:
                 try:
@@ -91,6 +96,7 @@ class DefinitionActions:
                 except KeyError:
                     raise FileNotFoundError(file) from None
 
+            check_isolated(raw, name, files, slug)  # the templates' computation, outside this worker
             loaded = load_as(request.user, raw, name, read, slug=slug, new_version=_truthy(data.get("new_version")))
         except DefinitionError as exc:
             return _failure(exc)

@@ -277,4 +277,9 @@ def assign(participant: Participant, rng: random.Random | None = None) -> list[A
                        option_order=kind.option_order(item, option_seed(participant, item)))
             for pos, (item, spk) in enumerate(zip(items, speakers), start=1)
         ]
-        return Assignment.objects.bulk_create(slots)
+        made = Assignment.objects.bulk_create(slots)
+        if participant.study.definition.get("checks"):  # [[checks]]: every participant gets every check
+            from .checks import place
+
+            place(participant, len(made), rng)
+        return made

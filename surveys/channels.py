@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from .completion_urls import fill
 from .models import PROLIFIC_CHANNEL, Participant, RecruitmentChannel, Study
 
 CHANNEL_PARAM = "channel"
@@ -121,7 +122,7 @@ def completion(participant: Participant, code: str) -> Completion:
         return Completion(prolific_completion_url(code), "Prolific")
     channel = participant.channel
     own_id = participant.prolific_pid.removeprefix(f"{channel.name}-")
-    url = channel.completion_url.format(code=quote(code, safe=""), id=quote(own_id, safe=""))
+    url = fill(channel.completion_url, quote(code, safe=""), quote(own_id, safe=""))
     return Completion(url, channel.name)
 
 

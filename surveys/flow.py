@@ -43,7 +43,7 @@ from .instruments import AnswerError
 from .models import Assignment, Participant, RecruitmentChannel, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
-from . import channels, conditions, questionnaire
+from . import channels, checks, conditions, questionnaire
 from .channels import prolific_completion_url as completion_url  # noqa: F401 (the preview's)
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
@@ -87,6 +87,7 @@ class Step(str, enum.Enum):
     PLEDGE = "pledge"
     QUESTIONNAIRE_BEFORE = "questionnaire_before"  # only for studies that ask questionnaire fields then
     ITEM = "item"
+    CHECK = "check"  # a declared attention check (surveys/checks.py) is due
     QUESTIONNAIRE_AFTER = "questionnaire_after"
     DONE = "done"  # completed: show the code and the link back to Prolific
     ENDED = "ended"  # returned, timed out or screened out
@@ -100,6 +101,7 @@ class Progress:
     slot: Assignment | None = None
     number: int = 0
     total: int = 0
+    check: Any = None  # Step.CHECK: the participant's CheckAnswer row to answer
 
 
 class StudyNotOpen(FlowError):
@@ -266,6 +268,8 @@ def current_step(participant: Participant) -> Progress:
     if participant.pledged_at is None:
         return Progress(Step.PLEDGE)
     found = first_unanswered(participant.pk)
+    if participant.study.definition.get("checks"):  # [[checks]]: shown among the items, counted with them
+        return checks_step(participant, found)
     if found is not None:
         slot, total, answered = found
         return Progress(Step.ITEM, slot=slot, number=answered + 1, total=total)
@@ -275,6 +279,26 @@ def current_step(participant: Participant) -> Progress:
     # the last answer, or the "after" questionnaire, completes in the same transaction): the view calls complete().
     n = participant.assignments.count()
     return Progress(Step.DONE, number=n, total=n)
+
+
+def checks_step(participant: Participant, found: tuple[Assignment, int, int] | None) -> Progress:
+    """``current_step`` past the pledge for a study with checks: a due check first, then the next item; the
+    question number and total count checks and items together."""
+    placed, answered_checks = checks.counts(participant)
+    check = checks.due(participant, found[2] if found is not None else None)
+    if found is not None:
+        slot, total, answered = found
+    else:
+        slot, total = None, participant.assignments.count()
+        answered = total
+    number, total = answered + answered_checks + 1, total + placed
+    if check is not None:
+        return Progress(Step.CHECK, number=number, total=total, check=check)
+    if slot is not None:
+        return Progress(Step.ITEM, slot=slot, number=number, total=total)
+    if questionnaire.pending(participant, "after"):
+        return Progress(Step.QUESTIONNAIRE_AFTER)
+    return Progress(Step.DONE, number=total, total=total)
 
 
 def _locked(participant: Participant) -> Participant:
@@ -468,6 +492,8 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     response = Response(assignment=slot, participant=participant, item_id=slot.item_id, **typed.columns(),
                         raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
     last = progress.number >= progress.total
+    if participant.study.definition.get("checks") and checks.pending(participant):
+        last = False  # a check is still to come: the next step says which page
     completes = last and not questionnaire.pending(participant, "after")
     following: Progress | None = None
     try:

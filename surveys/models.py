@@ -19,6 +19,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from .completion_urls import placeholder_problem
 from .instruments import get_instrument, instrument_choices
 
 
@@ -335,11 +336,8 @@ class RecruitmentChannel(models.Model):
         if self.id_param == "channel":  # surveys.channels.CHANNEL_PARAM: the link's own parameter
             raise ValidationError({"id_param": "“channel” names the channel in the link; choose another parameter."})
         if self.completion_url:
-            try:
-                self.completion_url.format(code="C", id="I")
-            except (KeyError, IndexError, ValueError):
-                raise ValidationError({"completion_url": "Only the placeholders {code} and {id} may appear in "
-                                                         "braces."}) from None
+            if problem := placeholder_problem(self.completion_url):
+                raise ValidationError({"completion_url": problem})
             if not self.completion_url.startswith(("https://", "http://")):
                 raise ValidationError({"completion_url": "An absolute address (https://…)."})
         if self.return_url and not self.return_url.startswith(("https://", "http://")):
@@ -548,3 +546,6 @@ class EntryCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.count} since {self.started_at:%Y-%m-%d %H:%M}"
+
+
+from .check_models import CheckAnswer, ExclusionDecision  # noqa: E402,F401 (checks and exclusion decisions)

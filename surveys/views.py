@@ -23,7 +23,7 @@ from access.ownership import require
 from config.client_address import client_address
 from config.permissions import check
 
-from . import channels, flow, questionnaire
+from . import channels, checks, flow, questionnaire
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
@@ -39,6 +39,7 @@ STEP_URLS = {
     Step.PLEDGE: "surveys:pledge",
     Step.QUESTIONNAIRE_BEFORE: "surveys:questionnaire_before",
     Step.ITEM: "surveys:item",
+    Step.CHECK: "surveys:check",
     Step.QUESTIONNAIRE_AFTER: "surveys:questionnaire_after",
     Step.DONE: "surveys:done",
     Step.ENDED: "surveys:done",
@@ -320,9 +321,43 @@ def _question_page(request: HttpRequest, study: Study, progress: Progress, error
     return render(request, "surveys/item.html", _step_context(study, Step.ITEM, request.path, False, **context))
 
 
+@participant_page(Step.CHECK)
+def check_page(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
+    """A declared attention check (surveys/checks.py): its own page and form; its answer goes to its own row."""
+    row, error = progress.check, ""
+    if request.method == "POST":
+        if request.POST.get("check") != row.check_key:  # a stale page of another check
+            messages.info(request, _(STALE_PAGE))
+            return _step_redirect(study, Step.CHECK)
+        result = checks.submit(participant, row, request.POST)
+        if result.saved or not result.message:
+            step = flow.current_step(participant).step
+            if step == Step.DONE and participant.status == Participant.Status.STARTED:  # the last page was a check
+                flow.complete(participant)
+                request.session[_redirect_key(study)] = True
+            return _step_redirect(study, step)
+        error = _(result.message)
+    checks.mark_shown(row)
+    check = checks.by_key(study).get(row.check_key)
+    if check is None:  # the check left the study's file after this participant's draw
+        checks.submit(participant, row, {})
+        return _step_redirect(study, flow.current_step(participant).step)
+    return render(request, "surveys/check.html", _step_context(
+        study, Step.CHECK, request.path, False, **checks.page_context(study, check), row=row, error=error,
+        number=progress.number, total=progress.total,
+        percent=round(100 * (progress.number - 1) / progress.total) if progress.total else 0))
+
+
 @participant_page(Step.DONE, Step.ENDED)
 def done(request: HttpRequest, study: Study, participant: Participant, progress: Progress) -> HttpResponse:
     """Completion (code, link back to Prolific; redirects right after the last answer) or the ended page."""
+    if progress.step == Step.ENDED and (ended := checks.ended_by_checks(participant)):
+        code = participant.completion_code if ended == "screen_out" else ""
+        target = channels.completion(participant, code) if code else None
+        return render(request, "surveys/checks_failed.html", {
+            "study": study, "action": ended, "code": code, "url": target.url if target else "",
+            "platform": target.platform if target else "Prolific", "via_channel": participant.channel_id is not None,
+            "back": channels.return_link(participant.channel)})
     if progress.step == Step.ENDED:
         return render(request, "surveys/ended.html", {"study": study, "participant": participant,
                                                       "via_channel": participant.channel_id is not None,

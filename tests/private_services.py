@@ -173,6 +173,11 @@ def answer_confirmed(status: int, page: str, position: int | str, location: str 
     return shown is not None and shown.group(1) != str(position)
 
 
+#: The form each page before the questions posts (by the last part of its path).
+ENTRY_STEPS = {"consent": {"step": "consent", "choice": "agree"}, "instructions": {"step": "instructions"},
+               "pledge": {"step": "pledge", "pledge": "on"}}
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
@@ -228,14 +233,27 @@ class Participant:
             time.sleep(1.0)  # the calm page reloads itself after a few seconds
         raise RuntimeError(f"{self.pid}: {path} kept failing ({self.statuses[-5:]})")
 
+    def follow(self, path: str, data: dict | None = None) -> tuple[int, str, str]:
+        """Request ``path`` (a POST with ``data``), then GET each redirect's target as a browser does (which is
+        how the page with the form sets the CSRF cookie): (status, page, the path it ended on)."""
+        status, text, location = self._until_ok(path, data)
+        for _ in range(10):
+            if status != 302 or not location:
+                break
+            parts = urllib.parse.urlsplit(location)
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            status, text, location = self._until_ok(path)
+        return status, text, path
+
     def enter(self) -> None:
-        """Open the study link, consent, read the instructions, sign the pledge."""
-        s = f"/s/{self.slug}"
-        self._until_ok(f"{s}/?PROLIFIC_PID={self.pid}")
-        self._until_ok(f"{s}/consent/")
-        self._until_ok(f"{s}/consent/", {"step": "consent", "choice": "agree"})
-        self._until_ok(f"{s}/instructions/", {"step": "instructions"})
-        self._until_ok(f"{s}/pledge/", {"step": "pledge", "pledge": "on"})
+        """Open the study link and go where it leads, as a browser does: consent, read the instructions, sign
+        the pledge — or, for a participant who already has (another browser with the same PID), nothing."""
+        _, _, path = self.follow(f"/s/{self.slug}/?PROLIFIC_PID={self.pid}")
+        for _ in range(len(ENTRY_STEPS) + 1):
+            step = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+            if step not in ENTRY_STEPS:
+                return
+            _, _, path = self.follow(path.split("?", 1)[0], ENTRY_STEPS[step])
 
     def question(self) -> tuple[str, str, str] | None:
         """(position, item id, page token) of the current question, or None when there is none (done)."""

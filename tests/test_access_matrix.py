@@ -186,7 +186,24 @@ def writes(w, api: Client, admin: Client) -> dict[str, int]:
                                 content_type="application/json").status_code,
         "re-point channel": api.patch(f"/api/channels/{w['channel'].pk}/", {"completion_url": EVIL_URL + "{id}"},
                                       content_type="application/json").status_code,
+        "reference study": api.post("/api/studies/definition/", {"definition": REFERENCING},
+                                    content_type="application/json").status_code,
     }
+
+
+#: A definition of a new study scored against alpha (``[study] reference``): the cross-researcher reference.
+REFERENCING = """
+[study]
+slug = "xref"
+title = "Scored against alpha"
+kind = "wep_probability"
+reference = "alpha"
+
+[design]
+generator = "tang-rq1"
+[design.options]
+settings = ["CNC"]
+"""
 
 
 def changed(w) -> dict[str, bool]:
@@ -201,18 +218,19 @@ def changed(w) -> dict[str, bool]:
         "run on endpoint": ElicitationRun.objects.filter(study__slug="beta").exists(),
         "add channel": RecruitmentChannel.objects.filter(name="evil").exists(),
         "re-point channel": RecruitmentChannel.objects.get(pk=w["channel"].pk).completion_url.startswith(EVIL_URL),
+        "reference study": Study.objects.filter(slug="xref", reference_study=w["study"]).exists(),
     }
 
 
 EXPECTED_CHANGES = {  # role → the changes that go through
     "owner": {"cancel run", "re-point endpoint", "rename study", "share study", "queue approval", "add channel",
-              "re-point channel"},
+              "re-point channel", "reference study"},
     "shared": {"cancel run", "re-point endpoint", "rename study", "queue approval", "add channel",
-               "re-point channel"},  # sharing: the owner's
-    "other": set(),  # beta is theirs, but alpha-ep is not shared with them
+               "re-point channel", "reference study"},  # sharing: the owner's
+    "other": set(),  # beta is theirs, but alpha-ep is not shared with them, nor alpha (no reference to it)
     "report": set(),
     "super": {"cancel run", "re-point endpoint", "rename study", "share study", "queue approval",
-              "run on endpoint", "add channel", "re-point channel"},
+              "run on endpoint", "add channel", "re-point channel", "reference study"},
 }
 
 

@@ -51,6 +51,9 @@ def test_every_route_every_role_no_leak_no_5xx(script, world):
     assert cells["/admin/surveys/response/"]["report"] == "-"
     assert cells["/api/studies/alpha/report/"]["report"] == "s"  # the report, with salted ids
     assert cells["/api/studies/alpha/"]["other"] == "-"
+    # the cross-researcher reference: only the roles that may see alpha score a study of theirs against it
+    assert cells[script.REFERENCE_ROW] == {"anonymous": "-", "owner": "s", "shared": "s", "assistant": "s",
+                                           "other": "-", "report": "-", "super": "s"}
     assert {cells[u]["anonymous"] for u in cells if u.startswith(("/admin/surveys/", "/api/runs"))} == {"-"}
 
 

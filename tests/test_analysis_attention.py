@@ -104,8 +104,9 @@ def test_attention_command(nv_people):
     out = io.StringIO()
     call_command("attention", "nv", stdout=out)
     text = out.getvalue()
-    assert "nv: 8 of 10 completed participants kept (ρ > 0.2); 2 excluded" in text
-    assert "excluded flat: ρ = undefined" in text and "excluded spam: ρ = -" in text
+    assert "nv: 8 of 10 completed participants kept; 2 excluded" in text
+    assert "rule belem-ranking (threshold = 0.2): 2 excluded" in text
+    assert "excluded flat: belem-ranking: ρ undefined" in text and "excluded spam: belem-ranking: ρ = -" in text
     with pytest.raises(CommandError, match="no study with slug"):
         call_command("attention", "missing")
 
@@ -113,3 +114,24 @@ def test_attention_command(nv_people):
 def test_attention_command_without_participants(imported_nv):
     with pytest.raises(CommandError, match="no completed participants"):
         call_command("attention", "nv")
+
+
+def test_attention_command_and_button_for_a_study_whose_filter_is_off(nv_people, admin_client):
+    """Issue 32.4: with the filter off, `attention` and the report page's button said "ρ > None" and crashed
+    (TypeError); now the study has no rule to apply and says so, and every decision is stored as kept."""
+    from django.urls import reverse
+    from surveys.models import ExclusionDecision
+
+    nv_people.attention_filter = False
+    nv_people.save()
+    out = io.StringIO()
+    call_command("attention", "nv", stdout=out)
+    assert "nv: the study declares no exclusion rules" in out.getvalue()
+    assert "all 10 completed participants kept" in out.getvalue()
+    decisions = ExclusionDecision.objects.filter(participant__study=nv_people)
+    assert decisions.count() == 10 and not decisions.filter(excluded=True).exists()
+    out = io.StringIO()
+    call_command("exclusions", "nv", stdout=out)
+    assert "declares no exclusion rules" in out.getvalue()
+    page = admin_client.post(reverse("admin:analysis_studyanalysis_attention", args=[nv_people.pk]), follow=True)
+    assert page.status_code == 200 and "declares no exclusion rules" in page.content.decode()

@@ -73,6 +73,11 @@ def test_a_channel_is_created_read_changed_and_deleted(world):
     ({"name": "sona", "id_param": "channel"}, "id_param"),
     ({"name": "sona", "completion_url": "https://x.example/?c={cod}"}, "completion_url"),
     ({"name": "sona", "completion_url": "lab.example/done"}, "completion_url"),
+    ({"name": "sona", "completion_url": "https://x.example/?c={code:>300000000}"}, "completion_url"),  # format spec
+    ({"name": "sona", "completion_url": "https://x.example/?c={code.__class__.__mro__}"}, "completion_url"),
+    ({"name": "sona", "completion_url": "https://x.example/?c={id[0]}"}, "completion_url"),
+    ({"name": "sona", "completion_url": "https://x.example/?c={code!r}"}, "completion_url"),
+    ({"name": "sona", "completion_url": "https://x.example/?c={}"}, "completion_url"),
     ({"name": "sona", "return_url": "lab.example/studies"}, "return_url"),
     ({"id_param": "id"}, "name"),
 ])

@@ -55,7 +55,8 @@ def test_a_second_prolific_link_for_a_study_is_refused(api, nv_study):
 
 
 def test_attention_filter_that_cannot_rank_is_a_409(api, nv_study):
-    """The overprecision demo's answers cannot rank labels (AnswersError): a 409 with the reason, not a 500."""
+    """The overprecision demo's answers cannot rank labels (AnswersError): with its attention filter turned on, a
+    409 with the reason, not a 500; with it off (the kind's default) the study has no rule to apply."""
     from surveys.demo.overprecision import load_overprecision_demo
 
     study, _, _ = load_overprecision_demo()
@@ -64,6 +65,9 @@ def test_attention_filter_that_cannot_rank_is_a_409(api, nv_study):
         slot = Assignment.objects.create(participant=participant, item=item, position=position)
         Response.objects.create(assignment=slot, participant=participant, item=item, lower=1, upper=2)
     Participant.objects.filter(pk=participant.pk).update(status=Participant.Status.COMPLETED, completed_at=timezone.now())
+    off = api.post(f"/api/studies/{study.slug}/attention/")
+    assert off.status_code == 200 and off.json()["rules"] == [] and "declares no exclusion rules" in off.json()["describe"]
+    Study.objects.filter(pk=study.pk).update(attention_filter=True)
     answer = api.post(f"/api/studies/{study.slug}/attention/")
     assert answer.status_code == 409 and "rank the labels" in answer.json()["detail"], answer.content[:300]
     assert Participant.objects.get().attention_rho is None

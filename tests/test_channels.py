@@ -281,3 +281,23 @@ def test_the_participant_list_names_ids_and_the_prolific_channel_for_every_chann
     assert "?channel__isnull=True" in page and ">prolific</a>" in page
     only = admin_client.get(reverse("admin:surveys_participant_changelist") + "?channel__isnull=True")
     assert PID in only.content.decode() and "sona-abc123" not in only.content.decode()
+
+
+def test_a_completion_url_fills_named_placeholders_only(study):
+    """``{code}`` and ``{id}`` are replaced and ``{{``/``}}`` are literal braces; a format spec or attribute access
+    (``{code:>300000000}`` once made a 290 MB string in a web worker) is refused when saved and, in a row saved
+    before the rule, left as written rather than expanded."""
+    from surveys.channels import completion
+
+    channel = RecruitmentChannel.objects.get(study=study, name="sona")
+    for bad in ("https://a/{code:>300000000}", "https://a/{code.__class__.__mro__}", "https://a/{id[0]}", "https://a/{"):
+        channel.completion_url = bad
+        with pytest.raises(ValidationError) as caught:
+            channel.full_clean()
+        assert "Only the placeholders {code} and {id}" in caught.value.message_dict["completion_url"][0]
+    RecruitmentChannel.objects.filter(pk=channel.pk).update(completion_url="https://a/?c={code:>300000000}&x={{y}}&i={id}")
+    Participant.objects.create(study=study, prolific_pid="sona-a b", channel=channel)
+    participant = Participant.objects.get(prolific_pid="sona-a b")
+    assert completion(participant, "C 1").url == "https://a/?c={code:>300000000}&x={y}&i=a%20b"
+    RecruitmentChannel.objects.filter(pk=channel.pk).update(completion_url=SONA_DONE)
+    assert completion(Participant.objects.get(pk=participant.pk), "C1").url.endswith("survey_code=a%20b&c=C1")

@@ -26,6 +26,23 @@ def test_non_public_addresses_are_refused_unless_the_operator_allows_their_netwo
     assert address_problem(address)
 
 
+@pytest.mark.parametrize("address, embedded", [
+    ("64:ff9b::7f00:1", "127.0.0.1"), ("64:ff9b::a9fe:a9fe", "169.254.169.254"),  # NAT64
+    ("64:ff9b:1::a00:1", "10.0.0.1"),  # NAT64, local-use prefix
+    ("2002:7f00:1::", "127.0.0.1"), ("2002:a9fe:a9fe::1", "169.254.169.254"),  # 6to4
+    ("::127.0.0.1", "127.0.0.1"), ("::169.254.169.254", "169.254.169.254"),  # IPv4-compatible
+    ("::ffff:10.0.0.1", "10.0.0.1")])  # IPv4-mapped
+def test_ipv6_forms_embedding_an_ipv4_address_are_judged_as_that_address(address, embedded, settings):
+    """The fourth review's finding: NAT64, 6to4 and IPv4-compatible forms of loopback and the metadata service
+    passed (Python calls several of them global)."""
+    settings.MODEL_ENDPOINT_ALLOWED_NETWORKS = []
+    assert f"IPv6 form of {embedded}" in address_problem(address)
+    assert url_problem(f"http://[{address}]:8000/v1")
+    settings.MODEL_ENDPOINT_ALLOWED_NETWORKS = [embedded]  # allowed as its embedded address would be
+    assert address_problem(address) == ""
+    assert address_problem("64:ff9b::808:808") == address_problem("2002:808:808::1") == ""  # 8.8.8.8: public
+
+
 def test_an_allowed_network_allows_just_that_network(settings):
     settings.MODEL_ENDPOINT_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1"]
     assert address_problem("127.0.0.1") == address_problem("::1") == address_problem("::ffff:127.0.0.2") == ""

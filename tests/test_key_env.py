@@ -50,14 +50,36 @@ def test_each_variable_is_sent_only_to_the_hosts_it_is_bound_to(settings):
     assert "no host is allowed" in key_variable_problem("VLLM_KEY", OPENAI)
     settings.MODEL_API_KEY_VARS = ["OPENAI_API_KEY@api.openai.com", "VLLM_KEY@gpu-box.lab:8000",
                                    "LAB_*_KEY@[::1]:*", "VLLM_KEY@GPU-2.lab:8000"]
-    assert key_variable_problem("VLLM_KEY", "http://gpu-box.lab:8000/v1") == ""
-    assert key_variable_problem("VLLM_KEY", "http://gpu-2.lab:8000/v1") == ""  # a name repeated: more hosts
-    assert "gpu-box.lab:8000" in key_variable_problem("VLLM_KEY", "http://gpu-box.lab:8001/v1")
-    assert key_variable_problem("VLLM_KEY", OPENAI) and key_variable_problem("OPENAI_API_KEY", "http://gpu-box.lab:8000")
+    assert key_variable_problem("VLLM_KEY", "https://gpu-box.lab:8000/v1") == ""
+    assert key_variable_problem("VLLM_KEY", "https://gpu-2.lab:8000/v1") == ""  # a name repeated: more hosts
+    assert "gpu-box.lab:8000" in key_variable_problem("VLLM_KEY", "https://gpu-box.lab:8001/v1")
+    assert key_variable_problem("VLLM_KEY", OPENAI) and key_variable_problem("OPENAI_API_KEY", "https://gpu-box.lab:8000")
     assert key_variable_problem("LAB_A_KEY", "http://[::1]:9000/v1") == ""
     assert key_variable_problem("LAB_A_KEY", "http://127.0.0.1:9000/v1")  # the host as written, not its address
     settings.MODEL_API_KEY_VARS = ["OPENAI_API_KEY"]  # an entry that binds no host allows nothing, and says so
     assert "binds no host" in key_variable_problem("OPENAI_API_KEY", OPENAI)
+
+
+def test_a_key_travels_over_https_only_unless_the_host_is_in_an_allowed_network(settings):
+    """The fourth review: with the default binding, ``http://api.openai.com/v1`` was accepted, so the key could
+    travel in clear text."""
+    settings.MODEL_API_KEY_VARS = []  # the default, OPENAI_API_KEY@api.openai.com
+    assert key_variable_problem("OPENAI_API_KEY", OPENAI) == ""
+    refused = key_variable_problem("OPENAI_API_KEY", "http://api.openai.com/v1")
+    assert "over https only" in refused and "MODEL_ENDPOINT_ALLOWED_NETWORKS" in refused
+    assert key_variable_problem("OPENAI_API_KEY", "HTTP://api.openai.com:443/v1")
+    endpoint = ModelEndpoint(name="e", base_url="http://api.openai.com/v1", model="m", api_key_env="OPENAI_API_KEY")
+    with pytest.raises(ValidationError, match="over https only"):
+        endpoint.full_clean()
+    with pytest.raises(KeyVariableRefused, match="over https only"):
+        endpoint.api_key()
+    settings.MODEL_API_KEY_VARS = ["VLLM_KEY@10.1.2.3:8000", "VLLM_KEY@localhost:8000"]
+    settings.MODEL_ENDPOINT_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1"]
+    assert "over https only" in key_variable_problem("VLLM_KEY", "http://10.1.2.3:8000/v1")  # not allowed
+    assert key_variable_problem("VLLM_KEY", "http://localhost:8000/v1") == ""  # resolves to an allowed network
+    settings.MODEL_ENDPOINT_ALLOWED_NETWORKS = ["10.1.2.0/24"]
+    assert key_variable_problem("VLLM_KEY", "http://10.1.2.3:8000/v1") == ""  # the operator names the private host
+    assert key_variable_problem("VLLM_KEY", "https://10.1.2.3:8000/v1") == ""
 
 
 def test_a_key_bound_elsewhere_is_never_sent(stub, imported_nv, monkeypatch, settings):

@@ -346,7 +346,8 @@ def test_export_has_a_typed_column_per_field(answered, tmp_path):
     model = df[df["respondent_type"] == "model"]
     assert len(model) == 1 and model[["age", "gender", "first_language", "difficulty"]].isna().all().all()
     raw = (tmp_path / "a.csv").read_text()
-    assert ",channel,text,option_order,study_version,age,gender,first_language,difficulty," in raw.splitlines()[0]
+    assert (",channel,text,option_order,study_version,excluded_by,age,gender,first_language,difficulty,"
+            in raw.splitlines()[0])
     assert "'=HYPERLINK(1)" in raw  # escaped for spreadsheets like every text column
     pd.testing.assert_frame_equal(read_csv(tmp_path / "a.csv", study_layout(answered)), df, check_exact=True)
     assert read_csv(tmp_path / "a.csv")["first_language"].dropna().iloc[0] == "=HYPERLINK(1)"

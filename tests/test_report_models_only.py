@@ -83,6 +83,6 @@ def test_people_all_left_out_by_the_attention_filter_are_not_called_missing(impo
     call_command("report", imported_nv.slug, "--out", str(tmp_path), stdout=out)
     text = out.getvalue()
     assert "no human answers yet" not in text, text
-    assert "the attention filter excluded all 2 completed participant(s)" in text, text
+    assert "the exclusion rules excluded all 2 completed participant(s)" in text, text
     assert text.count("no human answers to build the reference distribution from: the attention filter excluded "
                       "all 2 completed participant(s)") == 1, text

@@ -283,3 +283,35 @@ def test_a_verifiable_set_names_its_reference_study(tmp_path):
     assert study.reference_study.slug == "demo"
     export_to(study, tmp_path / "out")
     assert 'reference = "demo"' in (tmp_path / "out" / "study.toml").read_text()
+
+
+@pytest.mark.django_db
+def test_a_reference_must_be_the_loaders_own_or_shared_with_them():
+    """The fourth review: Bob's definition pointing at Alice's ``demo`` showed demo's answers, and its participants'
+    PROLIFIC_PIDs, in Bob's report. The loader looks the reference up as the API's field and the admin's form do."""
+    from django.contrib.auth.models import Permission, User
+    from rest_framework.test import APIClient
+
+    from access.ownership import may_see_reference
+    from surveys.definition.loader import load_as
+
+    perms = Permission.objects.filter(codename__in=["add_study", "change_study", "add_item", "view_study"])
+    alice, bob = (User.objects.create_user(name, is_staff=True) for name in ("alice", "bob"))
+    bob.user_permissions.add(*perms)
+    bob = User.objects.get(pk=bob.pk)
+    demo = Study.objects.create(slug="demo", title="Alice's", owner=alice)
+    bobs = TANG.replace('slug = "tang-file"', 'slug = "bobs"\nreference = "demo"')
+    with pytest.raises(DefinitionError) as caught:
+        load_as(bob, bobs.encode(), "study.toml", None)
+    [problem] = caught.value.problems
+    assert problem.where == "study.reference" and "'demo'" in problem.message
+    assert "shared with you" in problem.message and not Study.objects.filter(slug="bobs").exists()
+    api = APIClient()
+    api.force_authenticate(bob)
+    answer = api.post("/api/studies/definition/", {"definition": bobs}, format="json")
+    assert answer.status_code == 400 and answer.json()["problems"][0]["where"] == "study.reference"
+    Study.objects.create(slug="older", title="Bob's, before the rule", owner=bob, reference_study=demo)
+    assert not may_see_reference(Study.objects.get(slug="older"), bob)  # so its report shows salted ids only
+    demo.shared_with.add(bob)
+    assert load_as(bob, bobs.encode(), "study.toml", None).study.reference_study == demo
+    assert may_see_reference(Study.objects.get(slug="older"), bob)

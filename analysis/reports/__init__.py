@@ -113,6 +113,8 @@ class Report:
         for section in self.sections.values():
             out.update(section.tables())
         out.update(self.available())
+        if "exclusion_flow" in out:  # the report opens with the participant flow (analysis/exclusions.py)
+            out = {"exclusion_flow": out.pop("exclusion_flow"), **out}
         return out
 
     def titles(self) -> dict[str, str]:

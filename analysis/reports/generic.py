@@ -38,8 +38,9 @@ import pandas as pd
 
 from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.dataset import study_answers
-from analysis.filtering import FilterError, compute_attention_filter, is_verifiable
-from analysis.metrics.answers import HUMAN, AnswersError
+from analysis.exclusions import ExclusionError, ExclusionResult, compute_exclusions
+from analysis.filtering import is_verifiable
+from analysis.metrics.answers import HUMAN
 from analysis.metrics.generic import (Binning, choice_table, count_table, interval_table, option_shares,
                                       scale_binning, scale_histograms, scale_table)
 from analysis.metrics.groups import binned_comparison
@@ -54,7 +55,7 @@ ALL_ITEMS = "all items"
 NO_ANSWER = "(no answer)"
 NUMBER_GROUPS = 4  # a number questionnaire field with more distinct values is cut into this many quantile ranges
 NO_HUMANS = "no human answers yet: the models are described alone (the comparisons with people come with them)"
-ALL_EXCLUDED = ("no human answers kept: the attention filter excluded all {n} completed participant(s) ({how}); the "
+ALL_EXCLUDED = ("no human answers kept: the exclusion rules excluded all {n} completed participant(s) ({how}); the "
                 "models are described alone")
 NO_MODEL_QUESTIONNAIRE = ("no model answer carries a persona: the questionnaire breakdown is of the human answers only "
                           "(an agent with a persona is compared by the same fields)")
@@ -210,7 +211,8 @@ class GenericSection:
     raw_ids: bool = False
     computed: dict[str, pd.DataFrame] = field(default_factory=dict)  # the tables, computed once (:func:`build`)
     grouped: Grouping | None = None  # by participant fields and personas (only for group_by's questionnaire fields)
-    humans_excluded: int = 0  # completed participants the attention filter left out
+    humans_excluded: int = 0  # completed participants the exclusion rules left out
+    exclusions: ExclusionResult | None = None  # the exclusion rules' result (analysis/exclusions.py)
 
     # --- tables -------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
@@ -268,7 +270,8 @@ class GenericSection:
         return {name: table.copy() for name, table in self.computed.items()}
 
     def compute_tables(self) -> dict[str, pd.DataFrame]:
-        out = {"generic_summary": self.summary()}
+        out = {"exclusion_flow": self.exclusions.flow()} if self.exclusions is not None else {}
+        out["generic_summary"] = self.summary()
         distribution = self.distribution()
         if distribution is not None:
             out["generic_distribution"] = distribution
@@ -284,6 +287,7 @@ class GenericSection:
     def titles(self) -> dict[str, str]:
         groups = " × ".join(self.item_fields) or ALL_ITEMS
         return {**(self.grouped.titles if self.grouped is not None else {}),
+            "exclusion_flow": "Participants: entered, completed, excluded by each exclusion rule, analysed",
             "generic_summary": f"Generic: each agent beside the humans per item group ({groups}); {METRIC_WORDS.get(self.spec.shape, 'answers counted')}",
             "generic_distribution": f"Generic: answer distribution per item group ({groups}) and agent",
             "generic_questionnaire": "Generic: the humans per questionnaire answer, against all humans of the item group",
@@ -351,18 +355,21 @@ def _flat(df: pd.DataFrame | None) -> pd.DataFrame | None:
 
 
 # --- building -----------------------------------------------------------------------------------------
-def attention_kept(study: Study, answers: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The answers without the humans the study's attention filter excludes (when it applies one), and what
-    was done, in words."""
-    if not study.applies_attention_filter or not (answers["agent"] == HUMAN).any():
-        return answers, "none: every completed participant is kept (the attention filter is off for this study)"
+def attention_kept(study: Study, answers: pd.DataFrame) -> tuple[pd.DataFrame, str, ExclusionResult | None]:
+    """The answers without the humans the study's exclusion rules exclude (analysis/exclusions.py: its
+    ``[[exclusions]]``, and Belem et al.'s ranking rule when its attention filter applies), what was done in
+    words, and the rules' result (None when no rule could run)."""
+    if not (answers["agent"] == HUMAN).any():
+        return answers, "none: no human answers to judge", None
     try:
-        result = shared(("attention", study.pk), lambda: compute_attention_filter(study))
-    except (FilterError, AnswersError) as exc:
-        return answers, f"not applied ({exc}): every completed participant is kept"
-    out = {f"p{e.participant_id}" for e in result.excluded}
+        result = shared(("exclusions", study.pk), lambda: compute_exclusions(study))
+    except ExclusionError as exc:
+        return answers, f"not applied ({exc}): every completed participant is kept", None
+    if not result.rules:
+        return answers, "none: every completed participant is kept (the study declares no exclusion rules)", result
+    out = {f"p{pk}" for pk in result.excluded}
     kept = answers[(answers["agent"] != HUMAN) | ~answers["respondent"].isin(out)]
-    return kept, f"{result.describe()}: {result.included} of {result.evaluated} kept"
+    return kept, result.describe(), result
 
 
 def build(study: Study) -> GenericSection:
@@ -379,7 +386,7 @@ def build(study: Study) -> GenericSection:
     if answers.empty:
         raise ReportError(f"study {study.slug!r} has no answers yet (no completed participant, no model answer)")
     humans_read = int(answers.loc[answers["agent"] == HUMAN, "participant_id"].nunique())
-    answers, attention = attention_kept(study, answers)
+    answers, attention, exclusions = attention_kept(study, answers)
     reserved = sorted(set(item_fields) & (set(answers.columns) - SAME_AS_ITEM))
     if reserved:
         raise ReportError(f"[report] group_by names {', '.join(map(repr, reserved))}, the name of an answer column: "
@@ -409,7 +416,7 @@ def build(study: Study) -> GenericSection:
         notes.append("free-text answers: counted only, no metric")
     section = GenericSection(study=study, spec=spec, item_fields=item_fields, breakdown=breakdown, answers=answers,
                              humans=humans, attention=attention, runs=runs, notes=notes,
-                             humans_excluded=humans_read - humans,
+                             humans_excluded=humans_read - humans, exclusions=exclusions,
                              grouped=_grouped(study, spec, answers, named))
     section.tables()  # computed once here, so that a cached report holds them
     return section

@@ -105,6 +105,11 @@ def export(study: Study) -> tuple[str, str]:
                       "generated_by": generated or dump["design"].get("generated_by", "")}
     if not items:
         dump["design"]["items"] = None
+    if not dump.get("checks"):  # a study without checks: no [check_failures] to read either
+        dump.pop("checks", None)
+        dump.pop("check_failures", None)
+    if not dump.get("exclusions"):
+        dump.pop("exclusions", None)
     text = tomli_w.dumps(_without_none(dump), multiline_strings=True)
     lines = "".join(json.dumps(item_row(i), ensure_ascii=False, sort_keys=True) + "\n" for i in items)
     return text, lines

@@ -44,13 +44,37 @@ def validate(data: dict[str, Any], file: str) -> Definition:
 def parse_toml(text: str, file: str) -> dict[str, Any]:
     """A definition's TOML text as a dict; DefinitionError with the line and column of a syntax error."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         where = ""
         if getattr(exc, "lineno", None):
             where = f"line {exc.lineno}, column {exc.colno}"
         message = getattr(exc, "msg", None) or str(exc)
         raise DefinitionError([Problem(file, where, f"not valid TOML: {message}")]) from None
+    except RecursionError:
+        raise DefinitionError([Problem(file, "", f"not a definition: arrays or tables nested more than "
+                                       f"{MAX_DEPTH} deep")]) from None
+    if where := _too_deep(data):
+        raise DefinitionError([Problem(file, where, f"nested more than {MAX_DEPTH} deep: a definition's values "
+                                       "are tables, arrays and plain values a few levels deep")])
+    return data
+
+
+MAX_DEPTH = 16
+
+
+def _too_deep(data: Any) -> str:
+    """The key path of a value nested more than MAX_DEPTH deep in ``data`` ("" when none is)."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return path
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+    return ""
 
 
 def read_definition(path: str | Path) -> tuple[Definition, dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 
 from django.db import transaction
 
+from surveys.checks import check_problems
 from surveys.designs import DesignError, get_design
 from surveys.instruments import get_instrument
 from surveys.models import Item, Study, StudyVersion
@@ -23,6 +24,7 @@ from surveys.models import Item, Study, StudyVersion
 from . import versions
 from .agent_checks import agent_problems
 from .design_checks import design_problems
+from .exclusion_checks import exclusion_problems
 from .errors import DefinitionError, Problem
 from .files import definition_path, parse_toml, validate
 from .items_file import ITEM_COLUMNS, demonstration_fields, read_items
@@ -143,6 +145,7 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     problems += _demonstration_answers(dump, kind, probe, demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
     problems += design_problems(dump, item_rows, file)
+    problems += check_problems(dump, file) + exclusion_problems(dump, kind.shape.name, item_rows, file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)
@@ -308,17 +311,27 @@ def _demonstration_answers(dump: Mapping[str, Any], kind: Any, probe: Study, dem
     return problems
 
 
-def _study_values(dump: Mapping[str, Any], file: str, check_reference: bool = True) -> dict[str, Any]:
+def _study_values(dump: Mapping[str, Any], file: str, loader: Any = None,
+                  check_reference: bool = True) -> dict[str, Any]:
+    """The study's fields from ``dump``; ``[study] reference`` is looked up among the studies ``loader`` may
+    see (their own or shared with them: the rule of the API's field and the admin's form), all studies when
+    no user loads it (``load_study`` without ``--as``), so another owner's study is "no other study".
+    ``check_reference=False`` (a check without the project's database) leaves the reference out."""
+    from access.ownership import visible
+
     values = {target: dump[table][key] for (table, key), target in STUDY_FIELDS.items()}
     values.update({name: dump["prolific"][name] for name in CODE_FIELDS if dump["prolific"][name]})
     reference = dump["study"].get("reference") or ""
     if reference and not check_reference:
         values["reference_study"] = None
     elif reference:
-        values["reference_study"] = Study.objects.filter(slug=reference).first()
+        candidates = Study.objects.all() if loader is None else visible(Study.objects.all(), loader)
+        values["reference_study"] = candidates.filter(slug=reference).first()
         if values["reference_study"] is None or reference == dump["study"]["slug"]:
-            raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r} to "
-                                           "score this one against: load that one first")])
+            yours = "" if loader is None else " that you own or that is shared with you"
+            raise DefinitionError([Problem(file, "study.reference", f"no other study called {reference!r}{yours} "
+                                           "to score this one against: load that one first"
+                                           + ("" if loader is None else ", or ask its owner to share it"))])
     else:
         values["reference_study"] = None
     return values
@@ -348,7 +361,7 @@ def _write(study: Study | None, dump: dict[str, Any], rows: list[dict[str, Any]]
     try:
         with transaction.atomic():
             created = study is None
-            values = _study_values(dump, file, check_reference)
+            values = _study_values(dump, file, owner, check_reference)
             if created:
                 study = Study(slug=dump["study"]["slug"], owner=owner, **values)
             else:

@@ -6,7 +6,8 @@ never silently ignored. ``json_schema()`` is the JSON Schema editors complete ke
 
 Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
 ``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``,
-``[[agents]]`` (with ``[agents.persona]``); the experimental design: ``[[factors]]``, ``[conditions]``,
+``[[agents]]`` (with ``[agents.persona]``), ``[[checks]]`` and ``[check_failures]`` (surveys/checks.py),
+``[[exclusions]]`` (analysis/exclusion_rules.py); the experimental design: ``[[factors]]``, ``[conditions]``,
 ``[blocks]`` (surveys/definition/design_schema.py).
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
+from analysis.exclusion_rules import RULE_NAMES, params_problems  # the registry of exclusion rules (no Django)
 from analysis.report_sections import SECTIONS  # the registry of report sections (no Django import)
 
 from .design_schema import BlocksTable, ConditionsTable, FactorTable, check_design
@@ -192,7 +194,7 @@ RESERVED_FIELD_NAMES = frozenset({
     "language", "respondent_type", "respondent_id", "participant_status", "agent", "model", "mode", "run_id",
     "sample_index", "value", "choice", "lower", "upper", "bin", "distribution", "raw_text", "status",
     "time_taken_ms", "included", "timestamp", "channel", "text", "option_order", "study_version", "respondent", "label",
-    "participant_id", "dist", "persona",
+    "participant_id", "dist", "persona", "excluded_by",
 })
 
 
@@ -338,6 +340,84 @@ class Demonstration(Table):
     answer: float | str
 
 
+class CheckTable(Table):
+    """``[[checks]]``: an attention check every participant gets, whatever items are drawn (surveys/checks.py).
+    Its wording is its own (the instruction is in the question, as Prolific asks); its answers are stored
+    apart from the items' (``CheckAnswer``) and models are not asked it."""
+
+    key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40, description="The check's name in the "
+                     "data and the export (lower case, digits, - and _).")
+    type: Literal["instructed", "nonsensical"] = Field(description="instructed: the question tells which answer "
+                                                       "to give (\"For this statement, please choose "
+                                                       "'Strongly disagree'.\"); nonsensical: a statement no "
+                                                       "attentive reader agrees with.")
+    sentence: str = Field("", description="Shown above the question, as an item's sentence.")
+    question: str = Field(min_length=1, description="The check's question, with its instruction in it.")
+    answer: AnswerTable | None = Field(None, description="Its answer shape (scale, choice or pick); unset: the "
+                                       "study's [answer].")
+    passing: list[float | str] = Field(alias="pass", min_length=1, description="The answers that pass: scale "
+                                       "values or option keys.")
+    after_item: int | list[int] = Field(description="Where it appears: after this many items (0: before the "
+                                        "first), or [low, high] for a random place in that range per "
+                                        "participant; beyond the participant's list it comes after the last item.")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+    @field_validator("after_item")
+    @classmethod
+    def _place(cls, value: int | list[int]) -> int | list[int]:
+        if isinstance(value, list):
+            if len(value) != 2 or value[0] < 0 or value[0] > value[1]:
+                raise ValueError("after_item as a range is [low, high] with 0 ≤ low ≤ high")
+        elif value < 0:
+            raise ValueError("after_item must be 0 or more")
+        return value
+
+
+class CheckFailuresTable(Table):
+    """``[check_failures]``: what failing the checks does. Prolific: in a study of five minutes or more a
+    participant may not be turned away for a single failed check, and one who fails is asked to return the
+    submission (never rejected on it)."""
+
+    action: Literal["record", "return", "screen_out"] = Field("record", description="record: nothing happens "
+                                                              "(the failure is stored); return: the study ends "
+                                                              "with a page asking to return the submission; "
+                                                              "screen_out: the study ends with the screened-out "
+                                                              "completion code.")
+    after: int = Field(2, ge=1, description="How many failed checks trigger the action.")
+    minutes: float | None = Field(None, gt=0, description="The study's estimated completion time (as on "
+                                  "Prolific); a single failed check may end only a study under five minutes.")
+
+    @model_validator(mode="after")
+    def _prolific_policy(self) -> "CheckFailuresTable":
+        if self.action != "record" and self.after < 2 and (self.minutes is None or self.minutes >= 5):
+            raise ValueError("Prolific's attention-check policy: a participant may not be turned away for a single "
+                             "failed check in a study of five minutes or more; set after = 2 or more (or give "
+                             "minutes below 5 for a shorter study)")
+        return self
+
+
+class ExclusionTable(Table):
+    """``[[exclusions]]``: one rule of the registry (analysis/exclusion_rules.py) with its parameters; the report
+    leaves out the completed participants any rule excludes, and says how many each rule excluded."""
+
+    rule: Literal[RULE_NAMES]
+    at_least: int | None = None
+    total_seconds: float | None = None
+    median_item_seconds: float | None = None
+    percent: float | None = None
+    min_items: int | None = None
+    threshold: float | None = None
+
+    @model_validator(mode="after")
+    def _params(self) -> "ExclusionTable":
+        given = {k: v for k, v in self.model_dump().items() if k != "rule" and v is not None}
+        problems = params_problems(self.rule, given)
+        if problems:
+            raise ValueError("; ".join(f"{key}: {message}" for key, message in problems))
+        return self
+
+
 class Definition(Table):
     """A whole study definition file."""
 
@@ -357,6 +437,10 @@ class Definition(Table):
     prolific: ProlificTable = Field(default_factory=ProlificTable)
     report: ReportTable = Field(default_factory=ReportTable)
     agents: list[AgentTable] = Field(default_factory=list, description="Model configurations the study declares.")
+    checks: list[CheckTable] = Field(default_factory=list, description="Attention checks every participant gets.")
+    check_failures: CheckFailuresTable = Field(default_factory=CheckFailuresTable)
+    exclusions: list[ExclusionTable] = Field(default_factory=list, description="The rules the report excludes "
+                                             "participants by (analysis/exclusion_rules.py).")
     factors: list[FactorTable] = Field(default_factory=list, description="Between-subjects factors: each "
                                        "participant is given one cell (a level of every factor).")
     conditions: ConditionsTable | None = Field(None, description="The cells and how participants are assigned "
@@ -374,6 +458,10 @@ class Definition(Table):
             raise ValueError("a generic study needs an [answer] table")
         if duplicates := repeated(f.name for f in self.questionnaire):
             raise ValueError(f"questionnaire field names repeat: {', '.join(duplicates)}")
+        if duplicates := repeated(c.key for c in self.checks):
+            raise ValueError(f"check keys repeat: {', '.join(duplicates)}")
+        if duplicates := repeated(e.rule for e in self.exclusions):
+            raise ValueError(f"exclusion rules repeat: {', '.join(duplicates)} (give each rule once)")
         check_design(self.factors, self.conditions, {f.name for f in self.questionnaire})
         if self.factors and self.conditions is None:
             self.conditions = ConditionsTable()

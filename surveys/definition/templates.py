@@ -1,7 +1,7 @@
 """Wording templates of definition files: Jinja2, sandboxed and strict.
 
 Jinja2 rather than Django's template language: a definition can arrive through the API, so templates render in
-Jinja2's sandbox (no attribute access to internals); a field a template names that an item lacks is an error
+Jinja2's sandbox (no attribute access to internals), bounded in what they compute (template_limits.py); a field a template names that an item lacks is an error
 (``StrictUndefined``), and the fields a template reads can be listed before anything renders
 (:func:`template_fields`), so the loader refuses a template naming a missing field. Output is byte-literal: no
 autoescape (prompts are plain text; Django escapes page text when it shows it), no block trimming, the trailing
@@ -14,10 +14,11 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from jinja2 import StrictUndefined, TemplateError, meta, nodes
-from jinja2.sandbox import SandboxedEnvironment
 
-ENV = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False,
-                           trim_blocks=False, lstrip_blocks=False)
+from .template_limits import BoundedSandbox, TemplateLimit, render_bounded
+
+ENV = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False,
+                     trim_blocks=False, lstrip_blocks=False)
 
 
 def number(value: Any) -> str:
@@ -31,12 +32,26 @@ ENV.filters["number"] = number
 
 
 class TemplateProblem(ValueError):
-    """A template that does not parse or does not render (names the problem in words)."""
+    """A template that does not parse or does not render (names the problem in words); ``limit``: it passed a
+    limit of what a template may compute (template_limits.py)."""
+
+    def __init__(self, message: str, limit: bool = False):
+        super().__init__(message)
+        self.limit = limit
 
 
 @lru_cache(maxsize=4096)
 def _compiled(template: str):
     return ENV.from_string(template)
+
+
+def _compile(template: str):
+    try:
+        return _compiled(template)
+    except TemplateError as exc:
+        raise TemplateProblem(_describe(exc)) from None
+    except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError) as exc:  # e.g. nested too deep
+        raise TemplateProblem(_plain(exc), limit=isinstance(exc, (RecursionError, MemoryError))) from None
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:
@@ -47,10 +62,13 @@ def render(template: str, context: Mapping[str, Any]) -> str:
     key = _render_key(template, context)
     if key is not None and (found := _rendered.get(key)) is not None:
         return found
+    compiled = _compile(template)
     try:
-        text = _compiled(template).render(**context)
+        text = render_bounded(compiled, dict(context))
     except TemplateError as exc:
-        raise TemplateProblem(_describe(exc)) from None
+        raise TemplateProblem(_describe(exc), limit=isinstance(exc, TemplateLimit)) from None
+    except Exception as exc:  # the template's own computation: 1/0, "a" + 1, int("x"), a float overflow…
+        raise TemplateProblem(_plain(exc), limit=isinstance(exc, (RecursionError, MemoryError))) from None
     if key is not None:
         if len(_rendered) >= RENDERED_MAX:
             _rendered.clear()
@@ -99,6 +117,17 @@ def template_fields(template: str) -> set[str]:
         return set(meta.find_undeclared_variables(ENV.parse(template)))
     except TemplateError as exc:
         raise TemplateProblem(_describe(exc)) from None
+    except (RecursionError, MemoryError) as exc:
+        raise TemplateProblem(_plain(exc), limit=True) from None
+
+
+def _plain(exc: BaseException) -> str:
+    """An error of the template's own computation in words (a RecursionError: nested too deeply)."""
+    if isinstance(exc, RecursionError):
+        return "the template is nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "the template needs too much memory"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 #: Nodes under which a field may be empty or missing: a condition, a loop, ``a or b``, a test (``is defined``).

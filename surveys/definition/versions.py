@@ -4,7 +4,7 @@ The hash covers what participants and models are given: texts, page and prompt w
 questionnaire, demonstrations, every item's fields and how items are drawn. It leaves out where the items came
 from (``[design]`` source), the slug, the titles (``title``, ``participant_title``) and description, the Prolific
 codes, the report, the declared agents (``[[agents]]``: who is asked, not what; adding one after answers needs no
-new version) and the analysis settings (attention filter and threshold, idle timeout): changing those needs no
+new version) and the analysis settings (attention filter and threshold, idle timeout, ``[[exclusions]]``): changing those needs no
 new version. So a study exported and loaded again (items now in ``items.jsonl``) has the same hash, and a changed
 word anywhere gives a new one.
 """
@@ -61,6 +61,10 @@ def content_hash(definition: Mapping[str, Any], items: Iterable[Mapping[str, Any
     wording.pop("prolific", None)
     wording.pop("report", None)
     wording.pop("agents", None)  # model configurations: declaring one after answers needs no new version
+    wording.pop("exclusions", None)  # the report's exclusion rules: analysis settings
+    if not wording.get("checks"):  # a study without checks hashes as it did before checks existed
+        wording.pop("checks", None)
+        wording.pop("check_failures", None)
     wording.pop("demonstrations", None)  # they are among the items
     for key in SOURCE_KEYS:
         wording.get("design", {}).pop(key, None)

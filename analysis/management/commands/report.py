@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import acting_user, add_as_argument, may_see_raw_ids
+from access.ownership import may_see_reference
 from analysis.report_cache import cached_report
 from analysis.reports import ReportError
 from surveys.cli import get_study
@@ -50,7 +51,7 @@ class Command(BaseCommand):
             self.set_options(study, options["option"])
         out = Path(options["out"]) if options["out"] else Path(settings.VAR_DIR) / "reports" / study.slug
         try:
-            report = cached_report(study, pool_versions=options["pool_versions"]).seen_by(may_see_raw_ids(user))
+            report = cached_report(study, pool_versions=options["pool_versions"]).seen_by(may_see_raw_ids(user) and may_see_reference(study, user))
         except ReportError as exc:
             raise CommandError(str(exc)) from None
         written = report.write(out, figures=not options["no_figures"])

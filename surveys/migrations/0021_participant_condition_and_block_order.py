@@ -21,7 +21,7 @@ def CREATE(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0019_studyversion_current_since'),
+        ('surveys', '0020_checks_and_exclusion_decisions'),
     ]
 
     operations = [

@@ -1,0 +1,223 @@
+"""A study's exclusion rules applied to its participants (rules: analysis/exclusion_rules.py; measures:
+analysis/metrics/exclusion.py).
+
+The rules are the file's ``[[exclusions]]``; a study whose attention filter applies (``[participants]
+attention_filter``, else its kind's default: Belem et al.'s studies) and that does not name ``belem-ranking``
+itself gets it with the study's ``attention_threshold`` (so an existing Belem study's report is what it was).
+Every completed, non-test participant is judged by every rule; one excluded by any rule is left out of the
+report's answers and named with each rule that excluded them and what it measured.
+
+:func:`compute_exclusions` only reads (reports and exports: a GET never writes); :func:`apply_exclusions`
+computes and stores the decisions (``ExclusionDecision``; the Belem rule also stores ρ and its decision on the
+participant as the attention filter did) — the explicit step of ``manage.py exclusions`` (and ``attention``),
+the report page's button and ``POST /api/studies/<slug>/attention/``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from analysis.exclusion_rules import describe, resolved
+from analysis.metrics import exclusion as measures
+from surveys.models import CheckAnswer, ExclusionDecision, Participant, Response, Study
+from surveys.respondent_ids import hashed_id
+
+
+class ExclusionError(ValueError):
+    """A rule cannot be computed for this study now; the message names the rule and why."""
+
+
+def declared_rules(study: Study) -> list[tuple[str, dict[str, Any]]]:
+    """(rule, resolved parameters) of the study's rules, in the file's order (the implicit Belem rule last)."""
+    rules = [(r["rule"], resolved(r["rule"], {k: v for k, v in r.items() if k != "rule" and v is not None}))
+             for r in (study.definition or {}).get("exclusions") or []]
+    if study.applies_attention_filter and not any(name == "belem-ranking" for name, _ in rules):
+        rules.append(("belem-ranking", {"threshold": float(study.attention_threshold)}))
+    return rules
+
+
+@dataclass
+class RuleOutcome:
+    rule: str
+    params: dict[str, Any]
+    excluded: list[int] = field(default_factory=list)  # participant ids
+
+    @property
+    def label(self) -> str:
+        return describe(self.rule, self.params)
+
+
+@dataclass
+class ExclusionResult:
+    study: str
+    entered: int  # non-test participants who opened the study
+    completed: int  # of them, completed (the ones judged)
+    rules: list[RuleOutcome] = field(default_factory=list)
+    reasons: dict[int, list[dict[str, str]]] = field(default_factory=dict)  # participant id → [{rule, detail}]
+    pids: dict[int, str] = field(default_factory=dict, repr=False)
+    belem: Any = None  # the belem-ranking rule's FilterResult (ρ to store), when the study applies it
+
+    @property
+    def excluded(self) -> set[int]:
+        return {pk for pk, why in self.reasons.items() if why}
+
+    @property
+    def analysed(self) -> int:
+        return self.completed - len(self.excluded)
+
+    def decision(self, pk: int) -> bool:
+        """Whether participant ``pk`` is kept (included)."""
+        return not self.reasons.get(pk)
+
+    def describe(self) -> str:
+        """The rules in words (the report's meta says it)."""
+        if not self.rules:
+            return "none: the study declares no exclusion rules; every completed participant is kept"
+        labels = [f"{r.label}, {self.belem.describe()}" if r.rule == "belem-ranking" and self.belem is not None
+                  else r.label for r in self.rules]
+        return "; ".join(labels) + f": {self.analysed} of {self.completed} kept"
+
+    def flow(self) -> pd.DataFrame:
+        """The participant flow: entered, completed, excluded by each rule (a participant excluded by several
+        rules counts under each), analysed."""
+        rows = [("entered", self.entered), ("completed", self.completed)]
+        rows += [(f"excluded by {r.label}", len(r.excluded)) for r in self.rules]
+        if len(self.rules) > 1:
+            rows.append(("excluded by any rule", len(self.excluded)))
+        rows.append(("analysed", self.analysed))
+        return pd.DataFrame(rows, columns=["step", "participants"])
+
+    def as_dict(self, raw_ids: bool = False) -> dict[str, Any]:
+        def who(pk: int) -> dict[str, Any]:
+            row = {"participant_id": pk, "respondent_id": hashed_id(self.pids[pk])}
+            return row | ({"prolific_pid": self.pids[pk]} if raw_ids else {})
+
+        return {"study": self.study, "rules": [{"rule": r.rule, "params": r.params, "excluded": len(r.excluded)}
+                                               for r in self.rules],
+                "entered": self.entered, "completed": self.completed, "analysed": self.analysed,
+                "evaluated": self.completed, "included": self.analysed,  # the attention filter's names of the two
+                "excluded": [who(pk) | {"reasons": self.reasons[pk]} for pk in sorted(self.excluded)],
+                "describe": self.describe(),
+                **({"attention_filter": self.belem.as_dict(raw_ids)} if self.belem is not None else {})}
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def _seconds(pk_times: dict[int, tuple[Any, Any]]) -> dict[int, float]:
+    return {pk: (done - start).total_seconds() if start and done else float("nan")
+            for pk, (start, done) in pk_times.items()}
+
+
+def compute_exclusions(study: Study) -> ExclusionResult:
+    """Every completed, non-test participant of ``study`` judged by every declared rule; nothing stored.
+    ExclusionError when a rule cannot be computed (e.g. the Belem ranking without completed participants)."""
+    people = Participant.objects.filter(study=study, is_test=False)
+    done = list(people.filter(status=Participant.Status.COMPLETED)
+                .values_list("id", "prolific_pid", "started_at", "completed_at"))
+    result = ExclusionResult(study=study.slug, entered=people.count(), completed=len(done),
+                             pids={pk: pid for pk, pid, *_ in done})
+    result.reasons = {pk: [] for pk in result.pids}
+    for rule, params in declared_rules(study):
+        outcome = RuleOutcome(rule, params)
+        for pk, detail in _judge(study, rule, params, done, result).items():
+            outcome.excluded.append(pk)
+            result.reasons[pk].append({"rule": rule, "detail": detail})
+        outcome.excluded.sort()
+        result.rules.append(outcome)
+    return result
+
+
+def _answers(study: Study, pks: list[int]) -> pd.DataFrame:
+    rows = (Response.objects.filter(participant_id__in=pks, item__study=study)
+            .values_list("participant_id", "value", "choice", "time_taken_ms"))
+    return pd.DataFrame.from_records(list(rows), columns=["respondent", "value", "choice", "time_taken_ms"])
+
+
+def _judge(study: Study, rule: str, params: dict[str, Any], done: list[tuple], result: ExclusionResult
+           ) -> dict[int, str]:
+    """Participant id → what the rule measured, for the participants it excludes."""
+    pks = [row[0] for row in done]
+    if not pks and rule != "belem-ranking":
+        return {}
+    if rule == "belem-ranking":
+        return _belem(study, params, result)
+    if rule == "failed-checks":
+        rows = CheckAnswer.objects.filter(participant_id__in=pks, passed__isnull=False).values_list(
+            "participant_id", "passed")
+        table = measures.failed_checks(pd.DataFrame.from_records(list(rows), columns=["respondent", "passed"]),
+                                       params["at_least"])
+        return {pk: f"{int(row.measure)} failed check(s)" for pk, row in table[table["excluded"]].iterrows()}
+    if rule == "too-fast":
+        seconds = _seconds({pk: (start, end) for pk, _, start, end in done})
+        participants = pd.DataFrame({"respondent": list(seconds), "total_seconds": list(seconds.values())})
+        table = measures.too_fast(participants, _answers(study, pks), params.get("total_seconds"),
+                                  params.get("median_item_seconds"))
+        what = "in total" if "total_seconds" in params else "median per item"
+        return {int(pk): f"{row.measure:.1f} s {what}" for pk, row in table[table["excluded"]].iterrows()}
+    if rule == "straight-lining":
+        answers = _answers(study, pks)
+        shape = study.kind.shape.name
+        answers["answer"] = answers["value"] if shape == "scale" else answers["choice"]
+        table = measures.straight_lining(answers, params["percent"], params.get("min_items", 3))
+        return {int(pk): f"{row.measure:.0f} % the same answer" for pk, row in table[table["excluded"]].iterrows()}
+    if rule == "missing-answers":
+        counts = (Participant.objects.filter(pk__in=pks)
+                  .annotate(n_slots=Count("assignments", distinct=True),
+                            n_answered=Count("responses", filter=Q(responses__item__study=study), distinct=True))
+                  .values_list("id", "n_slots", "n_answered"))
+        slots = pd.DataFrame.from_records(list(counts), columns=["respondent", "slots", "answered"])
+        table = measures.missing_answers(slots, params["percent"])
+        return {int(pk): f"{row.measure:.0f} % of items unanswered" for pk, row in table[table["excluded"]].iterrows()}
+    raise ExclusionError(f"unknown rule {rule!r}")
+
+
+def _belem(study: Study, params: dict[str, Any], result: ExclusionResult) -> dict[int, str]:
+    from analysis.filtering import FilterError, compute_attention_filter
+    from analysis.metrics.answers import AnswersError
+
+    try:
+        filtered = compute_attention_filter(study, threshold=params["threshold"])
+    except (FilterError, AnswersError) as exc:
+        raise ExclusionError(f"rule belem-ranking cannot run: {exc}") from None
+    result.belem = filtered
+    out = {}
+    for pk, (rho, included) in filtered.decisions.items():
+        if not included:
+            out[pk] = f"ρ = {rho:.3f}" if _finite(rho) else "ρ undefined"
+    return out
+
+
+def apply_exclusions(study: Study) -> ExclusionResult:
+    """Compute the study's rules and store each completed participant's decision with its reasons (the
+    explicit action); the Belem rule also stores ρ and its decision on the participant."""
+    from analysis.filtering import store_attention_decisions
+
+    result = compute_exclusions(study)
+    rules = [{"rule": r.rule, "params": r.params} for r in result.rules]
+    now = timezone.now()
+    with transaction.atomic():
+        ExclusionDecision.objects.filter(participant__study=study).delete()
+        ExclusionDecision.objects.bulk_create(
+            [ExclusionDecision(participant_id=pk, excluded=bool(why), reasons=why, rules=rules, decided_at=now)
+             for pk, why in result.reasons.items()], batch_size=500)
+        if result.belem is not None:
+            store_attention_decisions(result.belem)
+    return result
+
+
+def stored_reasons(study: Study) -> dict[int, list[dict[str, str]]]:
+    """Participant id → the reasons stored by the last :func:`apply_exclusions` ([] when kept)."""
+    return dict(ExclusionDecision.objects.filter(participant__study=study).values_list("participant_id", "reasons"))
+
+
+def reasons_text(reasons: list[dict[str, str]]) -> str:
+    """The reasons as one cell: ``too-fast: 40.2 s in total; failed-checks: 2 failed check(s)``."""
+    return "; ".join(f"{r['rule']}: {r['detail']}" for r in reasons)

@@ -87,6 +87,7 @@ class RunUse:
     expressions_total: int
     used: bool = False
     note: str = ""
+    condition: str = ""   # a study with [[factors]]: the cell the run asked under (one run used per agent and cell)
 
     @property
     def covers_all(self) -> bool:
@@ -116,7 +117,8 @@ def _rank(use: RunUse, created: dict[int, Any]) -> tuple:
 
 def choose_runs(study: Study, set_name: str) -> list[RunUse]:
     """Every run of ``study`` with what it covers, the run used for each agent marked ``used`` (rule in the
-    module docstring), the others with the reason in ``note``. Sorted by agent, then newest first."""
+    module docstring; for a study with ``[[factors]]``, one per agent and cell), the others with the reason in
+    ``note``. Sorted by agent, then newest first."""
     runs = list(ElicitationRun.objects.filter(study=study).select_related("endpoint")
                 .annotate(n_answers=Count("responses", filter=Q(responses__status__in=ANSWER_STATUSES)),
                           n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
@@ -140,14 +142,15 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
     uses = [RunUse(set=set_name, study=study.slug, run_id=run.pk, run_name=run.name or str(run), agent=agent_name(run),
                    status=run.status, samples_per_item=run.samples_per_item, answers=run.n_answers,
                    failed=run.n_failed, items_answered=run.n_items, expressions_covered=len(covered[run.pk]),
-                   expressions_total=len(expressions))
+                   expressions_total=len(expressions), condition=run.condition)
             for run in runs]
-    by_agent: dict[str, list[RunUse]] = {}
+    by_agent: dict[tuple[str, str], list[RunUse]] = {}
     for use in uses:
-        by_agent.setdefault(use.agent, []).append(use)
+        by_agent.setdefault((use.agent, use.condition), []).append(use)
     ordered: list[RunUse] = []
-    for agent in sorted(by_agent):
-        group = sorted(by_agent[agent], key=lambda u: _rank(u, created), reverse=True)
+    for key in sorted(by_agent):
+        agent = key[0] + (f" under {key[1]}" if key[1] else "")
+        group = sorted(by_agent[key], key=lambda u: _rank(u, created), reverse=True)
         with_answers = [u for u in group if u.answers]
         chosen = with_answers[0] if with_answers else None
         settings = _other_settings(chosen, with_answers, imported, answered)

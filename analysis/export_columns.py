@@ -23,6 +23,8 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import pyarrow as pa
 
+from surveys.condition_context import cells_of, factors_of, levels_of
+
 SOURCES = ("study", "item", "answer", "respondent", "participant", "model run", "questionnaire", "design")
 #: The key of the one question a study asks today (its ``[answer]`` table): the ``question`` column's value.
 SINGLE_QUESTION = "answer"
@@ -375,3 +377,60 @@ PROVIDERS: list[Provider] = [
     Provider("question", question_columns, question_filler),
     Provider("item fields", item_columns, item_filler),
 ]
+
+
+# --- the design: between-subjects cells and block orders (issue 31 points 1-2) -------------------------------
+# A study with [[factors]] adds ``condition`` (the cell) and ``condition_<factor>`` (each factor's level key), named
+# so as never to meet an item field or a questionnaire field; a study with [blocks] adds ``block_order`` (the
+# blocks in the order the person saw them, joined by |). A person's rows carry their cell and order, a model's rows
+# its run's cell. A study without them has none of these columns.
+def design_columns(study: Any) -> list[Column]:
+    """The study's design columns, in order ([]: none)."""
+    out: list[Column] = []
+    factors = factors_of(study.definition)
+    if factors:
+        out.append(Column("condition", *STRING, "design", "The between-subjects cell the person was given, or the "
+                          "model run asked under (the levels' keys joined by -).", " | ".join(cells_of(study.definition))))
+        for factor in factors:
+            labels = tuple((lv["key"], lv.get("text") or lv["key"]) for lv in factor["levels"])
+            out.append(Column(f"condition_{factor['name']}", *STRING, "design",
+                              f"The level of the factor {factor['name']!r} in the row's cell.",
+                              " | ".join(k if k == t else f"{k} = {t}" for k, t in labels), labels))
+    blocks = (study.definition or {}).get("blocks")
+    if blocks:
+        out.append(Column("block_order", *STRING, "design", f"The blocks (item field {blocks['field']!r}) in the "
+                          "order the person saw them, joined by | (empty for models)."))
+    return out
+
+
+def _cell_values(study: Any, cell: str, factors: list[str]) -> tuple:
+    if not factors:
+        return ()
+    try:
+        levels = levels_of(study.definition, cell)
+    except KeyError:
+        return (cell or None, *(None for _ in factors))
+    return (cell, *(levels[name] for name in factors))
+
+
+def design_filler(study: Any, columns: Sequence[Column]) -> Filler:
+    """People's cell and block order by participant id; a model row's cell by its run."""
+    from elicitation.models import ElicitationRun
+    from surveys.models import Participant
+
+    factors = [f["name"] for f in factors_of(study.definition)]
+    blocks = bool((study.definition or {}).get("blocks"))
+    people = {pk: (*_cell_values(study, cell, factors), *(("|".join(order) if order else None,) if blocks else ()))
+              for pk, cell, order in Participant.objects.filter(study=study).order_by()
+              .values_list("pk", "condition", "block_order").iterator(chunk_size=5000)}
+    runs = {pk: (*_cell_values(study, cell, factors), *((None,) if blocks else ()))
+            for pk, cell in ElicitationRun.objects.filter(study=study).values_list("pk", "condition")}
+    width = len(columns)
+
+    def model_values(run_id: int, persona: Mapping[str, Any] | None) -> tuple:
+        return runs.get(run_id) or (None,) * width
+
+    return ByParticipant(width, people, model_values)
+
+
+PROVIDERS.append(Provider("design", design_columns, design_filler))

@@ -58,14 +58,14 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "run_name", "study_slug", "endpoint_name", "mode_name", "status", "answers", "cost",
                     "created", "page")
     list_display_links = ("id", "run_name")
-    list_filter = ("status", "mode", "endpoint", "study", "source")
+    list_filter = ("status", "mode", "endpoint", "study", "source", "condition")
     list_select_related = ("study", "endpoint")
     change_form_template = "elicitation/admin/run_change_form.html"
     actions = ("start_runs", "cancel_runs", "resume_runs")
     readonly_fields = ("status", "status_reason", "created_by", "created_at", "started_at", "last_started_at",
                        "finished_at", "source", "source_file", "source_sha256",
                        "refines", "refine_shown", "refine_setting", "refine_seed",
-                       "agent", "agent_settings", "personas", "persona_seed")
+                       "agent", "agent_settings", "personas", "persona_seed", "condition")
     fieldsets = (
         (None, {"fields": ("name", "study", "items", "endpoint")}),
         ("Mode", {"fields": ("mode", "temperature", "samples_per_item", "seed", "top_logprobs", "max_tokens",
@@ -76,7 +76,7 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
         # self-refinement runs (Bahaj et al.): "Self-refine this run" on the run page, the API or manage.py refine
         ("Self-refinement", {"fields": ("refines", "refine_shown", "refine_setting", "refine_seed")}),
         # a study's declared agent ([[agents]]): "Run the declared agents", the API or elicit --all-agents
-        ("Declared agent", {"fields": ("agent", "agent_settings", "personas", "persona_seed")}),
+        ("Declared agent", {"fields": ("agent", "agent_settings", "personas", "persona_seed", "condition")}),
     )
 
     def get_queryset(self, request):

@@ -154,7 +154,7 @@ def run_agents_view(model_admin, request: HttpRequest, slug: str) -> HttpRespons
     """"Run the declared agents" of study ``slug``: GET lists its agents with what starting them would do (their
     run on the current version, if any); POST starts those not run yet (elicitation.declared_agents) and goes to
     the study's runs."""
-    from .declared_agents import AgentError, current_run, declared, skip_reason, start_agents
+    from .declared_agents import AgentError, agent_cells, current_run, declared, skip_reason, start_agents
 
     check(request.user, *RUN_AGENTS_PERMS)
     study = get_object_or_404(visible(Study.objects.all(), request.user), slug=slug)
@@ -165,15 +165,16 @@ def run_agents_view(model_admin, request: HttpRequest, slug: str) -> HttpRespons
             messages.error(request, f"No agent was started: {exc}")
         else:
             for outcome in outcomes:
+                under = f" under {outcome.cell}" if outcome.cell else ""
                 if outcome.action == "started":
-                    messages.success(request, f"Agent {outcome.agent}: run {outcome.run.pk} started.")
+                    messages.success(request, f"Agent {outcome.agent}{under}: run {outcome.run.pk} started.")
                 else:
-                    messages.info(request, f"Agent {outcome.agent}: skipped, {outcome.reason}.")
+                    messages.info(request, f"Agent {outcome.agent}{under}: skipped, {outcome.reason}.")
             return redirect(reverse("admin:elicitation_elicitationrun_changelist") + f"?study__id__exact={study.pk}")
     rows = []
-    for agent in declared(study):
-        run = current_run(study, agent["name"])
-        rows.append({"agent": agent, "run": run, "plan": skip_reason(run) or "start",
+    for agent, cell in ((a, c) for a in declared(study) for c in agent_cells(study, a)):
+        run = current_run(study, agent["name"], cell)
+        rows.append({"agent": agent, "cell": cell, "run": run, "plan": skip_reason(run) or "start",
                      "personas": (agent.get("persona") or {}).get("from") or
                      (f"{len((agent.get('persona') or {}).get('people') or [])} written in the file"
                       if agent.get("persona") else "none")})

@@ -123,6 +123,9 @@ class RunCreateSerializer(serializers.Serializer):
     prompt_version = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
     prompt_style = serializers.CharField(max_length=30, required=False, default="standard",
                                          help_text="One of the study's kind's prompt styles (e.g. standard, cot).")
+    condition = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
+                                      help_text="A study with [[factors]]: the cell the run asks under (empty: "
+                                      "the first cell).")
     start = serializers.BooleanField(default=False, help_text="Start it at once (queue its items).")
     check = serializers.BooleanField(default=True, help_text=CHECK_HELP + " A run on an endpoint that fails it is "
                                                              "not created (409).")
@@ -356,6 +359,8 @@ class AgentOutcomeSchema(serializers.Serializer):
     action = serializers.ChoiceField(choices=["started", "skipped"])
     run = serializers.IntegerField(allow_null=True, help_text="The run started, or the one that made it skip.")
     reason = serializers.CharField(help_text="Why it was skipped (empty when started).")
+    condition = serializers.CharField(required=False, help_text="A study with [[factors]]: the cell the run asks "
+                                      "under (one run per agent and cell).")
 
 
 class RunAgentsResult(serializers.Serializer):

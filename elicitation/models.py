@@ -156,6 +156,9 @@ class ElicitationRun(models.Model):
                              help_text="The definition's agent this run is (empty: a run started by hand).")
     agent_settings = models.JSONField(default=dict, blank=True,
                                       help_text="The agent's table as the definition file declared it.")
+    condition = models.CharField(max_length=200, blank=True, default="", db_index=True,
+                                 help_text="The between-subjects cell the run asks under (a study with [[factors]]: "
+                                 "each declared agent has one run per cell); empty: no factors.")
     personas = models.JSONField(default=list, blank=True,
                                 help_text='The personas asked, in order: [{"fields": {...}, "source": "..."}].')
     persona_seed = models.BigIntegerField(null=True, blank=True,
@@ -248,6 +251,9 @@ class ModelResponse(TypedAnswer, models.Model):
     text = models.TextField(blank=True, default="", help_text="A free-text answer: the raw output, stripped.")
     persona = models.JSONField(null=True, blank=True,
                                help_text="The persona's field values this answer was asked under (null: none).")
+    condition = models.CharField(max_length=200, blank=True, default="",
+                                 help_text="The between-subjects cell this answer was asked under (its run's; "
+                                 "empty: the study declares no factors).")
     parse_error = models.CharField(max_length=300, blank=True)
     distribution = models.JSONField(null=True, blank=True,
                                     help_text='{"0": p, "5": p, …, "100": p, "-1": non-number mass}')

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 
+from surveys.condition_context import under
 from surveys.instruments import Prompt
 from surveys.models import Item, Study
 
@@ -42,7 +43,8 @@ def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: 
     """The prompt of one (item, sample) of ``run``: the instrument's, or Table 2's for a self-refinement run
     (elicitation/refinement.py), whose prompt depends on the sample's draw. A run with personas asks sample
     ``persona index × samples per item + sample``: the sample's prompt with the persona's preamble
-    (elicitation/persona_prompts.py); workers, ``--sync``, the stored prompt and the estimates all come here."""
+    (elicitation/persona_prompts.py); workers, ``--sync``, the stored prompt and the estimates all come here. A run
+    under a cell (``run.condition``) renders the templates' ``condition`` as that cell's."""
     if getattr(run, "refines_id", None) is not None:
         from .refinement import refinement_prompt
 
@@ -50,10 +52,12 @@ def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: 
     demos = run.study.demonstrations() if demonstrations is None else demonstrations
     share_study(run.study, item, *demos)
     personas = getattr(run, "personas", None)
-    if not personas:
-        return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index, run.seed)
-    persona_index, sample = divmod(sample_index, max(1, run.samples_per_item))
-    prompt = run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample, run.seed)
+    with under(getattr(run, "condition", "")):  # a study with [[factors]]: worded as the run's cell's pages
+        if not personas:
+            return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index,
+                                                    run.seed)
+        persona_index, sample = divmod(sample_index, max(1, run.samples_per_item))
+        prompt = run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample, run.seed)
     return persona_prompt(run, prompt, persona_index)
 
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from kombu.exceptions import KombuError
 
 from config.lazy_import import lazy_module
+from surveys.condition_context import cells_of
 from surveys.models import Item, Study
 
 from . import conf, throttle
@@ -65,6 +66,23 @@ def _check_key(run: ElicitationRun) -> None:
             raise RunStateError(str(exc)) from None
 
 
+def run_condition(study: Study, condition: str) -> str:
+    """The cell a new run of ``study`` asks under: ``condition``, or the study's first cell when it declares factors
+    and none is given ("" without factors); ValidationError for a cell the study does not have."""
+    cells = cells_of(study.definition)
+    if not cells:
+        if condition:
+            from django.core.exceptions import ValidationError
+
+            raise ValidationError({"condition": f"study {study.slug} declares no factors (no cell {condition!r})"})
+        return ""
+    if condition and condition not in cells:
+        from django.core.exceptions import ValidationError
+
+        raise ValidationError({"condition": f"no cell {condition!r} in {study.slug} (cells: {', '.join(cells)})"})
+    return condition or cells[0]
+
+
 def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *, items: Iterable[Item] = (),
                samples: int = 1, temperature: float = 0.0, seed: int | None = None, few_shot: bool = True,
                max_tokens: int = 8, top_logprobs: int = 20, budget_usd: Decimal | None = None, name: str = "",
@@ -72,19 +90,21 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
                created_by: Any = None, idempotency_key: str = "", idempotency_fingerprint: str = "",
                before_save: Callable[[ModelEndpoint], None] | None = None, agent: str = "",
                agent_settings: dict | None = None, personas: list | None = None,
-               persona_seed: int | None = None) -> ElicitationRun:
+               persona_seed: int | None = None, condition: str = "") -> ElicitationRun:
     """A new draft run (validated; ValidationError names the bad settings). With an ``idempotency_key``
     (elicitation.idempotency) a second run of the same user and key is refused by IntegrityError.
     ``before_save(endpoint)`` runs once the settings are valid, before anything is saved, and may refuse the run
     by raising (e.g. the endpoint's pre-flight check, elicitation.preflight). A declared agent's run
     (elicitation.declared_agents) carries ``agent``, its ``agent_settings``, its ``personas`` and their
-    ``persona_seed``."""
+    ``persona_seed``. A study with ``[[factors]]``: the run asks under ``condition`` (a cell; empty: the study's
+    first cell, recorded on the run)."""
     run = ElicitationRun(study=study, endpoint=endpoint, mode=mode, samples_per_item=samples,
                          temperature=temperature, seed=seed, few_shot=few_shot, max_tokens=max_tokens,
                          top_logprobs=top_logprobs, budget_usd=budget_usd, name=name, prompt_style=prompt_style,
                          created_by=created_by, idempotency_key=idempotency_key,
                          idempotency_fingerprint=idempotency_fingerprint, agent=agent,
-                         agent_settings=agent_settings or {}, personas=personas or [], persona_seed=persona_seed)
+                         agent_settings=agent_settings or {}, personas=personas or [], persona_seed=persona_seed,
+                         condition=run_condition(study, condition))
     if prompt_version:
         run.prompt_version = prompt_version
     run.full_clean()
@@ -111,7 +131,7 @@ def ensure_rows(run: ElicitationRun) -> int:
     personas = [p["fields"] for p in run.personas] if run.personas else [None]
     per = run.samples_per_item
     ModelResponse.objects.bulk_create(
-        [ModelResponse(run=run, item_id=item_id, sample_index=p * per + s, persona=fields)
+        [ModelResponse(run=run, item_id=item_id, sample_index=p * per + s, persona=fields, condition=run.condition)
          for item_id in item_ids for p, fields in enumerate(personas) for s in range(per)],
         ignore_conflicts=True, batch_size=500,
     )

@@ -408,7 +408,8 @@ class ParticipantAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
     # Completion time, raw ρ values and the Prolific study/session ids are on the participant's page.
     list_display = ("participant_id", "study_slug", "status_shown", "progress", "started", "live_check",
                     "analysis_filter")
-    list_filter = ("study", "status", "is_test", ("channel", ChannelFilter), "passed_attention", "attention_included")
+    list_filter = ("study", "status", "is_test", ("channel", ChannelFilter), "condition", "passed_attention",
+                   "attention_included")
     search_fields = ("prolific_pid", "prolific_session_id", "prolific_study_id")
     list_select_related = ("study",)
     date_hierarchy = "started_at"

@@ -35,6 +35,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from . import blocks
 from .models import Assignment, Item, Participant, Study
 
 
@@ -264,6 +265,10 @@ def assign(participant: Participant, rng: random.Random | None = None) -> list[A
             return existing
         release_idle(participant.study, exclude=participant.pk)
         items = _draw(participant.study, pools, rng)
+        items, order = blocks.arrange(participant.study, participant, items, rng)  # [blocks]: their order
+        if order:
+            Participant.objects.filter(pk=participant.pk).update(block_order=order)
+            participant.block_order = order
         speakers = draw_speakers(participant.study, len(items), rng)
         kind = participant.study.kind
         slots = [

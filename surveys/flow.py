@@ -43,7 +43,7 @@ from .instruments import AnswerError
 from .models import Assignment, Participant, RecruitmentChannel, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
-from . import channels, checks, questionnaire
+from . import channels, checks, conditions, questionnaire
 from .channels import prolific_completion_url as completion_url  # noqa: F401 (the preview's)
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
@@ -222,12 +222,17 @@ def enter(study: Study, params: Mapping[str, str], user_agent: str = "", client:
     check_study_open(study, channel, test=is_test)
     check_not_withdrawn(study, ids.pid, channel)
     check_entry_rate(study, client, channel)
-    participant, _created = Participant.objects.get_or_create(
-        study=study,
-        prolific_pid=ids.pid,
-        defaults={"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,
-                  "user_agent": user_agent[:1000], "is_test": is_test, "channel": channel},
-    )
+    defaults = {"prolific_study_id": ids.study_id, "prolific_session_id": ids.session_id,
+                "user_agent": user_agent[:1000], "is_test": is_test, "channel": channel}
+    if conditions.has_factors(study):  # the cell is chosen under the study's row lock (surveys/conditions.py)
+        with transaction.atomic():
+            Study.objects.select_for_update().filter(pk=study.pk).first()
+            existing = Participant.objects.filter(study=study, prolific_pid=ids.pid).first()
+            if existing is not None:
+                return existing
+            defaults["condition"] = conditions.choose_cell(study, params, is_test)
+            return Participant.objects.create(study=study, prolific_pid=ids.pid, **defaults)
+    participant, _created = Participant.objects.get_or_create(study=study, prolific_pid=ids.pid, defaults=defaults)
     return participant
 
 

@@ -399,6 +399,13 @@ class Participant(models.Model):
                                       help_text="The definition version this participant saw (empty: before versions).")
     questionnaire = models.JSONField(default=dict, blank=True,
                                      help_text="Answers to the study's questionnaire: field name → typed value.")
+    # The experimental design (surveys/conditions.py, surveys/blocks.py): empty for a study without [[factors]]
+    # or [blocks].
+    condition = models.CharField(max_length=200, blank=True, default="", db_index=True,
+                                 help_text="The between-subjects cell this participant was given (levels' keys "
+                                 "joined by -); empty: the study declares no factors.")
+    block_order = models.JSONField(default=list, blank=True,
+                                   help_text="The blocks in the order this participant saw them (empty: no blocks).")
 
     class Meta:
         constraints = [

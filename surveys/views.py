@@ -27,6 +27,7 @@ from . import channels, checks, flow, questionnaire
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
+from .condition_context import under
 from .page_tokens import slot_token, token_matches
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
@@ -129,7 +130,7 @@ def participant_page(*steps: Step) -> Callable:
             study = participant.study
             request.test_participant = participant.is_test  # base.html's banner on every page
             request.via_channel = participant.channel_id is not None  # the banner then names no Prolific
-            with in_study_language(study):
+            with in_study_language(study), under(participant.condition):  # a study with factors: their cell
                 progress = flow.current_step(participant)
                 if progress.step not in steps:
                     if request.method == "POST":

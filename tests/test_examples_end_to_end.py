@@ -48,6 +48,13 @@ def click_scale(page, item: Item, person: int) -> int:
     return value
 
 
+def click_advice(page, item: Item, person: int) -> int:
+    """hedged-advice's 1–7 buttons: advice from your doctor sounds surer (6) than from a friend (3)."""
+    value = 6 if "Your doctor tells you" in page.inner_text("main") else 3
+    page.click(f"label[for=answer-{value}]")
+    return value
+
+
 CHANCE = {"likely": 70, "unlikely": 20, "almost certain": 90, "possible": 40}
 
 
@@ -155,6 +162,11 @@ EXAMPLE = {
                 {"age": 29, "gender": "man", "first_language": "English"},
                 {"age": 52, "gender": "woman", "first_language": "another language"}],
         figures={"generic-expression-probably", "generic-by-gender"}, grouped_by=["expression"]),
+    "hedged-advice": Example(  # 2 × 2 between subjects, four people: one per cell (balanced)
+        click_advice, "value", "1 (Not at all sure) | 2 (Hardly sure) | 3 (Somewhat unsure) | 4 (Half sure) | "
+        "5 (Fairly sure) | 6 (Very sure) | 7 (Completely sure)", lambda request: Reply.answer("5"),
+        questionnaires=[{}, {}, {}, {}],  # no questionnaire: four people
+        figures={"generic-condition-doctor-gain-expression-probably"}, grouped_by=["condition", "expression"]),
     "open-comments": Example(
         write_comment, "text", "free text, up to 500 characters",
         lambda request: Reply.answer(" It sounds unsure, because ‘doubt’ says the speaker expects the opposite.\n")),
@@ -297,7 +309,8 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
     as_text = {name: str for name in example.grouped_by}  # group values as the report names them
     summary = pd.read_csv(tmp_path / "report" / "generic_summary.csv", dtype=as_text)
     assert set(summary["agent"]) == {"human", AGENT}
-    assert example.grouped_by == [c for c in summary.columns if c in declared["report"].get("group_by", [])]
+    design = ["condition"] if declared.get("factors") else []  # cells first (a study with [[factors]])
+    assert example.grouped_by == [c for c in summary.columns if c in [*design, *declared["report"].get("group_by", [])]]
     human_answers = sum(len(a) for a in given.values())
     assert summary.loc[summary["agent"] == "human", "answers"].sum() == human_answers
     assert summary.loc[summary["agent"] == AGENT, "answers"].sum() == items
@@ -325,7 +338,9 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         assert rows["value"].isna().all() and rows["text"].str.len().gt(0).all()
         model = rows[rows["respondent_type"] == "model"]
         assert set(model["text"]) == {"It sounds unsure, because ‘doubt’ says the speaker expects the opposite."}
-    if declared.get("agents"):  # the declared agents, with personas drawn from the people who took part
+    if declared.get("factors"):
+        conditions_walk(slug, study, stub, tmp_path, given, items)
+    elif declared.get("agents"):  # the declared agents, with personas drawn from the people who took part
         stub.reset()
         stub.responder = persona_reply
         call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
@@ -336,6 +351,40 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         assert ModelResponse.objects.filter(run=agent_run, status=ModelResponse.Status.OK).count() == items * people
         assert all(r.body["messages"][0]["content"].startswith("You are a ") for r in stub.requests)
         persona_walk(slug, study, stub, tmp_path, people * items)
+
+
+def conditions_walk(slug: str, study: Study, stub, folder: Path, given: dict, items: int) -> None:
+    """Issue 31's walk: the four people are one per cell, each kept their cell and saw both blocks in a
+    counterbalanced order; the declared agent is asked under every cell, the report sets people and the agent
+    side by side per cell, the export carries the cell and the block order, and the package reproduces."""
+    people = Participant.objects.filter(study=study)
+    assert sorted(people.values_list("condition", flat=True)) == ["doctor-gain", "doctor-loss", "friend-gain",
+                                                                  "friend-loss"]
+    for person in people:
+        saw = [s.item.key.split("-")[0] for s in person.assignments.select_related("item").order_by("position")]
+        assert saw == [person.block_order[0]] * 5 + [person.block_order[1]] * 5
+        assert set(given[int(person.prolific_pid[-2:])].values()) == {6 if person.condition[0] == "d" else 3}
+    stub.reset()
+    stub.responder = lambda request: Reply.answer("6" if "Your doctor" in request.prompt_text else "2")
+    call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+    runs = ElicitationRun.objects.filter(study=study, agent="advice-model")
+    assert sorted(runs.values_list("condition", flat=True)) == sorted(people.values_list("condition", flat=True))
+    assert all(r.status == ElicitationRun.Status.COMPLETED for r in runs)
+    call_command("report", slug, "--out", str(folder / "cells"), stdout=io.StringIO())
+    cells = pd.read_csv(folder / "cells" / "generic_cells.csv").set_index(["condition", "agent"])
+    assert cells.loc[("doctor-loss", "human"), "mean"] == 6 and cells.loc[("doctor-loss", "advice-model"), "mean"] == 6
+    assert cells.loc[("friend-gain", "human"), "mean"] == 3 and cells.loc[("friend-gain", "advice-model"), "mean"] == 2
+    export = folder / "cells.csv"
+    call_command("export", slug, "--format", "csv", "--out", str(export), stdout=io.StringIO())
+    rows = read_csv(export, study_layout(study))
+    humans = rows[rows["respondent_type"] == "human"]
+    assert set(humans["block_order"]) <= {"health|money", "money|health"} and humans["condition"].notna().all()
+    assert (rows.loc[rows["agent"] == "advice-model", "condition_speaker"].value_counts() == 2 * items).all()
+    package = folder / f"{slug}.zip"
+    call_command("package", slug, "--out", str(package), stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("reproduce", str(package), stdout=out)
+    assert out.getvalue().rstrip().endswith("no differences")
 
 
 def persona_reply(request: RecordedRequest) -> Reply:
@@ -426,6 +475,11 @@ def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) 
         likely = rows.loc[("likely", "human")]
         assert likely["answers"] == 2 and likely["mean"] == 77.5  # 75 and 80
         assert rows.loc[("likely", AGENT), "mean"] == 65
+    elif slug == "hedged-advice":  # one person per cell; a run started by hand asks under the first cell only
+        assert rows.loc[("doctor-gain", "probably", "human"), "mean"] == 6
+        assert rows.loc[("friend-loss", "probably", "human"), "mean"] == 3
+        assert rows.loc[("doctor-gain", "probably", AGENT), "mean"] == 5
+        assert set(summary.loc[summary["agent"] == AGENT, "condition"]) == {"doctor-gain"}
     else:  # free text: counted, no metric, no figure
         assert list(summary.columns) == ["agent", "answers"]
         assert "free-text answers: counted only, no metric" in printed

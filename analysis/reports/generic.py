@@ -17,7 +17,9 @@ Tables: ``generic_summary`` (per item group × agent: the shape's metrics agains
 analysis/metrics/generic.py), ``generic_distribution`` (per item group × agent: the histogram or option shares),
 ``generic_questionnaire`` (per questionnaire field and value, the humans with that value against all humans of
 the item group). A figure per item group and per questionnaire field (analysis/reports/generic_figures.py).
-Without human answers the section describes the models alone and says so.
+Without human answers the section describes the models alone and says so. A study with between-subjects cells
+(``[[factors]]``) has every table grouped by the cell first (``condition``) and a ``generic_cells`` table: people
+and models side by side, cell by cell (analysis/reports/cells.py).
 
 Grouping by participant fields and personas (analysis/reports/grouping.py; only for the questionnaire fields
 ``group_by`` names): ``generic_groups`` and ``generic_group_differences``, the humans of each value beside the
@@ -44,6 +46,7 @@ from analysis.metrics.generic import (Binning, choice_table, count_table, interv
 from analysis.metrics.groups import binned_comparison
 from analysis.metrics.groups import value_groups as _value_groups
 from analysis.reports import ReportError, shared
+from analysis.reports.cells import CONDITION, answer_cells, cell_table, has_cells, people_per_cell
 from analysis.reports.grouping import Grouping, grouping
 from analysis.questionnaire_frame import questionnaire_frame
 from surveys.models import Item, Study
@@ -276,6 +279,8 @@ class GenericSection:
             out["generic_questionnaire"] = self.questionnaire()
         if self.grouped is not None:
             out.update(self.grouped.tables())
+        if has_cells(self.study):
+            out["generic_cells"] = cell_table(self.study, self.answers, self.spec.shape == "scale")
         return out
 
     @property
@@ -286,6 +291,8 @@ class GenericSection:
             "generic_summary": f"Generic: each agent beside the humans per item group ({groups}); {METRIC_WORDS.get(self.spec.shape, 'answers counted')}",
             "generic_distribution": f"Generic: answer distribution per item group ({groups}) and agent",
             "generic_questionnaire": "Generic: the humans per questionnaire answer, against all humans of the item group",
+            "generic_cells": "Generic: people and models per between-subjects cell (respondents, answers"
+                             + (", mean and median answer)" if self.spec.shape == "scale" else ")"),
         }
 
     # --- figures, meta ------------------------------------------------------------------------
@@ -319,6 +326,7 @@ class GenericSection:
             "agents": self.agents(), "attention": self.attention,
             "runs_used": [u.run_id for u in self.runs if u.used], "notes": self.notes,
             **({"grouping": self.grouped.meta()} if self.grouped is not None else {}),
+            **({"people_per_cell": people_per_cell(self.study)} if has_cells(self.study) else {}),
         }
 
     def summary_text(self) -> str:
@@ -394,6 +402,9 @@ def build(study: Study) -> GenericSection:
         groups = questionnaire_groups(column)
         answers[f"q:{name}"] = np.where(is_human, answers["respondent"].map(groups).astype(object).fillna(NO_ANSWER)
                                         .to_numpy(dtype=object), None)
+    if has_cells(study):  # [[factors]]: every table cell by cell, people beside models (analysis/reports/cells.py)
+        answers[CONDITION] = answer_cells(study, answers)
+        item_fields = [CONDITION, *item_fields]
     humans = int(answers.loc[is_human, "participant_id"].nunique())
     notes = []
     if not humans:  # none completed yet, or every one excluded by the attention filter: which, said plainly

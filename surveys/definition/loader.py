@@ -23,6 +23,7 @@ from surveys.models import Item, Study, StudyVersion
 
 from . import versions
 from .agent_checks import agent_problems
+from .design_checks import design_problems
 from .exclusion_checks import exclusion_problems
 from .errors import DefinitionError, Problem
 from .files import definition_path, parse_toml, validate
@@ -143,6 +144,7 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     problems += _empty_cells(dump, item_rows)
     problems += _demonstration_answers(dump, kind, probe, demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
+    problems += design_problems(dump, item_rows, file)
     problems += check_problems(dump, file) + exclusion_problems(dump, kind.shape.name, item_rows, file)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
@@ -217,7 +219,7 @@ def _check_templates(dump: dict[str, Any], kind: Any, probe: Study, rows: list[d
                      file: str) -> list[Problem]:
     """The problems of templates that do not parse or name fields the items (or the kind, or the prompt
     assembly) do not give."""
-    known = set(ITEM_COLUMNS) | ASSEMBLY_NAMES
+    known = set(ITEM_COLUMNS) | ASSEMBLY_NAMES | ({"condition"} if dump.get("factors") else set())
     for row in rows:
         known |= set(row.get("extra") or {})
     if rows:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from surveys.blocks import block_names
+from surveys.condition_context import cells_of
 from surveys.models import Study
 
 from .loader import load, files_beside
@@ -33,6 +35,23 @@ def _answers_text(page: dict) -> str:
     return " | ".join(_option_text(o) for o in page.get("options") or [])
 
 
+def design_lines(study: Study) -> list[str]:
+    """The cells and blocks a study with ``[[factors]]`` or ``[blocks]`` declares (the pages below are the first
+    cell's)."""
+    definition = study.definition or {}
+    lines = []
+    cells = cells_of(definition)
+    if cells:
+        conditions = definition.get("conditions") or {}
+        lines.append(f"cells ({conditions.get('assignment', 'balanced')}): {', '.join(cells)}; the pages and prompts "
+                     f"below are in cell {cells[0]}")
+    if definition.get("blocks"):
+        blocks = definition["blocks"]
+        lines.append(f"blocks by {blocks['field']!r} ({blocks['order']}, items {blocks['within']} within): "
+                     f"{', '.join(block_names(study))}")
+    return lines
+
+
 def describe(study: Study, count: int = 2, style: str = "standard") -> str:
     """The page and the prompt (completions text and chat messages) of ``study``'s first ``count`` items."""
     kind = study.kind
@@ -44,6 +63,7 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
              f"{len(demos)} demonstrations, prompt styles: {', '.join(kind.prompt_styles)}"]
     for field in (study.definition.get("questionnaire") or []):
         lines.append(f"questionnaire ({field['when']}): {field['name']} [{field['type']}] {field['label']}")
+    lines += design_lines(study)
     for item in study.main_items().order_by("id")[:count]:
         page = kind.page_context(item)
         lines += ["", f"── item {item.key} ── participant page", page["sentence"], page["question"]]

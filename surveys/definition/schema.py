@@ -7,17 +7,21 @@ never silently ignored. ``json_schema()`` is the JSON Schema editors complete ke
 Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
 ``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``,
 ``[[agents]]`` (with ``[agents.persona]``), ``[[checks]]`` and ``[check_failures]`` (surveys/checks.py),
-``[[exclusions]]`` (analysis/exclusion_rules.py).
+``[[exclusions]]`` (analysis/exclusion_rules.py); the experimental design: ``[[factors]]``, ``[conditions]``,
+``[blocks]`` (surveys/definition/design_schema.py).
 """
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from analysis.exclusion_rules import RULE_NAMES, params_problems  # the registry of exclusion rules (no Django)
 from analysis.report_sections import SECTIONS  # the registry of report sections (no Django import)
+
+from .design_schema import BlocksTable, ConditionsTable, FactorTable, check_design
+from .design_schema import crossing as _crossing
 
 FORMAT = 1
 KINDS = ("speaker_belief", "wep_probability", "wep_choice", "interval_confidence", "verbalisation_choice",
@@ -28,6 +32,15 @@ def repeated(values: Iterable[str]) -> list[str]:
     """The values that occur more than once, sorted."""
     seen = Counter(values)
     return sorted(v for v, n in seen.items() if n > 1)
+
+
+#: The design tables: left out of a definition's dump when it declares none (a study without them is stored,
+#: hashed and exported exactly as before they existed).
+DESIGN_TABLES = ("factors", "conditions", "blocks")
+
+
+def _without_empty(dump: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    return {k: v for k, v in dump.items() if not (k in keys and v in (None, [], {}))}
 
 
 class Table(BaseModel):
@@ -311,6 +324,12 @@ class AgentTable(Table):
     few_shot: bool = Field(True, description="Show the study's demonstrations (kinds whose prompts show them).")
     seed: int | None = Field(None, description="Sent where the endpoint takes one (+ sample index).")
     persona: PersonaTable | None = None
+    cells: list[str] = Field(default_factory=list, description="With [[factors]]: the cells the agent is asked "
+                             "under (one run per cell); empty: every cell.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        return _without_empty(handler(self), ("cells",))
 
 
 class Demonstration(Table):
@@ -422,6 +441,16 @@ class Definition(Table):
     check_failures: CheckFailuresTable = Field(default_factory=CheckFailuresTable)
     exclusions: list[ExclusionTable] = Field(default_factory=list, description="The rules the report excludes "
                                              "participants by (analysis/exclusion_rules.py).")
+    factors: list[FactorTable] = Field(default_factory=list, description="Between-subjects factors: each "
+                                       "participant is given one cell (a level of every factor).")
+    conditions: ConditionsTable | None = Field(None, description="The cells and how participants are assigned "
+                                               "(with [[factors]]; unset: every crossing, balanced).")
+    blocks: BlocksTable | None = Field(None, description="Items in blocks by an item field, the blocks' order "
+                                       "counterbalanced across participants.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        return _without_empty(handler(self), DESIGN_TABLES)
 
     @model_validator(mode="after")
     def _coherent(self) -> "Definition":
@@ -433,6 +462,16 @@ class Definition(Table):
             raise ValueError(f"check keys repeat: {', '.join(duplicates)}")
         if duplicates := repeated(e.rule for e in self.exclusions):
             raise ValueError(f"exclusion rules repeat: {', '.join(duplicates)} (give each rule once)")
+        check_design(self.factors, self.conditions, {f.name for f in self.questionnaire})
+        if self.factors and self.conditions is None:
+            self.conditions = ConditionsTable()
+        for number, agent in enumerate(self.agents):
+            cells = set(self.conditions.cells or []) if self.conditions else set()
+            if agent.cells and not self.factors:
+                raise ValueError(f"agents[{number}].cells: the study declares no [[factors]]")
+            every = cells or set(_crossing(self.factors))
+            if unknown := [c for c in agent.cells if c not in every]:
+                raise ValueError(f"agents[{number}].cells: no cell {', '.join(map(repr, unknown))}")
         return self
 
 

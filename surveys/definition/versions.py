@@ -22,6 +22,8 @@ from surveys.models import Response, Study, StudyVersion
 SOURCE_KEYS = ("items", "generator", "options", "generated_by", "key")
 # Settings of the analysis and of the study's running, not of what participants and models are given.
 ANALYSIS_SETTINGS = ("attention_filter", "attention_threshold", "idle_timeout_minutes")
+# Settings of how many people a cell admits ([conditions]), not of what they are given.
+RUNNING_SETTINGS = ("cap", "caps", "in_progress_minutes")
 
 
 def _jsonable(value: Any) -> Any:
@@ -54,6 +56,8 @@ def content_hash(definition: Mapping[str, Any], items: Iterable[Mapping[str, Any
         wording.get("study", {}).pop(key, None)
     for key in ANALYSIS_SETTINGS:
         wording.get("participants", {}).pop(key, None)
+    for key in RUNNING_SETTINGS:  # a study with [[factors]]: raising a cap is not new content
+        (wording.get("conditions") or {}).pop(key, None)
     wording.pop("prolific", None)
     wording.pop("report", None)
     wording.pop("agents", None)  # model configurations: declaring one after answers needs no new version

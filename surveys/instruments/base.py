@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 
 from surveys.definition import wording as definition_wording
+from surveys.condition_context import condition_values
 from surveys.definition.files import shipped_definition
 from surveys.report_options import ReportOption
 
@@ -139,7 +140,10 @@ class Instrument:
         """What the item's templates see: its fields (surveys.definition.wording.item_fields), the study's named
         texts as ``wording``, and what the kind computes (kinds extend this)."""
         context = definition_wording.item_fields(item)
-        context["wording"] = self.item_wording(item).get("wording") or {}
+        wording = self.item_wording(item)
+        context["wording"] = wording.get("wording") or {}
+        if (condition := condition_values(wording)) is not None:  # a study with [[factors]] (its cell's values)
+            context["condition"] = condition
         return context
 
     def _page(self, item: "Item", speaker: Speaker | None) -> dict[str, Any]:

@@ -50,6 +50,8 @@ class Command(BaseCommand):
         parser.add_argument("--top-logprobs", type=int, default=20)
         parser.add_argument("--budget", help="stop cleanly once the cost reaches this many USD")
         parser.add_argument("--name", default="")
+        parser.add_argument("--condition", default="", metavar="CELL",
+                            help="a study with [[factors]]: the cell the run asks under (default: the first cell)")
         parser.add_argument("--prompt-version", help="label stored with the run")
         parser.add_argument("--prompt-style", default="standard",
                             help="one of the study's kind's prompt styles (e.g. standard or cot for wep_choice)")
@@ -140,10 +142,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         for outcome in outcomes:
             if outcome.action == "started":
-                self.stdout.write(f"agent {outcome.agent}: started run {outcome.run.pk} "
+                self.stdout.write(f"agent {outcome.agent}{_under(outcome)}: started run {outcome.run.pk} "
                                   f"({outcome.run.mode} on {outcome.run.endpoint.name})")
             else:
-                self.stdout.write(f"agent {outcome.agent}: skipped, {outcome.reason}")
+                self.stdout.write(f"agent {outcome.agent}{_under(outcome)}: skipped, {outcome.reason}")
         started = [o_ for o_ in outcomes if o_.action == "started"]
         if o["sync"]:
             for outcome in started:
@@ -175,7 +177,7 @@ class Command(BaseCommand):
                 continue
             outcome.run.refresh_from_db()
             p = progress(outcome.run, failures=0)
-            self.stdout.write(f"  {outcome.agent:<24} run {outcome.run.pk} [{p['status_display']}] "
+            self.stdout.write(f"  {outcome.agent + _under(outcome):<24} run {outcome.run.pk} [{p['status_display']}] "
                               f"{p['done']}/{p['total']} done, {p['failed']} failed, {p['pending']} pending; "
                               f"cost ${p['cost_usd']}")
 
@@ -245,7 +247,7 @@ class Command(BaseCommand):
         settings = dict(mode=o["mode"], items=items, samples=o["samples"], temperature=temperature, seed=o["seed"],
                         few_shot=not o["zero_shot"], max_tokens=o["max_tokens"], top_logprobs=o["top_logprobs"],
                         budget_usd=budget, name=o["name"], prompt_version=o["prompt_version"],
-                        prompt_style=o["prompt_style"])
+                        prompt_style=o["prompt_style"], condition=o["condition"])
         draft = ElicitationRun(study=study, endpoint=endpoint, mode=o["mode"], samples_per_item=o["samples"],
                                temperature=temperature, few_shot=not o["zero_shot"], max_tokens=o["max_tokens"],
                                top_logprobs=o["top_logprobs"], prompt_style=o["prompt_style"])
@@ -358,3 +360,8 @@ class Command(BaseCommand):
         self._print_progress(run)
         if run.status == Status.FAILED:
             raise CommandError(f"run {run.pk} finished with failures; --resume {run.pk} retries them")
+
+
+def _under(outcome: AgentOutcome) -> str:
+    """" under CELL" for an agent's run in a study with factors (one run per cell), else ""."""
+    return f" under {outcome.cell}" if outcome.cell else ""

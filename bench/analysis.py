@@ -316,7 +316,7 @@ def _export_rows(df: pd.DataFrame, limit: int | None = None):
                None if human else 1, None if human else 0, value, None, None, None,
                None if value is None else float(min(100, math.floor((value + 2.5) / 5) * 5)),
                distribution, None if value is None else f"{value:g}", "ok", 1500, True if human else None, stamp,
-               "prolific" if human else None, None, None, 1)  # text, option_order, study_version
+               "prolific" if human else None, None, None, 1, None)  # text, option_order, study_version, excluded_by
 
 
 def _proc_status_mib(field: str) -> float:

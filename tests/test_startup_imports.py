@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow")
 
@@ -50,9 +52,7 @@ LAZY_AT_START = ("openai", "httpx2", "httpcore2", "redis", "numpy", "sqlalchemy"
 SETUP_PROBE = """
 import json, sys, django
 django.setup()
-from importlib.util import _LazyModule
-loaded = [m for m in %r if m in sys.modules and not isinstance(sys.modules[m], _LazyModule)]
-print(json.dumps(loaded))
+print(json.dumps([m for m in %r if m in sys.modules]))
 """
 
 
@@ -60,10 +60,21 @@ def test_a_commands_start_up_loads_no_model_client_http_or_redis_library(tmp_pat
     assert _loaded(SETUP_PROBE % (LAZY_AT_START,), tmp_path) == []
 
 
-def test_a_lazy_module_loads_on_first_use():
-    probe = ("import sys; from config.lazy_import import lazy_module; from importlib.util import _LazyModule\n"
-             "m = lazy_module('colorsys'); before = isinstance(sys.modules['colorsys'], _LazyModule)\n"
-             "m.rgb_to_hsv(1, 0, 0); print(before, isinstance(sys.modules['colorsys'], _LazyModule))")
+def test_a_lazy_module_loads_on_first_use_once_and_is_the_real_module(tmp_path):
+    probe = ("import sys, threading; from config.lazy_import import lazy_module\n"
+             "m = lazy_module('colorsys'); before = 'colorsys' in sys.modules\n"
+             "found = []\n"
+             "threads = [threading.Thread(target=lambda: found.append(m.rgb_to_hsv)) for _ in range(8)]\n"
+             "[t.start() for t in threads]; [t.join() for t in threads]\n"
+             "import colorsys\n"
+             "print(before, m.loaded, all(f is colorsys.rgb_to_hsv for f in found), len(found))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60,
                           check=True)
-    assert done.stdout.split() == ["True", "False"]
+    assert done.stdout.split() == ["False", "True", "True", "8"]
+
+
+def test_a_module_that_is_not_installed_is_refused_at_once():
+    from config.lazy_import import lazy_module
+
+    with pytest.raises(ModuleNotFoundError):
+        lazy_module("no_such_module_here")

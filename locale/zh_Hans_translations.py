@@ -205,6 +205,31 @@ ZH_HANS: dict[str, str] = {
     "This was a test: you are not sent back to %(platform)s.": "这是一次测试：不会将您送回%(platform)s。",
     "You returned this study, so it cannot be continued.": "您已退回本研究，因此无法继续。",
     "The time allowed for this study ran out, so it cannot be continued.": "本研究的允许时间已用完，因此无法继续。",
+    # conditions (issue 31): a link naming no cell, every cell full
+    "This link names no condition of the study": "此链接没有指明本研究的条件",
+    "The study link must name one of the study's conditions. Please open the link you were given again, or "
+    "contact the researcher.":
+        "研究链接必须指明本研究的一个条件。请重新打开您收到的链接，或联系研究人员。",
+    "This study is full": "本研究名额已满",
+    "All places in this study have been taken. Please return it; thank you for your interest.":
+        "本研究的名额已全部占满。请退回本研究；感谢您的关注。",
+    # checks (issue 31): the end of a study after failed attention checks
+    "Some of your answers to the attention questions in this study were not the ones the questions asked for, so "
+    "the study cannot continue.":
+        "您对本研究中注意力问题的部分回答不是问题所要求的答案，因此研究无法继续。",
+    'Your code is <strong class="code" id="screened-out-code">%(code)s</strong>':
+        '您的代码是 <strong class="code" id="screened-out-code">%(code)s</strong>',
+    "This was a test: you are not sent back.": "这是一次测试：不会将您送回。",
+    "Please withdraw from this study where you signed up for it. The answers you gave are kept; if you think this "
+    "is a mistake, please contact the researchers.":
+        "请在您报名参加本研究的地方退出本研究。您已给出的回答会被保留；如果您认为这是一个错误，请联系研究人员。",
+    "Please return your submission on Prolific (open the study on Prolific and choose “Return submission”). You "
+    "will not be rejected. If you think this is a mistake, please message the researchers on Prolific.":
+        "请在Prolific上退回您的提交（在Prolific上打开本研究并选择“Return submission”）。您不会被拒绝。"
+        "如果您认为这是一个错误，请在Prolific上给研究人员发消息。",
+    # the researchers' upload pages (templates/admin/surveys/study/…), which makemessages reads too
+    "Django site admin": "Django 站点管理",
+    "Home": "首页",
 }
 
 _MSGID = re.compile(r'^msgid ((?:".*"\n?)+)', re.M)

@@ -103,9 +103,11 @@ def admin_urls(user) -> list[str]:
                 for obj in one_per_kind(model_admin.get_queryset(request)):
                     if name.endswith("_delete") and not model_admin.has_delete_permission(request, obj):
                         continue
-                    if "fmt" in params:
+                    if "fmt" in params:  # an export (csv, parquet) or its codebook (csv, json, md)
+                        from analysis.codebook import CODEBOOK_FORMATS
                         from analysis.exports import FORMATS
-                        urls += [reverse(f"admin:{name}", args=[obj.pk, fmt]) for fmt in FORMATS]
+                        formats = CODEBOOK_FORMATS if "codebook" in name else FORMATS
+                        urls += [reverse(f"admin:{name}", args=[obj.pk, fmt]) for fmt in formats]
                     else:
                         urls.append(reverse(f"admin:{name}", args=[obj.pk]))
             elif params == {"slug"}:  # a study's page by slug ("Run the declared agents")

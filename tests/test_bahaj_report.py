@@ -93,7 +93,7 @@ def test_tables_for_models_people_and_refinement(study, tmp_path):
     assert set(report.section("bahaj").tables()) == {"overprecision", "interval_scores", "aggregation_single",
                                                      "aggregation_mixed", "self_refinement", "hit_by_scale",
                                                      "reading_cases"}
-    assert set(tables) == set(report.section("bahaj").tables()) | {"generic_summary"}
+    assert set(tables) == set(report.section("bahaj").tables()) | {"generic_summary", "exclusion_flow"}
 
     table4 = tables["overprecision"].set_index(["agent", "source"])
     model = "gpt (sampled T=1)"

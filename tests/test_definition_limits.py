@@ -93,7 +93,8 @@ def test_the_web_path_checks_in_a_limited_child_process(settings, monkeypatch):
     settings.DEFINITION_CHECK_CPU_SECONDS = 1
     rendered = []
     monkeypatch.setattr("surveys.definition.loader._render_first", lambda *a: rendered.append(a))
-    heavy = "{% for a in range(300) %}{% for b in range(300) %}{% endfor %}{% endfor %}{{ sentence }}"
+    heavy = ("{% for a in range(300) %}{% for b in range(300) %}{% if (a * b + a) is divisibleby 7 %}{% endif %}"
+             "{% endfor %}{% endfor %}{{ sentence }}")
     api = researcher("add_study", "change_study", "add_item", "view_study")
     answer = post_definition(api, slider(**{"“{{ sentence }}”": heavy}) + "\n" * 0)
     assert answer.status_code == 400, answer.content

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connections
 
-from analysis.exports import read_csv, study_layout
+from analysis.exports import COLUMNS, read_csv, study_layout
 from elicitation.models import ElicitationRun, ModelResponse
 from stub_openai import RecordedRequest, Reply, StubOpenAI, make_endpoint
 from surveys.models import Assignment, Item, Participant, Study, StudyVersion

@@ -328,7 +328,8 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
     assert len(rows) == human_answers + items
     assert set(rows["respondent_type"]) == {"human", "model"}
     fields = [f["name"] for f in declared.get("questionnaire", [])]
-    assert list(rows.columns)[len(rows.columns) - len(fields):] == fields  # the questionnaire's columns, last
+    # the questionnaire's columns right after the fixed ones (then the question, the items' fields, the design)
+    assert list(rows.columns)[len(COLUMNS):len(COLUMNS) + len(fields)] == fields
     humans = rows[rows["respondent_type"] == "human"]
     for name in fields:
         by_person = {example.stored[p - 1].get(name) for p in given}

@@ -238,8 +238,9 @@ def attention_run(request: HttpRequest, study: Study) -> HttpResponse:
     except ExclusionError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, summary(result) + "".join(f"; {r.label}: {len(r.excluded)} excluded"
-                                                            for r in result.rules) + ".")
+        # "Study …": the admin capitalises a message's first letter, which would misspell a slug that opens it
+        rules = "".join(f"; {r.label}: {len(r.excluded)} excluded" for r in result.rules)
+        messages.success(request, f"Study {summary(result)}{rules}.")
     return redirect(reverse("admin:analysis_studyanalysis_report", args=[study.pk]))
 
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from .admin_views import _study_for
 from .definition.errors import DefinitionError
 from .definition.export import ITEMS_FILE, export
-from .definition.loader import load_as
+from .definition.loader import load_as, uploaded_files
 from .definition.template_check import check_isolated
 
 
@@ -60,17 +60,11 @@ def load_definition_view(model_admin: admin.ModelAdmin, request: HttpRequest) ->
         upload = form.cleaned_data["definition"]
         files = {f.name: f.read() for f in form.cleaned_data["item_files"]}
 
-        def read(name: str) -> bytes:
-            try:
-                return files[name.rsplit("/", 1)[-1]]
-            except KeyError:
-                raise FileNotFoundError(name) from None
-
         try:
             raw = upload.read()
             check_isolated(raw, upload.name, files, form.cleaned_data["slug"] or None)  # outside this worker
-            loaded = load_as(request.user, raw, upload.name, read, slug=form.cleaned_data["slug"] or None,
-                             new_version=form.cleaned_data["new_version"])
+            loaded = load_as(request.user, raw, upload.name, uploaded_files(files),
+                             slug=form.cleaned_data["slug"] or None, new_version=form.cleaned_data["new_version"])
         except DefinitionError as exc:
             context.update(problems=exc.problems, filename=upload.name)
         else:

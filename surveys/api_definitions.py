@@ -15,7 +15,7 @@ from config.json_input import JSONParser
 
 from .definition.errors import DefinitionError, Problem
 from .definition.export import ITEMS_FILE, export
-from .definition.loader import load_as
+from .definition.loader import load_as, uploaded_files
 from .definition.template_check import check_isolated
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -90,14 +90,9 @@ class DefinitionActions:
                                                f"not {type(slug).__name__}")])
             slug = slug.strip() or None
 
-            def read(file: str) -> bytes:
-                try:
-                    return files[file.rsplit("/", 1)[-1]]
-                except KeyError:
-                    raise FileNotFoundError(file) from None
-
             check_isolated(raw, name, files, slug)  # the templates' computation, outside this worker
-            loaded = load_as(request.user, raw, name, read, slug=slug, new_version=_truthy(data.get("new_version")))
+            loaded = load_as(request.user, raw, name, uploaded_files(files), slug=slug,
+                              new_version=_truthy(data.get("new_version")))
         except DefinitionError as exc:
             return _failure(exc)
         body = {"slug": loaded.study.slug, "created": loaded.created, "new_version": loaded.new_version,

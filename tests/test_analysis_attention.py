@@ -135,3 +135,15 @@ def test_attention_command_and_button_for_a_study_whose_filter_is_off(nv_people,
     assert "declares no exclusion rules" in out.getvalue()
     page = admin_client.post(reverse("admin:analysis_studyanalysis_attention", args=[nv_people.pk]), follow=True)
     assert page.status_code == 200 and "declares no exclusion rules" in page.content.decode()
+
+
+def test_the_buttons_message_names_the_study_by_its_slug_as_written(nv_people, admin_client):
+    """The admin writes every message with its first letter capitalised: the report page's button said
+    "Walk-sure: …" for study walk-sure (the walk of issue 32); it names the study as "Study walk-sure: …"."""
+    from django.urls import reverse
+
+    nv_people.slug = "walk-sure"
+    nv_people.save()
+    page = admin_client.post(reverse("admin:analysis_studyanalysis_attention", args=[nv_people.pk]), follow=True)
+    text = page.content.decode()
+    assert page.status_code == 200 and "Study walk-sure: " in text and "Walk-sure" not in text

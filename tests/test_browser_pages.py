@@ -142,3 +142,16 @@ def test_the_declined_page_leads_back_to_prolific(browser, live_server, live_stu
     page.wait_for_url("https://app.prolific.com/")
     assert hits == ["https://app.prolific.com/"]
     keep_screenshots(tmp_path)
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_report_page_fits_a_phone_and_a_laptop(browser, live_server, django_user_model, imported_nv, width):  # noqa: F811
+    """The study's report page: its summary's labels (16rem wide beside their values) left the values 80 px at
+    375 px, and the generation time ran 35 px past the screen on the walk of issue 32; at a phone's width
+    the labels now stand above their values (the report's tables scroll alone)."""
+    hits: list[str] = []
+    page = admin_logged_in(browser, live_server, django_user_model, hits, width, 740)
+    page.goto(live_server.url + reverse("admin:analysis_studyanalysis_report", args=[imported_nv.pk]))
+    page.locator("#participation").wait_for()
+    assert page.evaluate("[document.documentElement.scrollWidth, innerWidth]") == [width, width]
+    assert hits == []

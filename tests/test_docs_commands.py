@@ -106,3 +106,36 @@ def test_docs_command_runs_as_printed(command):
     if "--help" in args:
         return  # prints the help and exits; the command exists
     parser.parse_args(args)  # CommandError (the test fails) on an unknown option or a missing argument
+
+
+def short_commands(text: str) -> list[str]:
+    """Inline code written as a whole command without its `.venv/bin/python manage.py` prefix: a management
+    command's name, then a positional argument that is a real value (a slug or a path, not a `RUN`, `FILE` or
+    `<study>` placeholder), e.g. `export hedge-confidence --format csv`. Mentions of an option alone
+    (`elicit --resume RUN`) are prose, not commands."""
+    names = set(get_commands())
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    found = []
+    for span in re.findall(r"`([^`]+)`", prose):
+        parts = " ".join(span.split()).split(" ")
+        if (len(parts) > 1 and parts[0] in names and re.fullmatch(r"[a-z0-9][a-z0-9./_-]*", parts[1])
+                and "…" not in span and not re.search(r"[<>|]|\b[A-Z]{2,}\b", span)):
+            found.append(" ".join(parts))
+    return found
+
+
+SHORT_COMMANDS = list(dict.fromkeys(c for page in PAGES for c in short_commands(page.read_text(encoding="utf-8"))))
+
+
+def test_a_short_inline_command_is_found():
+    text = "The export (`export hedge-confidence --format csv`); resume with `elicit --resume RUN`, `report <study>`."
+    assert short_commands(text) == ["export hedge-confidence --format csv"]
+
+
+@pytest.mark.parametrize("command", SHORT_COMMANDS)
+def test_a_short_inline_command_parses_as_written(command):
+    """The walk of issue 32 typed the study-file tutorial's `export hedge-confidence --format csv`: refused,
+    `--out` is required."""
+    name, *args = words(command)
+    parser = load_command_class(get_commands()[name], name).create_parser("manage.py", name)
+    parser.parse_args(args)

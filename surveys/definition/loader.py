@@ -90,6 +90,18 @@ def files_beside(path: Path) -> FileReader:
     return read
 
 
+def uploaded_files(files: Mapping[str, bytes]) -> FileReader:
+    """A reader of the files a definition names among ``files`` (uploaded with it: by their base name)."""
+
+    def read(name: str) -> bytes:
+        try:
+            return files[name.rsplit("/", 1)[-1]]
+        except KeyError:
+            raise FileNotFoundError(name) from None
+
+    return read
+
+
 def load_as(user: Any, raw: bytes, file: str, read_file: FileReader | None, *, slug: str | None = None,
             new_version: bool = False) -> Loaded:
     """:func:`load` for ``user`` (the admin and the API): a study of the same slug that ``user`` may not see or

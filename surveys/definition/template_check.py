@@ -100,7 +100,7 @@ def template_problems(raw: str, file: str, files: dict[str, bytes], slug: str | 
 
     from .files import parse_toml, validate
     from .items_file import ITEM_COLUMNS
-    from .loader import _items, _template_paths
+    from .loader import _items, _template_paths, uploaded_files
     from .templates import TemplateProblem, render
 
     try:
@@ -114,14 +114,8 @@ def template_problems(raw: str, file: str, files: dict[str, bytes], slug: str | 
                   language=dump["study"]["language"])
     kind = get_instrument(probe.instrument).for_study(probe)
 
-    def read(name: str) -> bytes:
-        try:
-            return files[name.rsplit("/", 1)[-1]]
-        except KeyError:
-            raise FileNotFoundError(name) from None
-
     try:
-        rows, demos, _ = _items(definition, dump, kind, probe, file, read)
+        rows, demos, _ = _items(definition, dump, kind, probe, file, uploaded_files(files))
     except Exception:  # a design that needs the database: its items are checked by the loader
         rows, demos = [], []
     templates = _template_paths(dump)

@@ -179,6 +179,8 @@ def kill_and_resume(platform, broker_env: dict[str, str], label: str, queue: str
     # the requests lost with the killed worker were asked again; nothing was asked more than twice
     asked: dict[tuple[str, int], int] = {}
     for request in stub.requests:
+        if "_unparsed" in request.body:  # a body the kill cut off mid-send: never a whole request, never answered
+            continue
         asked[request_key(request)] = asked.get(request_key(request), 0) + 1
     assert len(asked) == ITEMS * SAMPLES
     assert all(asked[key] == 2 for key in in_flight)

@@ -427,7 +427,8 @@ def _read_long(settings: ModelAnswerFile, data: bytes, fmt: str) -> _LongRecords
         if not fields:  # the columns named like the item's fields
             fields = _fields_named_like_the_items(first, settings)
         composed = settings.refines is not None and has_reply_keys(first)
-        records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), _required(settings, fields, composed))]
+        required = _required(settings, fields, composed)
+        records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), required)]
         return _LongRecords(records, fields, composed)
     records, errors = read_jsonl(data)
     if not fields and records:  # the keys named like the item's fields, in the first line

@@ -2,8 +2,8 @@
 on it, and what failed in plain words, naming the URL.
 
 The request is a one-token completion in the endpoint's API style (``POST …/chat/completions`` or
-``…/completions``, ``max_tokens`` 1: the style's ``probe_content``, elicitation/api_styles/), so it checks what a run needs: the server answers at that URL, the key is
-accepted and the model exists. A check that passed is remembered for :data:`VALID_SECONDS` per endpoint setting
+``…/completions``, ``max_tokens`` 1, the style's ``probe_content``: elicitation/api_styles/), so it checks what a
+run needs: the server answers at that URL, the key is accepted and the model exists. A check that passed is remembered for :data:`VALID_SECONDS` per endpoint setting
 (base URL, model, API style, key), so starting several runs on one endpoint sends one request.
 
 Every caller offers an explicit way to skip it (``--no-check``, ``"check": false``, the admin's "skip the

@@ -328,8 +328,8 @@ def test_full_distribution_tokens_are_estimated_when_the_server_reports_no_usage
 @pytest.mark.parametrize("study", ["demo", "tang-zh", "sileo-r"])
 def test_a_completion_is_requested_as_the_clients_create_would(stub, study):
     """An API style's ``send`` (elicitation/api_styles/) posts the body through the client as it is, without
-    ``create``'s walk over its typed parameters: for prompts of the baseline's studies, in both API styles and with every mode's parameters,
-    ``create`` would have sent the same request (path, headers, JSON body)."""
+    ``create``'s walk over its typed parameters: for prompts of the baseline's studies, in both API styles and
+    with every mode's parameters, ``create`` would have sent the same request (path, headers, JSON body)."""
     import openai
 
     import prompt_baseline

@@ -307,14 +307,18 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     made = {"attempts": 0, "charged": 1, "unsent": 1}  # the claim counted the first request, not yet sent
     renewed = {"row": time.monotonic(), "slot": 0.0}
     slot: dict[str, int | None] = {"index": None}
-    ctx.client.requests = ctx.client.refused = 0
+    ctx.client.reset_counts()
     history: list[str] = []
 
     def settlement(usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
         """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate
-        back; the others (no reply) stay counted with it; the claim's, if never sent, is taken back out."""
-        return Settlement(endpoint, per_request, replied=min(ctx.client.requests, ctx.client.refused + replied),
-                          usage=usage, attempts=attempts, charged=made["charged"], unsent=made["unsent"])
+        back; the others (no reply) stay counted with it; the claim's, if never sent, is taken back out, and so
+        are those whose connection never opened (the endpoint never received them)."""
+        undelivered = ctx.client.undelivered
+        return Settlement(endpoint, per_request,
+                          replied=min(ctx.client.requests - undelivered, ctx.client.refused + replied),
+                          usage=usage, attempts=attempts, charged=made["charged"],
+                          unsent=made["unsent"] + undelivered)
 
     def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes); the slot too
         now = time.monotonic()
@@ -377,7 +381,7 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             detail["attempt_errors"] = history
         if outcome.prompt_tokens is None or outcome.completion_tokens is None:
             detail["usage_estimated"] = True
-        unreplied = ctx.client.requests - ctx.client.refused - outcome.requests
+        unreplied = ctx.client.requests - ctx.client.refused - ctx.client.undelivered - outcome.requests
         if unreplied > 0:
             detail["requests_without_reply"] = unreplied  # counted with estimated tokens (see accounting)
         ctx.defer(row, written_fields({

@@ -13,6 +13,9 @@ The worker counts an answer's first request in the statement that leases the row
 should that request never be sent after all (the run stopped while the worker waited for a slot), the
 settlement takes it back out (``Settlement.unsent``).
 
+A request whose connection never opened (refused, timed out while connecting, TLS failed: the endpoint never
+received it) is taken back out like the claim's unsent one (``EndpointClient.undelivered``).
+
 A request whose answer is lost — the worker killed mid-request, the database gone when the answer came back —
 never gets settled, so it stays counted with its estimate (and in the budget). A row whose requests were all
 settled holds the exact usage the endpoint reported. ``cost_usd`` is recomputed from the row's token totals

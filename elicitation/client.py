@@ -69,7 +69,8 @@ class Attempted:
 class EndpointClient:
     """An ``openai.OpenAI`` client for one endpoint, without built-in retries, that counts the HTTP
     requests it sends (``requests``, including those of multi-request modes; ``refused``: those answered
-    with an HTTP error status) and calls ``before_request`` before each one.
+    with an HTTP error status; ``undelivered``: those whose connection never opened) and calls
+    ``before_request`` before each one.
 
     The endpoint's timeout bounds each whole request (connect, send, headers and the full body: see
     :mod:`elicitation.deadline`), and ``guard.should_stop`` (set by the worker) is asked about once a second
@@ -95,6 +96,14 @@ class EndpointClient:
             self.before_request()
         self.requests += 1
         self.guard.start()  # the deadline runs from here: after any wait for the rate limit
+
+    @property
+    def undelivered(self) -> int:
+        return self.guard.undelivered
+
+    def reset_counts(self) -> None:
+        """Counting starts again (a new answer)."""
+        self.requests = self.refused = self.guard.undelivered = 0
 
     def _answered(self, response: Any) -> None:
         if response.status_code >= 400:

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover
     import httpcore  # type: ignore[no-redef]
     import httpx  # type: ignore[no-redef]
 
-from .destinations import checked_addresses
+from .destinations import AddressRefused, checked_addresses
 
 
 @dataclass
@@ -35,6 +35,7 @@ class Guard:
     should_stop: Callable[[], None] | None = None  # raises to abandon the request (run cancelled…)
     check_every: float = 1.0
     deadline: float | None = None
+    undelivered: int = 0  # requests whose connection never opened (so the endpoint never received them)
     _checked_at: float = field(default=0.0, repr=False)
 
     def start(self) -> None:
@@ -152,3 +153,13 @@ class GuardedTransport(httpx.HTTPTransport):
             ssl_context=self._pool._ssl_context, max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
             network_backend=GuardedBackend(guard))
+        self._guard = guard
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """The request; one whose connection could not be opened (refused, timed out, TLS failed) is counted as
+        undelivered: the endpoint never saw it, so it is neither billed nor counted as asked (accounting)."""
+        try:
+            return super().handle_request(request)
+        except (httpx.ConnectError, httpx.ConnectTimeout, AddressRefused):
+            self._guard.undelivered += 1
+            raise

@@ -359,10 +359,13 @@ class Asking:
 
     def settlement(self, usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
         """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate
-        back; the others (no reply) stay counted with it; the claim's, if never sent, is taken back out."""
+        back; the others (no reply) stay counted with it; the claim's, if never sent, is taken back out, and so
+        are those whose connection never opened (the endpoint never received them)."""
         client = self.ctx.client
-        return Settlement(self.ctx.endpoint, self.per_request, replied=min(client.requests, client.refused + replied),
-                          usage=usage, attempts=attempts, charged=self.charged, unsent=self.unsent)
+        undelivered = client.undelivered
+        return Settlement(self.ctx.endpoint, self.per_request,
+                          replied=min(client.requests - undelivered, client.refused + replied),
+                          usage=usage, attempts=attempts, charged=self.charged, unsent=self.unsent + undelivered)
 
     def keep_lease(self) -> None:
         """Renew the row's lease once a quarter of it has passed (fewer writes); the slot's too."""
@@ -409,7 +412,7 @@ class Asking:
         """Ask (with retries) and write the answer, the failure, or the release of a stopped run's row."""
         ctx, endpoint = self.ctx, self.ctx.endpoint
         self.row_renewed = time.monotonic()
-        ctx.client.requests = ctx.client.refused = 0
+        ctx.client.reset_counts()
         try:
             ctx.client.before_request = self.before_request
             done = call_with_retries(self.attempt, max_retries=endpoint.max_retries,
@@ -448,7 +451,7 @@ class Asking:
             detail["attempt_errors"] = self.history
         if outcome.prompt_tokens is None or outcome.completion_tokens is None:
             detail["usage_estimated"] = True
-        unreplied = client.requests - client.refused - outcome.requests
+        unreplied = client.requests - client.refused - client.undelivered - outcome.requests
         if unreplied > 0:
             detail["requests_without_reply"] = unreplied  # counted with estimated tokens (see accounting)
         self.ctx.defer(self.row, written_fields({

@@ -29,7 +29,8 @@ from elicitation.models import ElicitationRun, ModelResponse
 run = ElicitationRun.objects.get(pk={run})
 rows = ModelResponse.objects.filter(run=run)
 print(json.dumps({{"status": run.status, "answered": rows.exclude(status="pending").count(),
-                  "rows": list(rows.values("item__key", "status", "requests", "prompt_tokens"))}}))
+                  "rows": list(rows.values("item__key", "status", "requests", "attempts", "prompt_tokens",
+                                          "detail"))}}))
 """
 
 
@@ -93,7 +94,13 @@ def test_runs_finish_by_themselves_after_a_redis_restart_and_a_killed_worker(pla
             assert state["status"] == "completed" and state["answered"] == 12
             assert sorted(r["item__key"] for r in state["rows"]) == sorted(keys[:12])  # one row each, all there
             assert all(r["status"] == "ok" for r in state["rows"])
-            assert sum(r["requests"] for r in state["rows"]) == len(stub.requests) <= 12 + 2
+            # every request the stub received is counted; a request whose connection never opened is not
+            # (accounting); one more may be counted that never left (counted just before it is sent, the task
+            # cut off in between by the restart): the count errs on the side of the budget, never below
+            counted = sum(r["requests"] for r in state["rows"])
+            assert len(stub.requests) <= counted <= len(stub.requests) + 1 <= 12 + 3, (
+                counted, len(stub.requests), [r for r in state["rows"] if r["requests"] > 1],
+                log.read_text()[-3000:])
 
             # 2. the worker is killed mid-request; a new one starts; the run finishes without Resume, well
             #    before the broker's visibility timeout (600 s) would hand the killed tasks back

@@ -96,6 +96,32 @@ def test_answered_and_refused_requests_count_exactly(stub, imported_nv):
 
 
 @pytest.mark.django_db
+def test_a_request_whose_connection_never_opened_is_neither_counted_nor_billed(stub, imported_nv, monkeypatch):
+    """A refused or timed-out connect never reached the endpoint: it is not a request asked (the stub and the
+    row agree), and its estimate is taken back out."""
+    from elicitation.deadline import GuardedBackend, httpcore
+
+    real_connect, failed = GuardedBackend.connect_tcp, []
+
+    def refused_once(self, *args, **kwargs):
+        if not failed:
+            failed.append(1)
+            raise httpcore.ConnectTimeout("timed out")
+        return real_connect(self, *args, **kwargs)
+
+    monkeypatch.setattr(GuardedBackend, "connect_tcp", refused_once)
+    stub.queue(Reply.answer("40", prompt_tokens=321, completion_tokens=3))
+    endpoint = make_endpoint(stub, price_prompt_per_1k="1", price_completion_per_1k="1")
+    run = started(imported_nv, endpoint, 1)
+    process_item(run.pk, run.target_items().get().pk)
+    row = ModelResponse.objects.get(run=run)
+    assert failed and len(stub.requests) == 1
+    assert (row.status, row.requests, row.attempts, row.prompt_tokens, row.completion_tokens) == ("ok", 1, 2, 321, 3)
+    assert row.cost_usd == Decimal("0.324")
+    assert "requests_without_reply" not in (row.detail or {})
+
+
+@pytest.mark.django_db
 def test_the_sweep_requeues_expired_leases_once_and_idle_items_when_the_queue_is_empty(
         stub, imported_nv, queued, django_capture_on_commit_callbacks):
     run = started(imported_nv, make_endpoint(stub), 4)

@@ -17,7 +17,7 @@ from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_stu
 from analysis.report_cache import asked, cached_report
 from analysis.reports import ReportError
 from analysis.versions import VersionsError
-from analysis.importers import ResponseColumns, import_responses, import_wide
+from surveys.answer_import import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
 from access.ownership import may_see_reference

@@ -260,7 +260,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
     @action(detail=True, methods=["post"], url_path="import-responses",
             parser_classes=[MultiPartParser, FormParser])
     def import_responses(self, request, slug=None, format=None):
-        from analysis.importers import ResponseColumns, import_responses
+        from surveys.answer_import import ResponseColumns, import_responses
 
         study = self.get_object()
         data = request.data
@@ -296,7 +296,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["post"], url_path="import-wide", parser_classes=[MultiPartParser, FormParser])
     def import_wide(self, request, slug=None, format=None):
-        from analysis.importers import import_wide
+        from surveys.answer_import import import_wide
 
         study = self.get_object()
         upload = UploadSerializer(data=request.data)

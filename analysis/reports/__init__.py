@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from analysis.figure_cache import rendered
-from analysis.report_sections import SECTIONS, ReportError
+from analysis.report_sections import ReportError
+from surveys.definition.report_sections import SECTIONS
 
 #: built for every study, after its family's sections (analysis/reports/generic.py)
 ALWAYS = ("generic",)

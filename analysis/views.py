@@ -1,6 +1,6 @@
 """Admin pages of the analysis app (wired in analysis/admin.py): the report, the combined export, the
-importers of earlier data and the attention filter. Thin: the work is done in report.py, exports.py,
-importers.py and filtering.py."""
+importers of earlier data and the attention filter. Thin: the work is done in reports/, exports.py,
+surveys/answer_import.py and filtering.py."""
 from __future__ import annotations
 
 import io

@@ -23,7 +23,7 @@ from access.api import OwnedViewSetMixin, SharingSerializerMixin
 from access.ownership import OWNED_BY, visible
 from config.filters import ChoiceFilter, StudyFilter, study_filterset
 from config.json_input import JSONParser
-from config.permissions import allowed, may_see_raw_ids
+from config.permissions import allowed, can_see_raw_ids
 
 from . import flow
 from .api_definitions import DefinitionActions
@@ -431,7 +431,7 @@ class ResponseSerializer(serializers.ModelSerializer):
     def get_fields(self):
         fields = super().get_fields()
         request = self.context.get("request")
-        if request is None or not may_see_raw_ids(request.user):
+        if request is None or not can_see_raw_ids(request.user):
             fields.pop("prolific_pid")  # raw ids need the permission to view participants
         return fields
 

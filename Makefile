@@ -86,7 +86,8 @@ run: check-port migrate
 check-port:
 	@$(PYTHON) bin/check-port "$(HOST)" "$(PORT)"
 
-# Two parallel workers by default (pytest-xdist; a test file stays on one worker, tests/conftest.py groups the
+# First the import contracts (.importlinter: lint-imports, a second or two) when PYTEST_ARGS is empty; then two
+# parallel workers by default (pytest-xdist; a test file stays on one worker, tests/conftest.py groups the
 # files sharing a service or the local model and hands out the slowest groups first), then the `solo` tests
 # (kills and restarts on a deadline) alone; PYTEST_WORKERS=0 runs everything in one process. The slowest tests
 # are listed at the end. PYTEST_ARGS goes to pytest in both stages, e.g. make test PYTEST_ARGS=tests/test_x.py

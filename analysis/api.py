@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 from analysis.export_formats import (CODEBOOK_CONTENT_TYPES, CODEBOOK_FORMATS, CONTENT_TYPES, FORMATS,
                                      codebook_filename, export_filename)
 from access.ownership import visible
-from config.permissions import RAW_IDS_PERMISSION, can_see_raw_ids
+from config.permissions import RAW_IDS, can_see_raw_ids
 from surveys.api import Detail
 from surveys.models import Study
 
@@ -109,7 +109,7 @@ class StudyExportView(APIView):
         summary="The combined export (one row per answer, people and models), streamed",
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS)),
                     OpenApiParameter("raw_ids", bool, description="PROLIFIC_PIDs instead of hashed ids "
-                                     f"(needs {RAW_IDS_PERMISSION})"),
+                                     f"(needs {RAW_IDS})"),
                     OpenApiParameter("include_test", bool, description="also the researchers' test participants")],
         responses={(200, CONTENT_TYPES["csv"].split(";")[0]): OpenApiTypes.BINARY,
                    (200, CONTENT_TYPES["parquet"]): OpenApiTypes.BINARY, 403: Detail, 404: Detail},
@@ -121,7 +121,7 @@ class StudyExportView(APIView):
                             status=status.HTTP_404_NOT_FOUND)
         raw_ids = request.query_params.get("raw_ids") in ("1", "true")
         if raw_ids and not can_see_raw_ids(request.user):
-            return Response({"detail": f"raw PROLIFIC_PIDs need the permission {RAW_IDS_PERMISSION}."},
+            return Response({"detail": f"raw PROLIFIC_PIDs need the permission {RAW_IDS}."},
                             status=status.HTTP_403_FORBIDDEN)
         include_test = request.query_params.get("include_test") in ("1", "true")
         from analysis.exports import stream_study
@@ -175,7 +175,7 @@ class StudyCodebookView(APIView):
 
 class StudyAttentionView(APIView):
     # writes each participant's decision; the result names excluded participants by PROLIFIC_PID
-    required_permissions = {"POST": [VIEW_REPORT, "surveys.change_participant", RAW_IDS_PERMISSION]}
+    required_permissions = {"POST": [VIEW_REPORT, "surveys.change_participant", RAW_IDS]}
 
     @extend_schema(summary="Apply the study's exclusion rules and store the decisions (Belem et al.'s attention "
                    "filter is one rule); the rules, the flow counts and the excluded participants with their reasons",

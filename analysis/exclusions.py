@@ -1,4 +1,4 @@
-"""A study's exclusion rules applied to its participants (rules: analysis/exclusion_rules.py; measures:
+"""A study's exclusion rules applied to its participants (rules: surveys/definition/exclusion_rules.py; measures:
 analysis/metrics/exclusion.py).
 
 The rules are the file's ``[[exclusions]]``; a study whose attention filter applies (``[participants]
@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from analysis.exclusion_rules import describe, resolved
+from surveys.definition.exclusion_rules import describe, resolved
 from analysis.metrics import exclusion as measures
 from surveys.models import CheckAnswer, ExclusionDecision, Participant, Response, Study
 from surveys.respondent_ids import hashed_id

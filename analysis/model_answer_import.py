@@ -57,7 +57,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from analysis.agents import IMPORTED_BASE_URL, agent_name
-from analysis.importers import _CellError, normalise, normalise_expression
+from surveys.answer_import import _CellError, normalise, normalise_expression
 from analysis.refinement_import import (REFINE_STYLES, REPLY_KEYS, authors_record_item, composed_reply,
                                         default_refine_style, has_reply_keys, is_authors_record, refinement_answer,
                                         source_problems)

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from surveys.definition.schema import QuestionnaireField
-from surveys.questionnaire import study_fields
+from surveys.questionnaire import study_fields, typed_value, typed_values
 
 __all__ = ["column_types", "typed_value", "typed_values", "participant_values", "study_fields"]
 
@@ -28,29 +28,6 @@ def column_types(fields: Sequence[QuestionnaireField]) -> dict[str, tuple[pa.Dat
         else:
             out[field.name] = (pa.string(), "str")
     return out
-
-
-def typed_value(field: QuestionnaireField, value: Any) -> int | float | str | None:
-    """A stored answer as its field's type; None when unanswered or when it does not fit the field."""
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    if field.type != "number":
-        return value if isinstance(value, str) else str(value)
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    if field.integer:
-        return int(number) if number.is_integer() else None
-    return number
-
-
-def typed_values(fields: Sequence[QuestionnaireField], stored: dict[str, Any] | None) -> tuple:
-    """One participant's answers in ``fields`` order, typed (the export row's questionnaire cells)."""
-    stored = stored or {}
-    return tuple(typed_value(field, stored.get(field.name)) for field in fields)
 
 
 def participant_values(study, fields: Sequence[QuestionnaireField]) -> dict[int, tuple]:

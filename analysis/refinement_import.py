@@ -88,7 +88,7 @@ def is_authors_record(row: Mapping[str, str]) -> bool:
 def authors_record_item(items: list[Item], row: Mapping[str, str], setting: str) -> Item:
     """The item an authors' record refines (module docstring); ``items``: the study's main items in id order.
     _CellError naming the column when none matches."""
-    from analysis.importers import _CellError
+    from surveys.answer_import import _CellError
 
     qid = (row.get("id") or "").strip()
     hint = (row.get("hint_type") or "").strip() or bahaj.NO_HINT

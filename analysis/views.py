@@ -1,6 +1,6 @@
 """Admin pages of the analysis app (wired in analysis/admin.py): the report, the combined export, the
-importers of earlier data and the attention filter. Thin: the work is done in report.py, exports.py,
-importers.py and filtering.py."""
+importers of earlier data and the attention filter. Thin: the work is done in reports/, exports.py,
+surveys/answer_import.py and filtering.py."""
 from __future__ import annotations
 
 import io
@@ -17,7 +17,7 @@ from analysis.exports import CONTENT_TYPES, FORMATS, export_filename, stream_stu
 from analysis.report_cache import asked, cached_report
 from analysis.reports import ReportError
 from analysis.versions import VersionsError
-from analysis.importers import ResponseColumns, import_responses, import_wide
+from surveys.answer_import import ResponseColumns, import_responses, import_wide
 from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
 from surveys.participation import participation, summary_line
 from access.ownership import may_see_reference

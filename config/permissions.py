@@ -10,14 +10,13 @@ Every view of the API uses :class:`StaffModelPermission`. A view states what it 
 """
 from __future__ import annotations
 
-from functools import wraps
-from typing import Callable, Iterable
+from typing import Iterable
 
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 #: Raw PROLIFIC_PIDs (``?raw_ids=1`` on exports, participant rows) also need this.
-RAW_IDS_PERMISSION = RAW_IDS = "surveys.view_participant"
+RAW_IDS = "surveys.view_participant"
 
 
 def allowed(user, perms: Iterable[str]) -> bool:
@@ -30,31 +29,6 @@ def check(user, *perms: str) -> None:
     if not allowed(user, perms):
         raise PermissionDenied
 
-
-def requires(*perms: str) -> type[BasePermission]:
-    """A DRF permission class for a view that needs a fixed list of permissions (staff holding all of them)."""
-
-    class Requires(BasePermission):
-        def has_permission(self, request, view) -> bool:
-            return allowed(request.user, perms)
-
-    Requires.__name__ = f"Requires({', '.join(perms)})"
-    return Requires
-
-
-def admin_perms(*perms: str) -> Callable:
-    """Decorator for an admin view function: 403 unless the user holds ``perms`` (wrap it with
-    ``admin_site.admin_view`` as usual, which sends anonymous users to the login page)."""
-
-    def decorator(view: Callable) -> Callable:
-        @wraps(view)
-        def wrapper(request, *args, **kwargs):
-            check(request.user, *perms)
-            return view(request, *args, **kwargs)
-
-        return wrapper
-
-    return decorator
 
 _METHOD_ACTION = {"GET": "view", "HEAD": "view", "OPTIONS": "view", "POST": "add", "PUT": "change",
                   "PATCH": "change", "DELETE": "delete"}
@@ -92,7 +66,4 @@ class StaffModelPermission(BasePermission):
 
 
 def can_see_raw_ids(user) -> bool:
-    return allowed(user, [RAW_IDS_PERMISSION])
-
-
-may_see_raw_ids = can_see_raw_ids
+    return allowed(user, [RAW_IDS])

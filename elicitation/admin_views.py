@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from access.ownership import require, visible
-from config.permissions import allowed, check, may_see_raw_ids
+from config.permissions import allowed, check, can_see_raw_ids
 from surveys.instruments import Prompt
 from surveys.models import Item, Response, Study
 
@@ -236,7 +236,7 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
         model_admin, request, f"Human and model answers: {item.key}", item=item, sentence=item.text(),
         humans=humans, models=models, bins=category_shares(kind, item, humans, models),
         category_name=kind.shape.category_name,
-        raw_ids=may_see_raw_ids(request.user), human_mean=mean_text(kind, humans), model_mean=mean_text(kind, models),
+        raw_ids=can_see_raw_ids(request.user), human_mean=mean_text(kind, humans), model_mean=mean_text(kind, models),
         prompt_url=reverse("admin:elicitation_item_prompt", args=[item.pk]),
     ))
 

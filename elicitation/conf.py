@@ -37,16 +37,9 @@ def cancel_check_seconds() -> float:
 def full_distribution_requests() -> float:
     """Requests one full-distribution answer may need, for estimates and the budget check (default: the
     full-distribution module's request cap, an upper bound)."""
-    try:
-        from .full_distribution import DEFAULT_MAX_REQUESTS as default
-    except ImportError:  # pragma: no cover - the module is optional
-        default = 24
-    return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", float(default))
+    from .full_distribution import DEFAULT_MAX_REQUESTS
 
-
-def sweep_seconds() -> float:
-    """How often Celery beat runs the sweep that re-queues stranded work (``elicitation.sweep``)."""
-    return _float("ELICITATION_SWEEP_SECONDS", 60.0)
+    return _float("ELICITATION_FULL_DISTRIBUTION_REQUESTS", float(DEFAULT_MAX_REQUESTS))
 
 
 def sweep_min_age_seconds() -> float:

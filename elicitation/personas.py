@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from surveys.definition.templates import template_fields
 from surveys.models import Participant, Study, Withdrawal
+from surveys.questionnaire import study_fields, typed_values
 from surveys.respondent_ids import hashed_id
 
 from .persona_sample import stratified_sample
@@ -78,8 +79,6 @@ def personas_for(study: Study, agent: Mapping[str, Any]) -> tuple[list[dict[str,
 def participant_fields(study: Study, needed: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """(questionnaire answers, salted respondent ids) of ``study``'s completed, non-test participants who did
     not withdraw and answered every field in ``needed``, in the order they joined."""
-    from analysis.questionnaire import study_fields, typed_values  # pyarrow: only when personas are drawn
-
     fields = study_fields(study)
     names = [f.name for f in fields]
     withdrawn = set(Withdrawal.objects.filter(study=study, reason=Withdrawal.Reason.WITHDRAWN)

@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from access.api import OwnedViewSetMixin
-from config.permissions import RAW_IDS_PERMISSION
+from config.permissions import RAW_IDS
 from config.filters import ChoiceFilter, SlugFilter, StudyFilter
 from surveys.api import Detail, SlugField, drf_errors
 from surveys.models import Study
@@ -142,5 +142,5 @@ class SubmissionViewSet(OwnedViewSetMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Submission.objects.select_related("prolific_study__study")
     serializer_class = SubmissionSerializer
     filterset_class = SubmissionFilter
-    required_permissions = {"list": ["prolific.view_submission", RAW_IDS_PERMISSION],
-                            "retrieve": ["prolific.view_submission", RAW_IDS_PERMISSION]}
+    required_permissions = {"list": ["prolific.view_submission", RAW_IDS],
+                            "retrieve": ["prolific.view_submission", RAW_IDS]}

@@ -23,7 +23,7 @@ from access.api import OwnedViewSetMixin, SharingSerializerMixin
 from access.ownership import OWNED_BY, visible
 from config.filters import ChoiceFilter, StudyFilter, study_filterset
 from config.json_input import JSONParser
-from config.permissions import allowed, may_see_raw_ids
+from config.permissions import allowed, can_see_raw_ids
 
 from . import flow
 from .api_definitions import DefinitionActions
@@ -260,7 +260,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
     @action(detail=True, methods=["post"], url_path="import-responses",
             parser_classes=[MultiPartParser, FormParser])
     def import_responses(self, request, slug=None, format=None):
-        from analysis.importers import ResponseColumns, import_responses
+        from surveys.answer_import import ResponseColumns, import_responses
 
         study = self.get_object()
         data = request.data
@@ -296,7 +296,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["post"], url_path="import-wide", parser_classes=[MultiPartParser, FormParser])
     def import_wide(self, request, slug=None, format=None):
-        from analysis.importers import import_wide
+        from surveys.answer_import import import_wide
 
         study = self.get_object()
         upload = UploadSerializer(data=request.data)
@@ -431,7 +431,7 @@ class ResponseSerializer(serializers.ModelSerializer):
     def get_fields(self):
         fields = super().get_fields()
         request = self.context.get("request")
-        if request is None or not may_see_raw_ids(request.user):
+        if request is None or not can_see_raw_ids(request.user):
             fields.pop("prolific_pid")  # raw ids need the permission to view participants
         return fields
 

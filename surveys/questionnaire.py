@@ -6,14 +6,15 @@ QuestionnaireField``); each is asked ``before`` the items (a page right after co
 after the last item, before completion). Answers live in ``Participant.questionnaire``: field name → typed value
 (a number as int or float, a choice as its key, text as a string, an optional field left empty as None). A step
 is answered when every one of its fields has a key there: the page stores all of them at once, so a participant
-who skipped every optional field has still answered. Stored answers are never changed (``store``).
+who skipped every optional field has still answered. Stored answers are never changed (``store``);
+``typed_values`` reads them back as their fields' types (the export, the report's groups, model personas).
 
 The labels and choices are the researcher's, shown as written; the messages and buttons are translated.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Sequence
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -157,3 +158,26 @@ def store(locked: Participant, answers: dict[str, Any]) -> None:
         raise AlreadyAnswered(", ".join(again))
     locked.questionnaire = stored | answers
     locked.save(update_fields=["questionnaire"])
+
+
+def typed_value(field: QuestionnaireField, value: Any) -> int | float | str | None:
+    """A stored answer as its field's type; None when unanswered or when it does not fit the field."""
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if field.type != "number":
+        return value if isinstance(value, str) else str(value)
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if field.integer:
+        return int(number) if number.is_integer() else None
+    return number
+
+
+def typed_values(fields: Sequence[QuestionnaireField], stored: dict[str, Any] | None) -> tuple:
+    """One participant's answers in ``fields`` order, typed (the export row's questionnaire cells)."""
+    stored = stored or {}
+    return tuple(typed_value(field, stored.get(field.name)) for field in fields)

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.dataset import human_answers
-from analysis.importers import ResponseColumns, import_responses, import_wide
+from surveys.answer_import import ResponseColumns, import_responses, import_wide
 from surveys.importers import ImportFailed, import_items
 from surveys.models import Assignment, Item, Participant, Response, Study
 

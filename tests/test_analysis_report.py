@@ -134,7 +134,7 @@ def test_report_errors_are_clear(imported_nv, belem_dir, tmp_path):
 
 def test_wep_study_report_medians(db):
     from test_analysis_importers import FAGEN, SILEO_MEDIANS
-    from analysis.importers import import_wide
+    from surveys.answer_import import import_wide
 
     study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")
     import_wide(study, FAGEN)
@@ -150,7 +150,7 @@ def test_wep_study_report_medians(db):
 def test_wep_study_with_a_model_run_gets_the_tang_table(db, tmp_path):
     from test_analysis_factories import add_run
     from test_analysis_importers import FAGEN, SILEO_MEDIANS
-    from analysis.importers import import_wide
+    from surveys.answer_import import import_wide
 
     study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")
     import_wide(study, FAGEN)

@@ -157,7 +157,7 @@ def test_complete_report_has_no_not_comparable_note(studies, admin_client):
 
 def test_wep_report_names_its_questions_not_statements(db, admin_client):
     from test_analysis_importers import FAGEN, SILEO_MEDIANS
-    from analysis.importers import import_wide
+    from surveys.answer_import import import_wide
 
     study = Study.objects.create(slug="fagen", title="Fagen", instrument="wep_probability")
     import_wide(study, FAGEN)

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
-from analysis.importers import _ensure_items
+from surveys.answer_import import _ensure_items
 from surveys.page_tokens import slot_token
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import AnswerError, get_instrument

@@ -1,4 +1,4 @@
-"""Declared exclusion rules ([[exclusions]]; analysis/exclusion_rules.py, analysis/exclusions.py): each rule
+"""Declared exclusion rules ([[exclusions]]; surveys/definition/exclusion_rules.py, analysis/exclusions.py): each rule
 excludes whom it should and names why, the decisions are stored only by the explicit step, the report opens with
 the participant flow, the export carries the decision and its reasons, and a rule the study's answers cannot feed
 is refused when the file is checked."""

@@ -1,5 +1,11 @@
 """The project's modules import each other without circles (issue 20 point 7: models at the bottom of each app).
 
+Which app may import which is .importlinter's (import-linter's layers contract; tests/test_import_layers.py): a
+circle between two apps breaks it first. What import-linter cannot check stays here: module-level circles inside
+one app (its ``acyclic_siblings`` contract judges whole subpackages, and surveys' subpackages do lean on each
+other, e.g. ``definition`` and ``instruments``, without any module circle), the package ``__init__.py`` files an
+import runs, and ``importlib.import_module("…")`` with a constant name.
+
 Every import counts that runs: module-level ones and deferred ones inside functions (a deferred import hides a
 circle, it does not remove it). Only imports under `if TYPE_CHECKING:` are left out, since they never run.
 Importing `a.b.c` also runs the packages `a` and `a.b` (their `__init__.py`), so those count too, except the

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from analysis.agents import choose_runs
 from analysis.dataset import study_answers
-from analysis.importers import ResponseColumns, _ensure_items, import_responses
+from surveys.answer_import import ResponseColumns, _ensure_items, import_responses
 from analysis.model_answer_import import IMPORTED_BASE_URL, IMPORTED_NOTES, ModelAnswerFile, import_model_answers
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.runs import RunStateError, resume_run, start_run
@@ -285,7 +285,7 @@ def test_the_imported_run_is_an_agent_of_the_study(wep_study, tmp_path):
 
 
 def test_report_compares_imported_answers_with_humans(db, tmp_path):
-    from analysis.importers import import_wide
+    from surveys.answer_import import import_wide
     from analysis.reports import build_report
     from test_analysis_importers import FAGEN
 

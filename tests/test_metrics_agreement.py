@@ -14,7 +14,7 @@ from analysis.metrics.belem_agreement import (BIN_COLUMNS, agreement_by_expressi
                                 human_individual_summary, mode_pa, mode_responder, pa_by_expression, percent_pa,
                                 random_baseline, reference_distribution, score_histograms, wasserstein_rows)
 from analysis.metrics.answers import AnswersError
-from analysis.metrics.bins import BIN_CENTRES
+from surveys.answer_bins import BIN_CENTRES
 
 
 def answers(rows, truth=""):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.metrics.bins import (BIN_CENTRES, bin_centre, bin_centres, bin_index, equal_width_index, to_percent)
+from surveys.answer_bins import (BIN_CENTRES, bin_centre, bin_centres, bin_index, equal_width_index, to_percent)
 
 
 @pytest.mark.parametrize("value, centre", [

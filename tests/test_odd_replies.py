@@ -69,7 +69,7 @@ def test_an_item_csv_with_nul_names_line_and_column(nv_study):
 
 
 def test_answer_imports_with_nul_name_line_and_column(imported_nv, tmp_path):
-    from analysis.importers import ResponseColumns, import_responses, import_wide
+    from surveys.answer_import import ResponseColumns, import_responses, import_wide
     from surveys.importers import ImportFailed
     from surveys.models import Participant
 

@@ -36,3 +36,16 @@ def test_a_file_of_one_stage_passes_and_nothing_collected_fails(tmp_path):
     assert nothing.returncode == 5 and "no test was collected" in nothing.stderr
     broken = run(tmp_path, "test_broken.py")
     assert broken.returncode == 1 and "1 failed" in broken.stdout
+
+
+def test_the_whole_suite_starts_with_the_import_contracts():
+    """``make test`` (no arguments) runs lint-imports first, from this environment; a chosen file skips it."""
+    import importlib.util
+    from importlib.machinery import SourceFileLoader
+
+    loader = SourceFileLoader("run_tests", str(SCRIPT))
+    script = importlib.util.module_from_spec(importlib.util.spec_from_loader("run_tests", loader))
+    loader.exec_module(script)
+    command = script.contracts([])
+    assert command is not None and Path(command[0]).name == "lint-imports" and Path(command[0]).exists()
+    assert script.contracts(["tests/test_x.py"]) is None

@@ -61,7 +61,7 @@ def test_pairs_two_agents_in_one_setting_and_one_agent_in_two():
 
 
 def test_the_report_compares_two_imported_models_and_says_which_is_x(db, tmp_path):
-    from analysis.importers import import_wide
+    from surveys.answer_import import import_wide
     from analysis.model_answer_import import ModelAnswerFile, import_model_answers
     from analysis.reports import build_report
     from surveys.models import Study

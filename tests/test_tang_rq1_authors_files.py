@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 
 from analysis.agents import choose_runs
-from analysis.importers import import_wide
-from analysis.metrics.bins import equal_width_index
+from surveys.answer_import import import_wide
+from surveys.answer_bins import equal_width_index
 from analysis.reports import build_report
 from surveys.definition.files import shipped_definition
 from surveys.instruments.wep_orientation import AUTHORS

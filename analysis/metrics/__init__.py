@@ -1,8 +1,24 @@
-"""Pure metric functions (numpy/pandas/scipy, no Django), one module per study family.
+"""Pure metric functions (numpy/pandas/scipy, no Django: .importlinter's metrics contract), each module's
+docstring stating its formulas (SPEC §6; docs/reference/metrics.md).
 
-- ``bins``: the 21 answer bins shared by the 0–100 kinds (SPEC §6).
-- ``belem_*``: Belem et al. — proportional agreement, MAE, Wasserstein (``belem_agreement``), the Spearman
-  attention filter (``belem_attention``), knowledge-bias gaps (``belem_knowledge_bias``), Tables 1/2/5/6
-  (``belem_tables``).
-- ``tang_*``: Tang et al. — RQ1 divergences (``tang_divergence``), RQ2 consistency (``tang_consistency``).
+Shared by every study:
+
+- ``answers``: the tidy answers table every metric takes, and its checks (``AnswersError``).
+- ``generic``: the generic report section's metrics, each agent beside the humans, for any answer shape.
+- ``groups``: the same, per group of a participant field (a questionnaire answer, a persona's field).
+- ``exclusion``: what the exclusion rules measure (surveys/definition/exclusion_rules.py names the rules).
+
+The answer bins of the 0–100 scale are ``surveys.answer_bins`` (the instruments score with them too).
+
+Per study family:
+
+- Belem et al.: ``belem_agreement`` (proportional agreement, %PA, MAE, Wasserstein), ``belem_attention`` (the
+  Spearman attention filter), ``belem_knowledge_bias`` (verifiable statements), ``belem_tables`` (Tables 1, 2,
+  5, 6, 7).
+- Tang et al.: ``tang_divergence`` (RQ1: KL divergence, Brunner–Munzel), ``tang_consistency`` (RQ2: the four
+  consistency metrics, baseline and paired comparisons), ``tang_reading`` (RQ2: the Methods' and the authors'
+  reading of answers).
+- Bahaj et al.: ``bahaj_overprecision`` (hit rates and interval lengths by confidence), ``bahaj_aggregation``
+  (several intervals of one question as one), ``bahaj_draws`` (seeded draws for the resampled tables).
+- Sileo & Moens: ``sileo_accuracy`` (verbalisation-validity accuracy, the human baseline's agreement).
 """

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .bins import N_BINS
+from surveys.answer_bins import N_BINS
 
 CONTROL = "control"
 HUMAN = "human"

@@ -29,7 +29,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .answers import AnswersError, check_answers, dist_matrix, expressions_only, has_dist
-from .bins import BIN_CENTRES, BIN_WIDTH, N_BINS, bin_index
+from surveys.answer_bins import BIN_CENTRES, BIN_WIDTH, N_BINS, bin_index
 
 NonNumber = Literal["renormalise", "miss"]
 BIN_COLUMNS: list[int] = [int(c) for c in BIN_CENTRES]

@@ -1,4 +1,4 @@
-"""The exclusion rules' measures (analysis/exclusion_rules.py names them; analysis/exclusions.py feeds them).
+"""The exclusion rules' measures (surveys/definition/exclusion_rules.py names them; analysis/exclusions.py feeds them).
 
 Each function takes one row per answer (or per participant) and returns, per respondent, the ``measure`` and
 whether the rule ``excluded`` them. A respondent whose measure is undefined (no time recorded, too few answers)

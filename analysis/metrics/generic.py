@@ -8,7 +8,7 @@ without humans gets NaN comparisons for every agent (the models are still descri
 
 **Scale** (:func:`scale_table`). Bins: for a scale of k points (min, min+step, …, max) the k points are the bins,
 a value falling in the nearest point (a tie goes to the upper one: ⌊(v − min)/step + ½⌋); for the 0–100
-families the 21 Belem bins 0, 5, …, 100 of :mod:`analysis.metrics.bins` (:func:`belem_binning`). With
+families the 21 Belem bins 0, 5, …, 100 of :mod:`surveys.answer_bins` (:func:`belem_binning`). With
 H_a(k) the share of agent a's answers in bin k and P(k) the humans':
 
 - histogram H_a(k) (table :func:`scale_histograms`); mean and median of the raw values (not binned);
@@ -49,7 +49,7 @@ from scipy.spatial.distance import jensenshannon
 from scipy.special import rel_entr
 
 from .answers import HUMAN, AnswersError
-from .bins import BIN_CENTRES, bin_index
+from surveys.answer_bins import BIN_CENTRES, bin_index
 
 EMPTY_BIN = 1e-10  # the smoothing of an empty agent bin in KL (as Tang's KL)
 TIE_TOLERANCE = 1e-9
@@ -83,7 +83,7 @@ class Binning:
 
 
 def belem_binning() -> Binning:
-    """The 21 bins 0, 5, …, 100 of the 0–100 families (analysis.metrics.bins)."""
+    """The 21 bins 0, 5, …, 100 of the 0–100 families (surveys.answer_bins)."""
     return Binning(BIN_CENTRES.copy(), "Belem's 21 bins 0, 5, …, 100")
 
 

@@ -58,17 +58,13 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from surveys.families import tang as design
+from surveys.families.tang import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS  # the item design's
+
 from .answers import AnswersError
 
-LETTERS = "ABCDE"
 #: an answer read as naming no option (the authors' reading, analysis/metrics/tang_reading.py): rank n
 NO_OPTION = "none"
-CHOICE_SETS: dict[int, tuple[str, ...]] = {
-    5: ("is almost certainly", "is likely to be", "is maybe", "is unlikely to be", "is almost certainly not"),
-    3: ("is likely to be", "is maybe", "is unlikely to be"),
-}
-CONFIDENCES: tuple[float, ...] = (0.05, 0.275, 0.5, 0.725, 0.95)
-INTERVALS: tuple[str, ...] = ("below_low", "above_low", "between", "outside", "below_high", "above_high")
 COMPLEMENTS: tuple[tuple[str, str], ...] = (("below_low", "above_low"), ("between", "outside"),
                                             ("below_high", "above_high"))
 # Intervals whose probability falls as the confidence point grows (the answers' rank must not fall).
@@ -81,16 +77,12 @@ REQUIRED = ("agent", "scenario", "choices", "numbers", "confidence", "interval",
 
 
 def truth_choice(share: ArrayLike, choices: ArrayLike | int) -> NDArray[np.object_]:
-    """Ground-truth letter(s) for share(s) of the sample inside the interval (ranges in the module docstring)."""
-    s = np.atleast_1d(np.asarray(share, dtype=float))
-    n = np.broadcast_to(np.asarray(choices, dtype=int), s.shape)
-    if np.any((s < 0) | (s > 1) | np.isnan(s)):
-        raise AnswersError("a share inside the interval must be between 0 and 1")
-    if not np.isin(n, list(CHOICE_SETS)).all():
-        raise AnswersError(f"choice sets have 5 or 3 choices, not {sorted(set(n.tolist()) - set(CHOICE_SETS))}")
-    five = np.select([s > 0.92, s > 0.61, s > 0.41, s > 0.13], ["A", "B", "C", "D"], "E")
-    three = np.select([s > 0.61, s >= 0.41], ["A", "B"], "C")
-    return np.where(n == 5, five, three).astype(object)
+    """Ground-truth letter(s) for share(s) of the sample inside the interval (ranges in the module docstring;
+    surveys.families.tang.truth_choice, which the item generator uses too); AnswersError for a bad share or set."""
+    try:
+        return design.truth_choice(share, choices)
+    except ValueError as exc:
+        raise AnswersError(str(exc)) from None
 
 
 def _rank(letters: pd.Series, n: pd.Series) -> pd.Series:

@@ -1,6 +1,6 @@
 """Distribution comparisons of Tang et al. (words of estimative probability; SPEC §6).
 
-- KL divergence: both samples put on 0–100 (:func:`analysis.metrics.bins.to_percent`, so a 0–1 answer such as
+- KL divergence: both samples put on 0–100 (:func:`surveys.answer_bins.to_percent`, so a 0–1 answer such as
   0.35 becomes exactly 35), binned into 20 equal-width bins with integer edges [0,5), [5,10), …,
   [95,100] (a value on an inner edge goes to the upper bin, 100 to the last), each sample's bin shares
   P (human) and Q (model); D_KL(P‖Q) = Σ_i P(i)·ln(P(i)/Q(i)), natural log, with empty model bins set to
@@ -39,7 +39,7 @@ from scipy import stats
 from scipy.special import rel_entr
 
 from .answers import CONTROL, HUMAN, AnswersError, check_answers, compact
-from .bins import SCALE_MAX, equal_width_index, to_percent
+from surveys.answer_bins import SCALE_MAX, equal_width_index, to_percent
 
 KL_BINS = 20
 EMPTY_BIN = 1e-10

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from analysis.figure_cache import rendered
-from analysis.report_sections import SECTIONS, ReportError
+from analysis.report_sections import ReportError
+from surveys.definition.report_sections import SECTIONS
 
 #: built for every study, after its family's sections (analysis/reports/generic.py)
 ALWAYS = ("generic",)
@@ -273,10 +274,6 @@ def _build_sections(study: Any, sections: dict[str, Any], skipped: dict[str, str
             skipped[name] = str(exc)
 
 
-def html_tables(report: Report) -> list[dict[str, str]]:
-    return report.html_tables()
-
-
 # --- helpers shared by the sections -------------------------------------------------------------------
 def clean(value: Any) -> Any:
     """A table cell as JSON: numpy scalars as Python numbers, NaN/inf/NA as None."""
@@ -309,17 +306,10 @@ def html_table(table: Any, digits: int = 3) -> str:
     return shown.to_html(index=False, border=0, classes="report-table", na_rep="", escape=True)
 
 
-def save_figure(fig: Any, stem: Path) -> list[Path]:
-    """Save as ``stem``.png (150 dpi) and ``stem``.svg. The figure modules build plain ``Figure`` objects
-    (never pyplot, which is not thread-safe): nothing to close, the figure is freed with its last reference."""
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    fig.savefig(paths[0], dpi=150)
-    fig.savefig(paths[1])
-    return paths
-
-
 def figure_bytes(fig: Any) -> tuple[bytes, bytes]:
-    """(PNG at 150 dpi, SVG) of the figure, as save_figure writes them (a plain ``Figure``: nothing to close)."""
+    """(PNG at 150 dpi, SVG) of the figure, as :meth:`Report.write` stores them. The figure modules build plain
+    ``Figure`` objects (never pyplot, which is not thread-safe): nothing to close, the figure is freed with its last
+    reference."""
     png, svg = io.BytesIO(), io.BytesIO()
     fig.savefig(png, format="png", dpi=150)
     fig.savefig(svg, format="svg")

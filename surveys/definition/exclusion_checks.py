@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from analysis.exclusion_rules import shape_problem
-
 from .errors import Problem
+from .exclusion_rules import shape_problem
 
 
 def exclusion_problems(dump: Mapping[str, Any], shape: str, rows: Sequence[Mapping[str, Any]],

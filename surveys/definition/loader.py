@@ -455,9 +455,9 @@ def _store_items(study: Study, rows: list[dict[str, Any]], demos: list[dict[str,
         item.save()
     gone = [item for key, item in existing.items() if key not in wanted]
     used = set(Item.objects.filter(pk__in=[i.pk for i in gone], assignments__isnull=False).values_list("pk", flat=True))
-    from elicitation.models import ModelResponse
-
-    used |= set(ModelResponse.objects.filter(item__in=[i.pk for i in gone]).values_list("item_id", flat=True))
+    # model answers through the reverse relation elicitation declares (no import of the layer above)
+    used |= set(Item.objects.filter(pk__in=[i.pk for i in gone], model_responses__isnull=False)
+                .values_list("pk", flat=True))
     removable = [item.pk for item in gone if item.pk not in used]
     Item.objects.filter(pk__in=removable).delete()
     return len(removable), sorted(item.key for item in gone if item.pk in used)

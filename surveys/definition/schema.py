@@ -7,7 +7,7 @@ never silently ignored. ``json_schema()`` is the JSON Schema editors complete ke
 Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]``, ``[prompt]`` (``[prompt.styles.NAME]``),
 ``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``,
 ``[[agents]]`` (with ``[agents.persona]``), ``[[checks]]`` and ``[check_failures]`` (surveys/checks.py),
-``[[exclusions]]`` (analysis/exclusion_rules.py); the experimental design: ``[[factors]]``, ``[conditions]``,
+``[[exclusions]]`` (surveys/definition/exclusion_rules.py); the experimental design: ``[[factors]]``, ``[conditions]``,
 ``[blocks]`` (surveys/definition/design_schema.py).
 """
 from __future__ import annotations
@@ -17,11 +17,10 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from analysis.exclusion_rules import RULE_NAMES, params_problems  # the registry of exclusion rules (no Django)
-from analysis.report_sections import SECTIONS  # the registry of report sections (no Django import)
-
 from .design_schema import BlocksTable, ConditionsTable, FactorTable, check_design
 from .design_schema import crossing as _crossing
+from .exclusion_rules import RULE_NAMES, params_problems  # the registry of exclusion rules (no Django)
+from .report_sections import SECTIONS  # the report sections by name (no Django import)
 
 FORMAT = 1
 KINDS = ("speaker_belief", "wep_probability", "wep_choice", "interval_confidence", "verbalisation_choice",
@@ -398,7 +397,7 @@ class CheckFailuresTable(Table):
 
 
 class ExclusionTable(Table):
-    """``[[exclusions]]``: one rule of the registry (analysis/exclusion_rules.py) with its parameters; the report
+    """``[[exclusions]]``: one rule of the registry (surveys/definition/exclusion_rules.py) with its parameters; the report
     leaves out the completed participants any rule excludes, and says how many each rule excluded."""
 
     rule: Literal[RULE_NAMES]
@@ -440,7 +439,7 @@ class Definition(Table):
     checks: list[CheckTable] = Field(default_factory=list, description="Attention checks every participant gets.")
     check_failures: CheckFailuresTable = Field(default_factory=CheckFailuresTable)
     exclusions: list[ExclusionTable] = Field(default_factory=list, description="The rules the report excludes "
-                                             "participants by (analysis/exclusion_rules.py).")
+                                             "participants by (surveys/definition/exclusion_rules.py).")
     factors: list[FactorTable] = Field(default_factory=list, description="Between-subjects factors: each "
                                        "participant is given one cell (a level of every factor).")
     conditions: ConditionsTable | None = Field(None, description="The cells and how participants are assigned "

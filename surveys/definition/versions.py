@@ -96,11 +96,10 @@ def make_current(version: StudyVersion) -> StudyVersion:
 
 
 def has_answers(study: Study) -> bool:
-    """Whether any human or model answer of ``study`` is stored."""
-    from elicitation.models import ModelResponse
-
+    """Whether any human or model answer of ``study`` is stored (model answers through the reverse relations
+    elicitation declares, ``study.runs`` and ``run.responses``: no import of the layer above)."""
     return (Response.objects.filter(participant__study=study).exists()
-            or ModelResponse.objects.filter(run__study=study).exists())
+            or study.runs.filter(responses__isnull=False).exists())
 
 
 def add_version(study: Study, sha256: str, definition: Mapping[str, Any]) -> StudyVersion:
@@ -149,7 +148,6 @@ def sync(study: Study) -> StudyVersion | None:
 def ensure_first_version(study: Study) -> StudyVersion | None:
     """A study made before versions gets its version 1 from its state now (before an edit changes it), and its
     earlier participants and runs are attached to it. None when the study already has versions."""
-    from elicitation.models import ElicitationRun
     from surveys.models import Participant
 
     if study.pk is None or study.versions.exists():
@@ -159,5 +157,5 @@ def ensure_first_version(study: Study) -> StudyVersion | None:
     definition = definition_of(study)
     first = add_version(study, content_hash(definition, stored_items(study)), definition)
     Participant.objects.filter(study=study, study_version__isnull=True).update(study_version=first)
-    ElicitationRun.objects.filter(study=study, study_version__isnull=True).update(study_version=first)
+    study.runs.filter(study_version__isnull=True).update(study_version=first)  # elicitation's runs
     return first

@@ -18,7 +18,7 @@ values given. Each scenario can therefore show different numbers; ``extra["sampl
 
 Each item keeps in ``extra``: scenario, choices (5/3), numbers ("narrow"/"wide"), mu, sigma, sample (the 20
 numbers), confidence, interval, low, high, share (the part of the sample strictly inside the interval),
-truth_choice (the ground-truth letter by the paper's ranges, :func:`analysis.metrics.tang_consistency.truth_choice`)
+truth_choice (the ground-truth letter by the paper's ranges, :func:`surveys.families.tang.truth_choice`)
 and seed; ``ground_truth`` = share. Key: ``scenario|choices|numbers|confidence|interval``, e.g.
 ``height|5|narrow|0.500|between``. The item's ``statement`` is the scenario sentence with its blank
 (:func:`rq2_scenario`) and ``extra["options"]`` its choices as [letter, phrase]; the WEP-choice instrument
@@ -37,7 +37,7 @@ import numpy as np
 from scipy import stats
 
 from surveys.designs import DesignError
-from analysis.metrics.tang_consistency import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS, truth_choice
+from surveys.families.tang import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS, truth_choice
 
 SCENARIOS: tuple[str, ...] = ("height", "score", "sound")
 # The smallest number each scenario's quantity allows: a height above 0 (integers: 1), a score or a loudness

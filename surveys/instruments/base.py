@@ -290,8 +290,8 @@ class Instrument:
 
     def score(self, value: float) -> float:
         """The bin (answer category) a value falls in. Default: the centre c of the 0–100 bin with
-        c − 2.5 ≤ v < c + 2.5, 97.5–100 → 100 (SPEC §6; ``analysis.metrics.bins``, the single source of binning)."""
-        from analysis.metrics.bins import bin_centre  # numpy, imported when a score is wanted
+        c − 2.5 ≤ v < c + 2.5, 97.5–100 → 100 (SPEC §6; ``surveys.answer_bins``, the single source of binning)."""
+        from surveys.answer_bins import bin_centre  # numpy, imported when a score is wanted
 
         return bin_centre(value)
 

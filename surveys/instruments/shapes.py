@@ -418,7 +418,7 @@ def plain_number(text: str, allowed: Iterable[float] | None = None) -> float | N
     ``1e2``, ``٥٠``, ``1_0``, `` 50.0 ``, ``5\n`` are not answers although ``float()`` takes them). With
     ``allowed``: exactly one of those values as the page writes it (``f"{v:g}"``). None otherwise.
     The one rule for reading an answer's number: the participant pages and the answer importers
-    (analysis.importers) both read numbers with it."""
+    (surveys.answer_import) both read numbers with it."""
     text = str(text)
     if allowed is not None:
         return next((float(v) for v in allowed if f"{v:g}" == text), None)

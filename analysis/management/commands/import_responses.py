@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
-from analysis.importers import ResponseColumns, import_responses
+from surveys.answer_import import ResponseColumns, import_responses
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
 

@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
-from analysis.importers import import_wide
+from surveys.answer_import import import_wide
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
 

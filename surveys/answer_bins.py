@@ -1,4 +1,6 @@
-"""The answer bins of the 0–100 scale (SPEC §6), vectorised. The single source of binning.
+"""The answer bins of the 0–100 scale (SPEC §6), vectorised. The single source of binning: the instruments'
+``score()`` (a model's answer as its bin) and the metrics (analysis/metrics/) both use it, so it sits in the lower
+layer (numpy only: no Django, so the metrics stay pure).
 
 Belem bins: 21 centres 0, 5, …, 100; a value v falls in the bin whose centre c has
 c − 2.5 ≤ v < c + 2.5, and 97.5 ≤ v ≤ 100 falls in 100. So 2.5 → 5, 97.5 → 100, 100 → 100.

@@ -1,0 +1,50 @@
+"""The import contracts of .importlinter (issue 34 point 5) hold for the project, and they can fail: the same
+contracts broken by one upward import, in a copy of the project's packages, name that import.
+
+``make test`` runs ``lint-imports`` as its first stage; this test keeps the contracts' meaning under test too
+(a contract that no longer matches any module, or that cannot see an upward import, would pass silently)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = Path(sys.executable).with_name("lint-imports")
+PACKAGES = ("config", "access", "surveys", "prolific", "elicitation", "analysis")
+
+
+def lint(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(LINT), "--no-cache", "--config", str(folder / ".importlinter")], cwd=folder,
+                          capture_output=True, text=True, timeout=300)
+
+
+def copy_project(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    return tmp_path
+
+
+def test_the_project_keeps_every_contract():
+    result = lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_an_upward_import_breaks_the_layers_and_is_named(tmp_path):
+    folder = copy_project(tmp_path)
+    kept = lint(folder)
+    assert kept.returncode == 0, kept.stdout + kept.stderr  # the copy is what is checked, not the installed tree
+    flow = folder / "surveys" / "flow.py"
+    flow.write_text(flow.read_text(encoding="utf-8") + "\n\ndef _late():\n    from analysis import exports\n",
+                    encoding="utf-8")
+    metric = folder / "analysis" / "metrics" / "bahaj_draws.py"
+    metric.write_text(metric.read_text(encoding="utf-8") + "\nfrom django.conf import settings\n", encoding="utf-8")
+    broken = lint(folder)
+    assert broken.returncode == 1
+    assert "surveys is not allowed to import analysis" in broken.stdout
+    assert "surveys.flow -> analysis.exports" in broken.stdout  # a deferred import counts
+    assert "analysis.metrics is not allowed to import django" in broken.stdout
+    assert "analysis.metrics.bahaj_draws -> django" in broken.stdout

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from elicitation import full_distribution as real_full_distribution
 from elicitation import modes
 from elicitation.models import ElicitationRun, ModelResponse, StoredPrompt
 from elicitation.prompts import build_prompt, prompt_hash
@@ -205,6 +206,7 @@ def test_full_distribution_mode_bins_numbers_with_the_instrument(stub, imported_
 
     fake_module = types.ModuleType("elicitation.full_distribution")
     fake_module.full_distribution = fake_full_distribution
+    fake_module.DEFAULT_MAX_REQUESTS = real_full_distribution.DEFAULT_MAX_REQUESTS  # the estimate's (elicitation.conf)
     monkeypatch.setitem(sys.modules, "elicitation.full_distribution", fake_module)
     items = first_items(imported_nv, 1)
     endpoint = make_endpoint(stub, api_style="completions", price_prompt_per_1k="1")
@@ -313,6 +315,7 @@ def test_full_distribution_tokens_are_estimated_when_the_server_reports_no_usage
 
     fake_module = types.ModuleType("elicitation.full_distribution")
     fake_module.full_distribution = fake_full_distribution
+    fake_module.DEFAULT_MAX_REQUESTS = real_full_distribution.DEFAULT_MAX_REQUESTS  # the estimate's (elicitation.conf)
     monkeypatch.setitem(sys.modules, "elicitation.full_distribution", fake_module)
     items = first_items(imported_nv, 1)
     endpoint = make_endpoint(stub, api_style="completions", price_prompt_per_1k="1", price_completion_per_1k="1")

@@ -37,6 +37,13 @@ class FamilyError(RuntimeError):
     """A family cannot be loaded, or a lookup names a contribution no installed family makes."""
 
 
+class UnknownName(FamilyError):
+    """A lookup names a contribution no installed family makes."""
+
+
+_MISSING = object()
+
+
 @dataclass(frozen=True)
 class Family:
     """What one study family contributes (each mapping: name → object or ``"module:attribute"`` reference)."""
@@ -129,13 +136,14 @@ class Registry:
     def get(self, kind: str, name: str, prepare: Callable[[Any], Any] | None = None) -> Any:
         """The object contributed as ``kind`` ``name``, loaded once (``prepare`` applied once to what the
         reference names, e.g. a class → an instance). FamilyError naming the known ones when none is."""
+        key = (kind, name)
+        loaded = self._loaded.get(key, _MISSING)
+        if loaded is not _MISSING:
+            return loaded
         contribution = self._by_kind[kind].get(name)
         if contribution is None:
-            raise FamilyError(f"unknown {kind[:-1].replace('_', ' ')} {name!r} (known: "
+            raise UnknownName(f"unknown {kind[:-1].replace('_', ' ')} {name!r} (known: "
                               f"{', '.join(self._by_kind[kind]) or 'none'})")
-        key = (kind, name)
-        if key in self._loaded:
-            return self._loaded[key]
         with self._lock:
             if key not in self._loaded:
                 obj = resolve(contribution.ref, f"family {contribution.family!r}, {kind[:-1]} {name!r}")

@@ -16,17 +16,19 @@ def _instance(name: str):
     def prepare(obj: object) -> Instrument:
         instrument = obj() if isinstance(obj, type) else obj
         if not isinstance(instrument, Instrument) or instrument.name != name:
-            raise registry.FamilyError(f"instrument {name!r} of family {registry.registry().family_of('instruments', name)!r} "
-                                       f"is not an Instrument named {name!r}")
+            family = registry.registry().family_of("instruments", name)
+            raise registry.FamilyError(f"instrument {name!r} of family {family!r} is not an Instrument named {name!r}")
         return instrument
     return prepare
 
 
 def get_instrument(name: str) -> Instrument:
     """The installed instrument called ``name``; KeyError names the known ones."""
-    if name not in registry.names("instruments"):
-        raise KeyError(f"unknown instrument {name!r}; known: {', '.join(sorted(registry.names('instruments')))}")
-    return registry.get("instruments", name, _instance(name))
+    try:
+        return registry.get("instruments", name, _instance(name))
+    except registry.UnknownName:
+        raise KeyError(f"unknown instrument {name!r}; known: {', '.join(sorted(registry.names('instruments')))}"
+                       ) from None
 
 
 def instruments() -> list[Instrument]:

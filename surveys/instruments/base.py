@@ -65,10 +65,10 @@ class Instrument:
 
     Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
     shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
-    ``ElicitationRun.prompt_style``), ``report_sections`` (modules under analysis/reports/ that score it) and
-    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter),
-    ``report_options`` (named choices its report sections take, surveys/report_options.py: its family declares
-them as readings ``<kind>.<option>``) and
+    ``ElicitationRun.prompt_style``), ``report_sections`` (the names of the report sections that score it, looked
+    up in config.registry) and ``attention_filter_default`` (whether a new study of this kind applies Belem's
+    attention filter), ``report_options`` (named choices its report sections take, surveys/report_options.py:
+    its family declares them as readings ``<kind>.<option>``) and
     ``demonstrations`` (its worked examples' fields and how many it needs; None: the kind shows none).
     """
 

@@ -95,8 +95,8 @@ def resolve(ref: Any, what: str) -> Any:
         obj: Any = importlib.import_module(module_name)
         for part in attribute.split(".") if attribute else ():
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise FamilyError(f"{what}: cannot load {ref!r}: {exc}") from exc
+    except Exception as exc:  # a family's module may fail in any way on import: say whose it is
+        raise FamilyError(f"{what}: cannot load {ref!r}: {type(exc).__name__}: {exc}") from exc
     return obj
 
 

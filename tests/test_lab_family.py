@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,8 +70,10 @@ def lab_installed(tmp_path_factory, monkeypatch):
     """examples/lab-family installed with pip into a folder put on sys.path (the main environment unchanged)."""
     target = tmp_path_factory.mktemp("lab-site")
     build = tmp_path_factory.mktemp("lab-build")
+    source = build / "lab-family"  # a copy: building writes build/ and *.egg-info beside the sources
+    shutil.copytree(LAB, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(LAB)], check=True, cwd=build,
+                    "--no-index", "--target", str(target), str(source)], check=True, cwd=build,
                    env={"PATH": "/usr/bin:/bin", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HOME": str(build)})
     monkeypatch.syspath_prepend(str(target))
     registry.reset()

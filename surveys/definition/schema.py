@@ -17,14 +17,15 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
+from config import registry  # what the installed families contribute: kinds, sections, metrics, rules
+
 from .design_schema import BlocksTable, ConditionsTable, FactorTable, check_design
 from .design_schema import crossing as _crossing
-from .exclusion_rules import RULE_NAMES, params_problems  # the registry of exclusion rules (no Django)
-from .report_sections import SECTIONS  # the report sections by name (no Django import)
+from .exclusion_rules import params_problems, rule_names  # the exclusion rules (no Django)
 
 FORMAT = 1
-KINDS = ("speaker_belief", "wep_probability", "wep_choice", "interval_confidence", "verbalisation_choice",
-         "generic")
+KINDS = tuple(registry.names("instruments"))  # the installed families' item kinds
+RULE_NAMES = rule_names()
 
 
 def repeated(values: Iterable[str]) -> list[str]:
@@ -259,14 +260,32 @@ class ReportTable(Table):
     group_by: list[str] = Field(default_factory=list, description="Item fields (e.g. condition) whose values make "
                                 "the generic section's item groups, and questionnaire fields the humans are broken "
                                 "down by.")
+    metrics: list[str] = Field(default_factory=list, description="Named metrics (an installed family's, e.g. "
+                               "mean-value) computed per agent in the report's metrics section.")
 
     @field_validator("sections")
     @classmethod
     def _known_sections(cls, sections: list[str]) -> list[str]:
-        unknown = [s for s in sections if s not in SECTIONS]
+        known = registry.names("sections")
+        unknown = [s for s in sections if s not in known]
         if unknown:
-            raise ValueError(f"unknown report section(s) {', '.join(map(repr, unknown))}; known: {', '.join(SECTIONS)}")
+            raise ValueError(f"unknown report section(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
         return list(dict.fromkeys(sections))
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, metrics: list[str]) -> list[str]:
+        known = registry.names("metrics")
+        unknown = [m for m in metrics if m not in known]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+        if duplicates := repeated(metrics):
+            raise ValueError(f"metrics names {', '.join(map(repr, duplicates))} more than once")
+        return metrics
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:  # no metrics: stored and hashed as before they existed
+        return _without_empty(handler(self), ("metrics",))
 
     @field_validator("group_by")
     @classmethod

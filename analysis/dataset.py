@@ -20,6 +20,7 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
+from django.db.models import Value
 
 from analysis.agents import ANSWER_STATUSES, agent_names
 from analysis.metrics.answers import CONTROL, HUMAN
@@ -78,11 +79,11 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
             .order_by("run_id", "item_id", "sample_index")
             .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
                          "item__statement_id", "sample_index", "status", "distribution", "choice", "lower",
-                         "upper", "persona", *(["question"] if _models_record_questions() else [])))
+                         "upper", "persona", "question" if _models_record_questions() else Value("")))
     records = [(run_respondent(run), names[run], _label(expr, ctl), np.nan if value is None else value, truth,
-                item, sid, run, modes[run], sample, status, dist or None, *typed, persona or None,
-                question[0] if question else "")
-               for run, expr, ctl, value, truth, item, sid, sample, status, dist, *typed, persona, *question
+                item, sid, run, modes[run], sample, status, dist or None, choice, lower, upper, persona or None,
+                question or "")
+               for run, expr, ctl, value, truth, item, sid, sample, status, dist, choice, lower, upper, persona, question
                in rows.iterator(chunk_size=5000)]
     return _typed(pd.DataFrame.from_records(records, columns=MODEL_COLUMNS))
 

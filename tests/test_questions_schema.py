@@ -167,3 +167,12 @@ def test_questions_change_the_content_hash():
     one = validate(tomllib.loads(BASE), "study.toml").model_dump(mode="json")
     two = validate(tomllib.loads(BASE.replace("min = 0\nmax = 100", "min = 0\nmax = 10")), "study.toml")
     assert content_hash(one, []) != content_hash(two.model_dump(mode="json"), [])
+
+
+def test_the_tutorials_questions_are_the_examples():
+    """docs/tutorials/experiment.md section 9 shows the [[questions]] of studies/examples/advice-estimates."""
+    text = Path("docs/tutorials/experiment.md").read_text(encoding="utf-8")
+    section = text.split("## 9. Several questions per item", 1)[1]
+    shown = tomllib.loads(section.split("```toml", 1)[1].split("```", 1)[0])
+    example = tomllib.loads(Path("studies/examples/advice-estimates/study.toml").read_text(encoding="utf-8"))
+    assert shown["questions"] == example["questions"] and shown["page"] == example["page"]

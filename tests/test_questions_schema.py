@@ -176,3 +176,13 @@ def test_the_tutorials_questions_are_the_examples():
     shown = tomllib.loads(section.split("```toml", 1)[1].split("```", 1)[0])
     example = tomllib.loads(Path("studies/examples/advice-estimates/study.toml").read_text(encoding="utf-8"))
     assert shown["questions"] == example["questions"] and shown["page"] == example["page"]
+
+
+@pytest.mark.django_db
+def test_a_question_that_fails_to_render_on_an_item_is_refused(tmp_path):
+    (tmp_path / "items.csv").write_text(ITEMS, encoding="utf-8")
+    broken = BASE.replace("would {{ outcome }}?", "would {{ outcome.nope.deeper }}?")
+    (tmp_path / "study.toml").write_text(broken, "utf-8")
+    with pytest.raises(DefinitionError) as caught:
+        load_file(tmp_path / "study.toml", commit=False)
+    assert any(p.where == "questions[1].question" for p in caught.value.problems), caught.value.problems

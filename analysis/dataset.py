@@ -2,7 +2,8 @@
 
 One row per answer. Columns shared by humans and models: ``respondent``, ``agent``, ``label``, ``value``,
 ``truth``, ``item_id``, ``statement_id`` and the other typed answer columns ``choice`` (an option's key, "" when
-the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise). Humans add ``participant_id``, ``included`` (the stored attention
+the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise) and ``question`` (the key of the
+question answered: "" for a study's only question, else one of its ``[[questions]]``). Humans add ``participant_id``, ``included`` (the stored attention
 filter decision) and ``time_taken_ms``; models add ``run_id``, ``mode``, ``sample_index``, ``status``,
 ``dist`` (the stored distribution mapping, or None for a single-value answer) and ``persona`` (the persona's
 field values the answer was asked under, a dict, or None). :func:`with_fields` puts a questionnaire field's typed
@@ -19,6 +20,7 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
+from django.db.models import Value
 
 from analysis.agents import ANSWER_STATUSES, agent_names
 from analysis.metrics.answers import CONTROL, HUMAN
@@ -26,9 +28,9 @@ from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Participant, Response, Study
 
 HUMAN_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
-                 "participant_id", "included", "time_taken_ms", "choice", "lower", "upper"]
+                 "participant_id", "included", "time_taken_ms", "choice", "lower", "upper", "question"]
 MODEL_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
-                 "run_id", "mode", "sample_index", "status", "dist", "choice", "lower", "upper", "persona"]
+                 "run_id", "mode", "sample_index", "status", "dist", "choice", "lower", "upper", "persona", "question"]
 
 
 def human_respondent(participant_id: int) -> str:
@@ -53,7 +55,7 @@ def human_answers(study: Study) -> pd.DataFrame:
             .order_by("participant_id", "assignment__position")
             .values_list("participant_id", "item__expression", "item__is_control", "value", "item__truth",
                          "item_id", "item__statement_id", "participant__attention_included", "time_taken_ms",
-                         "choice", "lower", "upper"))
+                         "choice", "lower", "upper", "question"))
     records = [(human_respondent(pid), HUMAN, _label(expr, ctl), value, truth, item, sid, pid, inc, ms, *typed)
                for pid, expr, ctl, value, truth, item, sid, inc, ms, *typed in rows.iterator(chunk_size=5000)]
     df = _typed(pd.DataFrame.from_records(records, columns=HUMAN_COLUMNS))
@@ -77,12 +79,18 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
             .order_by("run_id", "item_id", "sample_index")
             .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
                          "item__statement_id", "sample_index", "status", "distribution", "choice", "lower",
-                         "upper", "persona"))
+                         "upper", "persona", "question" if _models_record_questions() else Value("")))
     records = [(run_respondent(run), names[run], _label(expr, ctl), np.nan if value is None else value, truth,
-                item, sid, run, modes[run], sample, status, dist or None, *typed, persona or None)
-               for run, expr, ctl, value, truth, item, sid, sample, status, dist, *typed, persona
+                item, sid, run, modes[run], sample, status, dist or None, choice, lower, upper, persona or None,
+                question or "")
+               for run, expr, ctl, value, truth, item, sid, sample, status, dist, choice, lower, upper, persona, question
                in rows.iterator(chunk_size=5000)]
     return _typed(pd.DataFrame.from_records(records, columns=MODEL_COLUMNS))
+
+
+def _models_record_questions() -> bool:
+    """Whether model responses carry the question they answer (``[[questions]]``, elicitation's side)."""
+    return any(f.name == "question" for f in ModelResponse._meta.concrete_fields)
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
@@ -90,6 +98,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     for column in ("value", "lower", "upper"):
         df[column] = df[column].astype(float)
     df["choice"] = df["choice"].fillna("").astype(str)
+    df["question"] = df["question"].fillna("").astype(str)
     return df
 
 

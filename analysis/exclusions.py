@@ -23,9 +23,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from surveys.definition.exclusion_rules import describe, resolved
+from config.registry import resolve
+from surveys.definition.exclusion_rules import describe, resolved, rules
 from analysis.metrics import exclusion as measures
 from surveys.models import CheckAnswer, ExclusionDecision, Participant, Response, Study
+from surveys.questions import questions_of, several
 from surveys.respondent_ids import hashed_id
 
 
@@ -135,51 +137,83 @@ def compute_exclusions(study: Study) -> ExclusionResult:
     return result
 
 
-def _answers(study: Study, pks: list[int]) -> pd.DataFrame:
-    rows = (Response.objects.filter(participant_id__in=pks, item__study=study)
-            .values_list("participant_id", "value", "choice", "time_taken_ms"))
+def _answers(study: Study, pks: list[int], question: str | None = None) -> pd.DataFrame:
+    """The participants' answers (``question``: to that question only; else one row per item page, its first
+    question's, so that a page of several questions counts once)."""
+    rows = Response.objects.filter(participant_id__in=pks, item__study=study)
+    if question is not None:
+        rows = rows.filter(question=question)
+    elif several(study):
+        rows = rows.filter(question=questions_of(study)[0].key)
+    rows = rows.values_list("participant_id", "value", "choice", "time_taken_ms")
     return pd.DataFrame.from_records(list(rows), columns=["respondent", "value", "choice", "time_taken_ms"])
+
+
+def _straight_lining(study: Study, pks: list[int], params: dict[str, Any]) -> dict[int, str]:
+    """Straight-lining, per question (``[[questions]]``: a participant who straight-lines any of them)."""
+    asked = questions_of(study) if several(study) else []
+    out: dict[int, str] = {}
+    for question in asked or [None]:
+        answers = _answers(study, pks, question.key if question else None)
+        shape = ((question.answer or {}).get("shape", "scale") if question else study.kind.shape.name)
+        answers["answer"] = answers["value"] if shape == "scale" else answers["choice"]
+        table = measures.straight_lining(answers, params["percent"], params.get("min_items", 3))
+        where = f" ({question.key})" if question else ""
+        for pk, row in table[table["excluded"]].iterrows():
+            out.setdefault(int(pk), f"{row.measure:.0f} % the same answer{where}")
+    return out
 
 
 def _judge(study: Study, rule: str, params: dict[str, Any], done: list[tuple], result: ExclusionResult
            ) -> dict[int, str]:
-    """Participant id → what the rule measured, for the participants it excludes."""
-    pks = [row[0] for row in done]
-    if not pks and rule != "belem-ranking":
+    """Participant id → what the rule measured, for the participants it excludes (the rule's ``judge``)."""
+    spec = rules().get(rule)
+    if spec is None or not spec.judge:
+        raise ExclusionError(f"unknown rule {rule!r}")
+    if not done and not spec.judges_nobody_done:
         return {}
-    if rule == "belem-ranking":
-        return _belem(study, params, result)
-    if rule == "failed-checks":
-        rows = CheckAnswer.objects.filter(participant_id__in=pks, passed__isnull=False).values_list(
-            "participant_id", "passed")
-        table = measures.failed_checks(pd.DataFrame.from_records(list(rows), columns=["respondent", "passed"]),
-                                       params["at_least"])
-        return {pk: f"{int(row.measure)} failed check(s)" for pk, row in table[table["excluded"]].iterrows()}
-    if rule == "too-fast":
-        seconds = _seconds({pk: (start, end) for pk, _, start, end in done})
-        participants = pd.DataFrame({"respondent": list(seconds), "total_seconds": list(seconds.values())})
-        table = measures.too_fast(participants, _answers(study, pks), params.get("total_seconds"),
-                                  params.get("median_item_seconds"))
-        what = "in total" if "total_seconds" in params else "median per item"
-        return {int(pk): f"{row.measure:.1f} s {what}" for pk, row in table[table["excluded"]].iterrows()}
-    if rule == "straight-lining":
-        answers = _answers(study, pks)
-        shape = study.kind.shape.name
-        answers["answer"] = answers["value"] if shape == "scale" else answers["choice"]
-        table = measures.straight_lining(answers, params["percent"], params.get("min_items", 3))
-        return {int(pk): f"{row.measure:.0f} % the same answer" for pk, row in table[table["excluded"]].iterrows()}
-    if rule == "missing-answers":
-        counts = (Participant.objects.filter(pk__in=pks)
-                  .annotate(n_slots=Count("assignments", distinct=True),
-                            n_answered=Count("responses", filter=Q(responses__item__study=study), distinct=True))
-                  .values_list("id", "n_slots", "n_answered"))
-        slots = pd.DataFrame.from_records(list(counts), columns=["respondent", "slots", "answered"])
-        table = measures.missing_answers(slots, params["percent"])
-        return {int(pk): f"{row.measure:.0f} % of items unanswered" for pk, row in table[table["excluded"]].iterrows()}
-    raise ExclusionError(f"unknown rule {rule!r}")
+    return resolve(spec.judge, f"exclusion rule {rule!r}")(study, params, done, result)
 
 
-def _belem(study: Study, params: dict[str, Any], result: ExclusionResult) -> dict[int, str]:
+def failed_checks(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult) -> dict[int, str]:
+    rows = CheckAnswer.objects.filter(participant_id__in=[row[0] for row in done], passed__isnull=False).values_list(
+        "participant_id", "passed")
+    table = measures.failed_checks(pd.DataFrame.from_records(list(rows), columns=["respondent", "passed"]),
+                                   params["at_least"])
+    return {pk: f"{int(row.measure)} failed check(s)" for pk, row in table[table["excluded"]].iterrows()}
+
+
+def too_fast(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult) -> dict[int, str]:
+    seconds = _seconds({pk: (start, end) for pk, _, start, end in done})
+    participants = pd.DataFrame({"respondent": list(seconds), "total_seconds": list(seconds.values())})
+    table = measures.too_fast(participants, _answers(study, [row[0] for row in done]), params.get("total_seconds"),
+                              params.get("median_item_seconds"))
+    what = "in total" if "total_seconds" in params else "median per item"
+    return {int(pk): f"{row.measure:.1f} s {what}" for pk, row in table[table["excluded"]].iterrows()}
+
+
+def straight_lining(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult
+                    ) -> dict[int, str]:
+    """Straight-lining, per question (``[[questions]]``: a participant who straight-lines any of them)."""
+    return _straight_lining(study, [row[0] for row in done], params)
+
+
+def missing_answers(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult
+                    ) -> dict[int, str]:
+    counts = (Participant.objects.filter(pk__in=[row[0] for row in done])
+              .annotate(n_slots=Count("assignments", distinct=True),
+                        n_answered=Count("responses__assignment", filter=Q(responses__item__study=study),
+                                         distinct=True))
+              .values_list("id", "n_slots", "n_answered"))
+    slots = pd.DataFrame.from_records(list(counts), columns=["respondent", "slots", "answered"])
+    table = measures.missing_answers(slots, params["percent"])
+    return {int(pk): f"{row.measure:.0f} % of items unanswered" for pk, row in table[table["excluded"]].iterrows()}
+
+
+def belem_ranking(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult
+                  ) -> dict[int, str]:
+    """Belem et al.'s ranking rule (the attention filter, analysis/filtering.py); also keeps its FilterResult
+    in ``result.belem`` (ρ to store)."""
     from analysis.filtering import FilterError, compute_attention_filter
     from analysis.metrics.answers import AnswersError
 

@@ -229,14 +229,57 @@ def questionnaire_filler(study, columns: Sequence[Column]) -> Filler:
 
 # --- the question ------------------------------------------------------------------------------
 def question_columns(study) -> list[Column]:
-    """``question``: the key of the question an answer is to (one per item today: ``answer``)."""
+    """``question``: the key of the question an answer is to (``answer`` for a study's only question; with
+    ``[[questions]]`` each question's key, its wording and answer shape in the codebook's labels)."""
+    from analysis.answer_values import question_labels
+    from surveys.questions import several
+
+    if not several(study):
+        return [Column("question", pa.string(), "str", "design",
+                       "The key of the question the answer is to (an item page asks one question: the study's "
+                       "[answer]; with several questions per item, one row per question).", SINGLE_QUESTION)]
+    labels = question_labels(study)
     return [Column("question", pa.string(), "str", "design",
-                   "The key of the question the answer is to (an item page asks one question today: the study's "
-                   "[answer]; with several questions per item, one row per question).", SINGLE_QUESTION)]
+                   "The key of the question the answer is to ([[questions]]: an item page asks each of them; one row "
+                   "per question answered, each question its own variable).", " | ".join(k for k, _ in labels),
+                   labels)]
+
+
+@dataclass
+class ByResponse:
+    """A filler whose values are the answer's own: people's by response id, models' by model response id."""
+
+    width: int
+    people: Mapping[int, tuple] = field(default_factory=dict)
+    models: Mapping[int, tuple] = field(default_factory=dict)
+
+    def human(self, participant_id: int, item_id: int, response_id: int) -> tuple:
+        return self.people.get(response_id) or (None,) * self.width
+
+    def model(self, run_id: int, item_id: int, response_id: int, persona: Mapping[str, Any] | None) -> tuple:
+        return self.models.get(response_id) or (None,) * self.width
 
 
 def question_filler(study, columns: Sequence[Column]) -> Filler:
-    return Constant((SINGLE_QUESTION,))
+    """``answer`` on every row of a one-question study; with ``[[questions]]`` each answer's question key (a
+    model answer's too, once model responses carry one)."""
+    from surveys.models import Response
+    from surveys.questions import several
+
+    if not several(study):
+        return Constant((SINGLE_QUESTION,))
+    people = {pk: (key,) for pk, key in Response.objects.filter(item__study=study).values_list("pk", "question")}
+    return ByResponse(1, people, _model_questions(study))
+
+
+def _model_questions(study) -> dict[int, tuple]:
+    """Model response id → (question key,), when model responses record the question (elicitation's side)."""
+    from elicitation.models import ModelResponse
+
+    if not any(f.name == "question" for f in ModelResponse._meta.concrete_fields):
+        return {}
+    rows = ModelResponse.objects.filter(run__study=study).values_list("pk", "question")
+    return {pk: (key or None,) for pk, key in rows}
 
 
 # --- the items' own fields -------------------------------------------------------------------

@@ -57,6 +57,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from analysis.agents import IMPORTED_BASE_URL, agent_name
+from config import registry
 from surveys.answer_import import _CellError, normalise, normalise_expression
 from analysis.refinement_import import (REFINE_STYLES, REPLY_KEYS, authors_record_item, composed_reply,
                                         default_refine_style, has_reply_keys, is_authors_record, refinement_answer,
@@ -74,7 +75,7 @@ MATCH_FIELDS = ("key", "expression", "statement_id", "context", "language", "tru
 MISSING = ("", "na", "n/a", "nan", "null", "none")
 SUMMARY_COLUMNS = ("avg", "average", "mean", "std", "sd", "stdev", "median")
 IMPORT_MODES = (ElicitationRun.Mode.GREEDY, ElicitationRun.Mode.SAMPLED)
-SHAPES = ("long", "wide", "tang-rq2")
+BUILT_IN_SHAPES = ("long", "wide")  # the other shapes: the installed families' importers (config.registry)
 FORMATS = ("csv", "jsonl")
 SCALES = ("auto", "1", "100")
 WIDE_COLUMNS = ("auto", "samples", "position")
@@ -124,8 +125,8 @@ class ModelAnswerFile:
         out = []
         if not self.model.strip() or not endpoint_name(self.model):
             out.append("give the model's name (letters or digits)")
-        if self.shape not in SHAPES:
-            out.append(f"shape must be one of {', '.join(SHAPES)}, not {self.shape!r}")
+        if self.shape not in shapes():
+            out.append(f"shape must be one of {', '.join(shapes())}, not {self.shape!r}")
         if self.format and self.format not in FORMATS:
             out.append(f"format must be one of {', '.join(FORMATS)}, not {self.format!r}")
         if self.shape == "wide" and self.format == "jsonl":
@@ -595,12 +596,23 @@ def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _FileCe
     return _FileCells(cells, missing, errors, ignored_rows, layout.ignored_columns, "; ".join(sorted(mappings)))
 
 
-def _tang_rq2_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> tuple[list[_Cell], int, list[RowError], str]:
-    """The answers of an authors' RQ2 file (analysis/tang_rq2_import.py)."""
-    from analysis.tang_rq2_import import ANSWER_COLUMN, read_rq2_answers
+def shapes() -> tuple[str, ...]:
+    """The file shapes answers can be imported from: long, wide and each installed family's importer."""
+    return (*BUILT_IN_SHAPES, *registry.names("importers"))
 
+
+def importers() -> list[tuple[str, str]]:
+    """(shape, what it reads) of each installed family's importer."""
+    return [(name, getattr(registry.get("importers", name), "SUMMARY", "")) for name in registry.names("importers")]
+
+
+def _family_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> tuple[list[_Cell], int, list[RowError], str]:
+    """The answers of an authors' file read by a family's importer (config.registry, kind ``importers``: an
+    object with ``ANSWER_COLUMN`` and ``read_answers(study, data) -> ([(line, item, raw)], errors, note)``, e.g.
+    analysis/tang_rq2_import.py)."""
+    importer = registry.get("importers", settings.shape)
     try:
-        rows, errors, note = read_rq2_answers(study, data)
+        rows, errors, note = importer.read_answers(study, data)
     except ValueError as exc:
         raise ImportFailed([RowError(1, "-", str(exc))]) from None
     cells, missing = [], 0
@@ -608,7 +620,7 @@ def _tang_rq2_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> tup
         if is_missing(raw) and not settings.keep_missing:
             missing += 1
             continue
-        cells.append(_Cell(line, ANSWER_COLUMN, item, None, raw))
+        cells.append(_Cell(line, importer.ANSWER_COLUMN, item, None, raw))
     return cells, missing, errors, note
 
 
@@ -766,16 +778,16 @@ def _new_file(study: Study, source: Source) -> tuple[bytes, str, str]:
 
 
 def _answers_of(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> _FileCells:
-    """The file's answers in its shape (long, wide, Tang RQ2), each with its sample index; ImportFailed naming
+    """The file's answers in its shape (long, wide, a family's importer), each with its sample index; ImportFailed naming
     every bad cell, or when there is no answer at all."""
     try:
-        if settings.shape == "tang-rq2":
-            cells, missing, errors, mapping = _tang_rq2_cells(study, settings, data)
-            read = _FileCells(cells, missing, errors, mapping=mapping)
-        elif settings.shape == "wide":
+        if settings.shape == "wide":
             read = _wide_cells(study, settings, data)
-        else:
+        elif settings.shape == "long":
             read = _FileCells(*_long_cells(study, settings, data, fmt))
+        else:
+            cells, missing, errors, mapping = _family_cells(study, settings, data)
+            read = _FileCells(cells, missing, errors, mapping=mapping)
     except _CellError as exc:  # a fixed value naming nothing
         raise ImportFailed([RowError(1, exc.column, exc.message)]) from None
     errors = read.errors + _number_samples(read.cells)

@@ -28,6 +28,9 @@ from surveys.models import Item, Study
 
 KEYS = ("mean_std", "ci", "interval", "index", "answer")
 ANSWER_COLUMN = "answer"
+#: what ``import_model_answers --shape tang-rq2`` reads (the importer contract: analysis/model_answer_import.py)
+SUMMARY = ("Tang et al.'s rq2_result.txt / rq2_cot_result.txt as published (one Python dict per line), matched to "
+           "the study's tang-rq2 items")
 
 
 def index_meaning(index: int) -> tuple[str, int]:
@@ -104,3 +107,6 @@ def read_rq2_answers(study: Study, data: bytes) -> tuple[list[tuple[int, Item, s
         note = ("the study's NUMBERS sets are not the authors' (generate_items --numbers paper): the answers "
                 "were given to other samples")
     return rows, errors, note
+
+
+read_answers = read_rq2_answers  # the importer contract (analysis.model_answer_import._family_cells)

@@ -28,7 +28,7 @@ from config.permissions import allowed, can_see_raw_ids
 from . import flow
 from .api_definitions import DefinitionActions
 from .admin_views import protected_counts, refusal_message
-from .designs import DESIGNS, DesignError, generate_items
+from .designs import DesignError, designs, generate_items
 from .importers import ImportFailed, import_items
 from .instruments import instrument_choices
 from .models import Item, Participant, Response, Study
@@ -312,7 +312,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
     @extend_schema(
         summary="Generate the study's items from a design (what `manage.py generate_items` runs; all or nothing)",
         request=inline_serializer("GenerateItemsRequest", {
-            "design": serializers.ChoiceField(choices=sorted(DESIGNS), help_text="A design of surveys/designs/."),
+            "design": serializers.ChoiceField(choices=sorted(designs()), help_text="A design of surveys/designs/."),
             "options": serializers.DictField(required=False, help_text="The design's options, e.g. "
                                              '{"language": "en"}; unknown options are refused.')}),
         responses={201: inline_serializer("GenerateItemsResult", {"created": serializers.IntegerField(),
@@ -324,7 +324,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
         data = request.data if isinstance(request.data, dict) else {}
         design, options = data.get("design"), data.get("options") or {}
         if not isinstance(design, str) or not design:
-            raise serializers.ValidationError({"design": f"one of: {', '.join(sorted(DESIGNS))}."})
+            raise serializers.ValidationError({"design": f"one of: {', '.join(sorted(designs()))}."})
         if not isinstance(options, dict):
             raise serializers.ValidationError({"options": "an object of the design's options."})
         try:
@@ -426,7 +426,7 @@ class ResponseSerializer(serializers.ModelSerializer):
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
                   "value", "choice", "lower", "upper", "text", "option_order", "time_taken_ms", "client_time_ms",
-                  "created_at", "questionnaire"]
+                  "created_at", "questionnaire", "question"]
 
     def get_fields(self):
         fields = super().get_fields()

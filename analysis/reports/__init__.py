@@ -12,14 +12,15 @@ Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metric
 al.: overprecision), ``sileo`` (Sileo & Moens: verbalisation accuracy) and ``generic`` (any study: each agent's
 answer distribution beside the humans', per item group and questionnaire answer; built for every study).
 
-A study loaded from a definition file may list its sections (``[report] sections``); otherwise its kind's are
-used; ``generic`` is always added. The report reads answers of one definition version only (analysis/versions.py):
+The sections are contributed by the installed families (config.registry, kind ``sections``; the core's own are
+``generic`` and ``metrics``). A study loaded from a definition file may list its sections (``[report] sections``);
+otherwise its kind's are used; ``metrics`` is added when the file names metrics (``[report] metrics``) and
+``generic`` always. The report reads answers of one definition version only (analysis/versions.py):
 answers from several versions are refused unless ``pool_versions`` is asked for, and then the report says so.
 """
 from __future__ import annotations
 
 import base64
-import importlib
 import io
 import json
 import math
@@ -30,11 +31,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from analysis.figure_cache import rendered
-from analysis.report_sections import ReportError
-from surveys.definition.report_sections import SECTIONS
+from analysis.report_sections import ReportError, section_module
 
 #: built for every study, after its family's sections (analysis/reports/generic.py)
 ALWAYS = ("generic",)
+#: built when the study file names metrics (analysis/reports/metrics.py)
+METRICS = "metrics"
 
 
 AVAILABLE_TITLE = "What the study holds so far (the sections not built yet need more)"
@@ -237,10 +239,13 @@ def participation_by_study(study: Any) -> dict[str, dict[str, Any]]:
 
 def section_names(study: Any) -> list[str]:
     """The sections of ``study``'s report: its definition's ``[report] sections`` when it lists some, else its
-    kind's; then the sections every study gets (``generic``)."""
-    listed = [str(n) for n in ((getattr(study, "definition", None) or {}).get("report") or {}).get("sections") or []]
+    kind's; then ``metrics`` when it names metrics (``[report] metrics``); then the sections every study gets
+    (``generic``)."""
+    report = (getattr(study, "definition", None) or {}).get("report") or {}
+    listed = [str(n) for n in report.get("sections") or []]
     names = listed or list(study.kind.report_sections)
-    return list(dict.fromkeys([*names, *ALWAYS]))
+    metrics = [METRICS] if report.get("metrics") else []
+    return list(dict.fromkeys([*names, *metrics, *ALWAYS]))
 
 
 def build_report(study: Any, pool_versions: bool = False) -> Report:
@@ -263,11 +268,7 @@ def build_report(study: Any, pool_versions: bool = False) -> Report:
 
 def _build_sections(study: Any, sections: dict[str, Any], skipped: dict[str, str]) -> None:
     for name in section_names(study):
-        try:
-            module = importlib.import_module(SECTIONS[name])
-        except KeyError:
-            raise ReportError(f"study {study.slug!r} names an unknown report section {name!r} (known: "
-                              f"{', '.join(SECTIONS)})") from None
+        module = section_module(name, study.slug)
         try:
             sections[name] = module.build(study)
         except ReportError as exc:

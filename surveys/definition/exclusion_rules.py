@@ -1,5 +1,6 @@
-"""The registry of exclusion rules a study file may name in ``[[exclusions]]`` (no Django import: the
-definition schema validates against it; analysis/exclusions.py computes the rules).
+"""The exclusion rules a study file may name in ``[[exclusions]]`` (no Django import: the definition schema
+validates against them; analysis/exclusions.py computes them). The installed families contribute them
+(config.registry, kind ``exclusion_rules``); the core's own (generic) and Belem's are declared here.
 
 Each rule has a name, what it excludes (in words), its parameters (name → type, whether required, default,
 bounds) and the answer shapes it can be computed for. ``params_problems`` checks one declared rule's keys;
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from config import registry
 
 
 @dataclass(frozen=True)
@@ -32,41 +35,56 @@ class RuleSpec:
     needs_checks: bool = False
     needs_expressions: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    # "module:function" computing it: judge(study, params, done, result) -> {participant id: what it measured}
+    # for the participants it excludes (analysis/exclusions.py); done = [(id, _, started, completed)]
+    judge: str = ""
+    judges_nobody_done: bool = False  # called even without completed participants (it raises what it misses)
 
 
-RULES: dict[str, RuleSpec] = {r.name: r for r in (
-    RuleSpec("failed-checks", "failed at least `at_least` of the study's [[checks]]",
-             (Param("at_least", int, "failed checks that exclude a participant", default=1, low=1),),
-             needs_checks=True),
-    RuleSpec("too-fast", "answered faster than a floor: the whole study (first page to completion) in under "
-             "`total_seconds`, or a median time per item page under `median_item_seconds`",
-             (Param("total_seconds", float, "least time for the whole study, in seconds", low=0),
-              Param("median_item_seconds", float, "least median time per item page, in seconds", low=0)),
-             one_of=("total_seconds", "median_item_seconds")),
-    RuleSpec("straight-lining", "gave the same answer to at least `percent` % of their items",
-             (Param("percent", float, "share of items with the participant's most frequent answer", required=True,
-                    low=1, high=100),
-              Param("min_items", int, "only participants with at least this many answers are judged", default=3,
-                    low=2)),
-             shapes=("scale", "choice", "pick")),
-    RuleSpec("missing-answers", "left more than `percent` % of their items without an answer",
-             (Param("percent", float, "largest share of unanswered items kept", required=True, low=0, high=100),)),
-    RuleSpec("belem-ranking", "Belem et al.'s ranking rule: Spearman ρ between a participant's answers and the "
-             "labels' mean ranking at or below `threshold` (SPEC §6)",
-             (Param("threshold", float, "ρ must be above this to keep the participant", default=0.2, low=-1,
-                    high=1),),
-             shapes=("scale",), needs_expressions=True),
-)}
-RULE_NAMES = tuple(RULES)
-PARAM_NAMES = tuple(dict.fromkeys(p.name for r in RULES.values() for p in r.params))
+FAILED_CHECKS = RuleSpec(
+    "failed-checks", "failed at least `at_least` of the study's [[checks]]",
+    (Param("at_least", int, "failed checks that exclude a participant", default=1, low=1),),
+    needs_checks=True, judge="analysis.exclusions:failed_checks")
+TOO_FAST = RuleSpec(
+    "too-fast", "answered faster than a floor: the whole study (first page to completion) in under "
+    "`total_seconds`, or a median time per item page under `median_item_seconds`",
+    (Param("total_seconds", float, "least time for the whole study, in seconds", low=0),
+     Param("median_item_seconds", float, "least median time per item page, in seconds", low=0)),
+    one_of=("total_seconds", "median_item_seconds"), judge="analysis.exclusions:too_fast")
+STRAIGHT_LINING = RuleSpec(
+    "straight-lining", "gave the same answer to at least `percent` % of their items",
+    (Param("percent", float, "share of items with the participant's most frequent answer", required=True,
+           low=1, high=100),
+     Param("min_items", int, "only participants with at least this many answers are judged", default=3,
+           low=2)),
+    shapes=("scale", "choice", "pick"), judge="analysis.exclusions:straight_lining")
+MISSING_ANSWERS = RuleSpec(
+    "missing-answers", "left more than `percent` % of their items without an answer",
+    (Param("percent", float, "largest share of unanswered items kept", required=True, low=0, high=100),),
+    judge="analysis.exclusions:missing_answers")
+BELEM_RANKING = RuleSpec(
+    "belem-ranking", "Belem et al.'s ranking rule: Spearman ρ between a participant's answers and the "
+    "labels' mean ranking at or below `threshold` (SPEC §6)",
+    (Param("threshold", float, "ρ must be above this to keep the participant", default=0.2, low=-1, high=1),),
+    shapes=("scale",), needs_expressions=True, judge="analysis.exclusions:belem_ranking", judges_nobody_done=True)
+
+
+def rules() -> dict[str, RuleSpec]:
+    """Every installed family's exclusion rules by name (config.registry, kind ``exclusion_rules``)."""
+    return {name: registry.get("exclusion_rules", name) for name in registry.names("exclusion_rules")}
+
+
+def rule_names() -> tuple[str, ...]:
+    """The names of the installed exclusion rules."""
+    return tuple(registry.names("exclusion_rules"))
 
 
 def params_problems(rule: str, given: dict[str, Any]) -> list[tuple[str, str]]:
     """(key, message) for every parameter problem of one declared rule (unknown rule, a parameter it does not
     take, a missing or out-of-range one)."""
-    spec = RULES.get(rule)
+    spec = rules().get(rule)
     if spec is None:
-        return [("rule", f"unknown rule {rule!r}; known: {', '.join(RULE_NAMES)}")]
+        return [("rule", f"unknown rule {rule!r}; known: {', '.join(rule_names())}")]
     out = []
     taken = {p.name: p for p in spec.params}
     for key, value in given.items():
@@ -91,7 +109,7 @@ def params_problems(rule: str, given: dict[str, Any]) -> list[tuple[str, str]]:
 
 def resolved(rule: str, given: dict[str, Any]) -> dict[str, Any]:
     """The rule's parameters: those given, the others at their defaults (unset optional ones left out)."""
-    spec = RULES[rule]
+    spec = rules()[rule]
     out = {}
     for param in spec.params:
         value = given.get(param.name, param.default)
@@ -108,7 +126,7 @@ def describe(rule: str, params: dict[str, Any]) -> str:
 
 def shape_problem(rule: str, shape: str, has_checks: bool, has_expressions: bool) -> str | None:
     """Why ``rule`` cannot be computed for a study with answers of ``shape`` (and checks, expressions), or None."""
-    spec = RULES[rule]
+    spec = rules()[rule]
     if spec.shapes is not None and shape not in spec.shapes:
         return (f"rule {rule!r} cannot be computed for {shape!r} answers (it needs "
                 f"{' or '.join(spec.shapes)} answers)")

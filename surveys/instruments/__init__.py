@@ -1,48 +1,45 @@
-"""Registry of item kinds. Each kind lives in its own module and registers itself here.
+"""Item kinds (instruments): each kind lives in its own module; the installed families contribute them.
 
-Adding a kind: write a module with an ``Instrument`` subclass and add it to ``_KINDS``.
+A family names its kinds in its declaration (config.registry, kind ``instruments``: an ``Instrument`` subclass or
+instance, by reference); :func:`get_instrument` and :func:`instrument_choices` look them up there. Adding a kind:
+write a module with an ``Instrument`` subclass and name it in a family's ``instruments``.
 """
 from __future__ import annotations
 
+from config import registry
+
 from .base import ImportRowError, Instrument, Prompt
 from .shapes import Answer, AnswerError, AnswerShape, Option, ParsedAnswer
-from .generic import GenericInstrument
-from .interval_confidence import IntervalConfidence
-from .speaker_belief import SpeakerBelief
-from .verbalisation_choice import VerbalisationChoice
-from .wep_choice import WepChoice
-from .wep_probability import WepProbability
-
-_KINDS: dict[str, Instrument] = {}
 
 
-def register(instrument: Instrument) -> Instrument:
-    """Add an instrument instance to the registry under its ``name``."""
-    if instrument.name in _KINDS:
-        raise ValueError(f"instrument {instrument.name!r} is already registered")
-    _KINDS[instrument.name] = instrument
-    return instrument
+def _instance(name: str):
+    def prepare(obj: object) -> Instrument:
+        instrument = obj() if isinstance(obj, type) else obj
+        if not isinstance(instrument, Instrument) or instrument.name != name:
+            family = registry.registry().family_of("instruments", name)
+            raise registry.FamilyError(f"instrument {name!r} of family {family!r} is not an Instrument named {name!r}")
+        return instrument
+    return prepare
 
 
 def get_instrument(name: str) -> Instrument:
-    """The registered instrument called ``name``; KeyError names the known ones."""
+    """The installed instrument called ``name``; KeyError names the known ones."""
     try:
-        return _KINDS[name]
-    except KeyError:
-        raise KeyError(f"unknown instrument {name!r}; known: {', '.join(sorted(_KINDS))}") from None
+        return registry.get("instruments", name, _instance(name))
+    except registry.UnknownName:
+        raise KeyError(f"unknown instrument {name!r}; known: {', '.join(sorted(registry.names('instruments')))}"
+                       ) from None
+
+
+def instruments() -> list[Instrument]:
+    """Every installed instrument, in the families' order."""
+    return [get_instrument(name) for name in registry.names("instruments")]
 
 
 def instrument_choices() -> list[tuple[str, str]]:
     """(name, label) pairs for model field choices."""
-    return [(k.name, k.label) for k in _KINDS.values()]
+    return [(k.name, k.label) for k in instruments()]
 
-
-register(SpeakerBelief())
-register(WepProbability())
-register(WepChoice())
-register(IntervalConfidence())
-register(VerbalisationChoice())
-register(GenericInstrument())
 
 __all__ = ["Answer", "AnswerError", "AnswerShape", "ImportRowError", "Instrument", "Option", "ParsedAnswer", "Prompt",
-           "get_instrument", "instrument_choices", "register"]
+           "get_instrument", "instrument_choices", "instruments"]

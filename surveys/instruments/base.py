@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 
+from config import registry
 from surveys.definition import wording as definition_wording
 from surveys.condition_context import condition_values
 from surveys.definition.files import shipped_definition
@@ -64,9 +65,10 @@ class Instrument:
 
     Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
     shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
-    ``ElicitationRun.prompt_style``), ``report_sections`` (modules under analysis/reports/ that score it) and
-    ``attention_filter_default`` (whether a new study of this kind applies Belem's attention filter),
-    ``report_options`` (named choices its report sections take, surveys/report_options.py) and
+    ``ElicitationRun.prompt_style``), ``report_sections`` (the names of the report sections that score it, looked
+    up in config.registry) and ``attention_filter_default`` (whether a new study of this kind applies Belem's
+    attention filter), ``report_options`` (named choices its report sections take, surveys/report_options.py:
+    its family declares them as readings ``<kind>.<option>``) and
     ``demonstrations`` (its worked examples' fields and how many it needs; None: the kind shows none).
     """
 
@@ -77,7 +79,6 @@ class Instrument:
     prompt_styles: ClassVar[tuple[str, ...]] = ("standard",)
     report_sections: ClassVar[tuple[str, ...]] = ("belem",)
     attention_filter_default: ClassVar[bool] = True
-    report_options: ClassVar[dict[str, ReportOption]] = {}
     demonstrations: ClassVar[Demonstrations | None] = None
     # A new run's prompt version is "<prefix>-<n>shot-v1" or "<prefix>-zero-shot-v1" (elicitation.prompts)
     prompt_version_prefix: ClassVar[str] = ""
@@ -105,6 +106,14 @@ class Instrument:
     # file of its own (``Study.definition`` empty), or where its own leaves something unworded, e.g.
     # "belem/study.toml".
     default_definition: ClassVar[str] = ""
+
+    @property
+    def report_options(self) -> dict[str, ReportOption]:
+        """The named readings its report sections take: the installed families' readings (config.registry, kind
+        ``readings``) named ``<kind>.<option>``, in the order the families declare them."""
+        prefix = f"{self.name}."
+        return {name[len(prefix):]: registry.get("readings", name) for name in registry.names("readings")
+                if name.startswith(prefix)}
 
     # --- wording -----------------------------------------------------------------
     def for_study(self, study: Any) -> "Instrument":

@@ -42,7 +42,6 @@ from surveys.definition import wording as definition_wording
 from surveys.definition.files import shipped_definition
 from surveys.families import bahaj
 
-from .bahaj_options import REPORT_OPTIONS
 from .base import ImportRowError, Instrument, Prompt, Speaker
 from .interval_text import plain, read_interval, to_number
 from .shapes import IntervalShape, ParsedAnswer, Answer
@@ -98,7 +97,6 @@ class IntervalConfidence(Instrument):
     shape = IntervalShape()
     prompt_styles = STYLES
     report_sections = ("bahaj",)
-    report_options = REPORT_OPTIONS  # reading, mixed_intervals (bahaj_options.py)
     prompt_version_prefix = "bahaj"
     attention_filter_default = False
     import_columns = ("question", "answer")

@@ -43,7 +43,6 @@ class WepChoice(Instrument):
     shape = ChoiceShape()
     prompt_styles = ("standard", "cot")
     report_sections = ("tang_rq2",)
-    report_options = {"reading": READING}
     prompt_version_prefix = "tang-rq2"
     attention_filter_default = False
     final_choice_marker = FINAL_MARKER

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 from surveys.definition.files import shipped_definition
 
 from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
-from .wep_orientation import ORIENTATION
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -119,7 +118,6 @@ class WepProbability(Instrument):
     # default (a study can still turn it on).
     attention_filter_default = False
     report_sections = ("belem", "tang_rq1")
-    report_options = {"orientation": ORIENTATION}  # which sample is X in a comparison (wep_orientation.py)
     prompt_version_prefix = "wep"
     # Kent's anchors are added to an imported study; a generated Tang RQ1 study is asked without examples
     demonstrations = Demonstrations(fields=("demo_order", "expression", "statement", "language", "demo_answer"))

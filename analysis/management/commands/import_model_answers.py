@@ -4,7 +4,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
-from analysis.model_answer_import import MATCH_FIELDS, ModelAnswerFile, import_model_answers, parse_assignments
+from analysis.model_answer_import import (MATCH_FIELDS, ModelAnswerFile, import_model_answers, importers,
+                                          parse_assignments, shapes)
 from surveys.cli import get_study
 from surveys.importers import ImportFailed
 
@@ -32,10 +33,9 @@ class Command(BaseCommand):
         parser.add_argument("--zero-shot", action="store_true", help="the answers were given without demonstrations")
         parser.add_argument("--prompt-version", default="", help="the prompt version to record (default: the platform's)")
         parser.add_argument("--name", default="", help="the run's name (default: model and file name)")
-        parser.add_argument("--shape", choices=["long", "wide", "tang-rq2"], default="long",
+        parser.add_argument("--shape", choices=shapes(), default="long",
                             help="long: one row per answer (default); wide: one row per WEP, one column per context "
-                                 "or sample; tang-rq2: Tang et al.'s rq2_result.txt / rq2_cot_result.txt as published "
-                                 "(one Python dict per line), matched to the study's tang-rq2 items")
+                                 "or sample" + "".join(f"; {name}: {summary}" for name, summary in importers()))
         parser.add_argument("--format", choices=["csv", "jsonl"], default="",
                             help="default: jsonl for .jsonl/.ndjson files, csv otherwise")
         parser.add_argument("--answer-column", default="answer", metavar="COL",

@@ -3,20 +3,23 @@ from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
-from surveys.designs import DESIGNS, DesignError, generate_items
+from surveys.designs import DesignError, designs, generate_items
 from surveys.designs.tang_rq2 import PAPER, read_numbers
 
-DESIGN_HELP = "; ".join(f"{d.name}: {d.summary}" for d in DESIGNS.values())
+
+def design_help() -> str:
+    """Each installed design and what it makes (the command's help)."""
+    return "; ".join(f"{d.name}: {d.summary}" for d in designs().values())
 
 
 class Command(BaseCommand):
-    help = ("Generate a study's items from a published design, all or nothing. Designs — " + DESIGN_HELP +
+    help = ("Generate a study's items from a published design, all or nothing. Designs — " + design_help() +
             ". Each design takes only its own options (an option it does not take is refused).")
 
     def add_arguments(self, parser):
         add_as_argument(parser)
         parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
-        parser.add_argument("--design", required=True, choices=sorted(DESIGNS))
+        parser.add_argument("--design", required=True, choices=sorted(designs()))
         parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
         parser.add_argument("--numbers", help="tang-rq2: 'paper' for the authors' two NUMBERS sets (the narrow set "
                                               "of the Methods and the wide set they used), or a file with the two "
@@ -53,5 +56,5 @@ class Command(BaseCommand):
         except DesignError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(self.style.SUCCESS(f"generated {len(items)} {options['design']} items in {study.slug}"))
-        for note in DESIGNS[options["design"]].notes(items):
+        for note in designs()[options["design"]].notes(items):
             self.stdout.write(f"  note: {note}")

@@ -1,0 +1,31 @@
+"""What ``manage.py families`` shows: each installed family, where it came from and what it contributes."""
+from __future__ import annotations
+
+from typing import Any
+
+from config.registry import KINDS, Registry
+
+
+def families_data(reg: Registry) -> list[dict[str, Any]]:
+    """One dict per installed family: name, summary, origin (entry point, distribution, version, module) and its
+    contributions by kind (name → reference)."""
+    out = []
+    for family, origin in reg.families.values():
+        out.append({"name": family.name, "summary": family.summary, "distribution": origin.distribution,
+                    "version": origin.version, "module": origin.module, "entry_point": origin.entry_point,
+                    "contributes": {kind: {name: c.describe() for name, c in reg.entries(kind).items()
+                                           if c.family == family.name} for kind in KINDS}})
+    return out
+
+
+def families_text(reg: Registry) -> str:
+    """The families as the command prints them: a heading per family, then one line per kind it contributes."""
+    lines = []
+    for data in families_data(reg):
+        lines.append(f"{data['name']}: {data['summary']}" if data["summary"] else data["name"])
+        lines.append(f"  from: {data['distribution']} {data['version']}, module {data['module']} "
+                     f"(entry point {data['entry_point']})")
+        for kind, names in data["contributes"].items():
+            if names:
+                lines.append(f"  {kind.replace('_', ' ')}: {', '.join(names)}")
+    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""A named design: the module whose ``generate(study, **options)`` makes a study's items (no Django import, so
+that a family's declaration can hold its designs)."""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    module: str
+    instrument: str
+    summary: str
+
+    def function(self) -> Callable[..., list[dict[str, Any]]]:
+        return importlib.import_module(self.module).generate
+
+    def report_defaults(self, options: dict[str, Any]) -> dict[str, str]:
+        """Report options a study generated with ``options`` takes unless it sets them itself (a module's
+        optional ``report_defaults(**options)``; e.g. the paper's numbers → the authors' reading)."""
+        hook = getattr(importlib.import_module(self.module), "report_defaults", None)
+        return hook(**options) if hook else {}
+
+    def notes(self, items: list) -> list[str]:
+        """What the researcher should know about the generated ``items`` (the module's ``notes(items)``, if
+        it has one), e.g. numbers changed to fit a quantity; empty by default."""
+        notes = getattr(importlib.import_module(self.module), "notes", None)
+        return notes(items) if notes else []
+
+    def options(self) -> list[str]:
+        """The keyword options ``generate`` takes (besides the study)."""
+        params = list(inspect.signature(self.function()).parameters.values())[1:]
+        return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]

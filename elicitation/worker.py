@@ -42,8 +42,9 @@ from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
-from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
-                    request_params, top_logprobs_outcome)
+from .modes import (Mode, Outcome, answered, call_full_distribution, complete, full_distribution_outcome,
+                    parse_text, request_params, top_logprobs_outcome)
+from .question_prompts import asks_together, parse_together, question_keys, question_kind
 from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
                       store_prompt, stored_or_new)
 from .sqlite_writes import Statement
@@ -136,11 +137,15 @@ class RunContext:
             w.done(result)
         return [count for count, _ in results[len(waiting):]]
 
+    def kind_of(self, row: ModelResponse) -> Instrument:
+        """The kind that parses ``row``'s answer: the study's, or its question's (``[[questions]]``)."""
+        return question_kind(self.run.study, row.question) if row.question else self.kind
+
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
         if self.run.mode == Mode.LIKELIHOOD:
             return likelihood.scored_text(self.kind, item)
-        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations)
+        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations, row.question)
         if prompt.record:
             self.records[row.pk] = prompt.record
         return prompt_content(prompt, self.endpoint.api_style)
@@ -242,19 +247,58 @@ def give_back(owner: str) -> None:
         pass
 
 
-def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
-    mode = ctx.run.mode
+def interpret(ctx: RunContext, value: Any, item: Item | None = None, kind: Instrument | None = None) -> Outcome:
+    mode, kind = ctx.run.mode, kind or ctx.kind
     if ctx.run.refines_id is not None:  # self-refinement: chosen and proposed intervals (elicitation/refinement.py)
         from .refinement import refinement_outcome
 
-        return refinement_outcome(ctx.kind, value)
+        return refinement_outcome(kind, value)
     if mode == Mode.FULL_DISTRIBUTION:
-        return full_distribution_outcome(ctx.kind, value)
+        return full_distribution_outcome(kind, value)
     if mode == Mode.TOP_LOGPROBS:
-        return top_logprobs_outcome(ctx.kind, value, ctx.run.top_logprobs)
+        return top_logprobs_outcome(kind, value, ctx.run.top_logprobs)
     if mode == Mode.LIKELIHOOD:
         return likelihood.outcome(value)
-    return parse_text(ctx.kind, value, item)
+    return parse_text(kind, value, item)
+
+
+def together_outcomes(ctx: RunContext, completion: Any, item: Item,
+                      rows: Sequence[ModelResponse]) -> list[Outcome]:
+    """The outcome of each of ``rows`` (one item's questions asked in one prompt, ``[prompt] questions =
+    "together"``): the reply's JSON value under the row's question, parsed by that question's kind; the same raw
+    output on every row, each with its own parse error. The usage is the first row's (the request is counted once)."""
+    kinds = [ctx.kind_of(row) for row in rows]
+    parts = parse_together(kinds, completion.text, item)
+    outcomes = []
+    for n, (kind, part) in enumerate(zip(kinds, parts)):
+        base = dict(raw_output=completion.text, system_fingerprint=completion.system_fingerprint,
+                    detail={"finish_reason": completion.finish_reason},
+                    prompt_tokens=completion.prompt_tokens if n == 0 else 0,
+                    completion_tokens=completion.completion_tokens if n == 0 else 0)
+        if part.parsed.ok:
+            outcomes.append(answered(kind, part.parsed.answer, ModelResponse.Status.OK, **base))
+        else:
+            outcomes.append(Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error=part.parsed.error[:300],
+                                    **base))
+    return outcomes
+
+
+def write_siblings(ctx: RunContext, lead: ModelResponse, siblings: Sequence[ModelResponse],
+                   fields: Sequence[dict[str, Any]], provenance: dict[str, Any] | None = None) -> None:
+    """Write the answers of ``siblings`` (asked in ``lead``'s prompt, ``[prompt] questions = "together"``) with the
+    task's next write: ``fields`` each, plus ``detail.asked_with`` naming the lead's question; no request or token is
+    counted on them (the lead's row holds the request)."""
+    extra = dict(provenance or {})
+    stored = extra.pop("prompt", None)
+    if stored is not None:
+        if stored.pk is None:  # stored by another worker first: named by its hash
+            stored = row_sql.stored_prompts([stored.sha256]).get(stored.sha256, stored)
+        if stored.pk is not None:
+            extra["prompt"] = stored
+    for sibling, values in zip(siblings, fields):
+        values = dict(values)
+        values["detail"] = {**(values.get("detail") or {}), "asked_with": lead.question}
+        ctx.defer(sibling, {**written_fields(values), **extra})
 
 
 def written_fields(fields: dict[str, Any]) -> dict[str, Any]:
@@ -271,10 +315,13 @@ def prompt_detail(run: ElicitationRun, params: dict[str, Any], record: dict[str,
     return detail
 
 
-def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
-    """Ask for one (item, sample). Returns seconds until another worker's lease on the row runs out
+def answer_row(ctx: RunContext, row: ModelResponse, item: Item,
+               siblings: Sequence[ModelResponse] = ()) -> float | None:
+    """Ask for one (item, sample, question). Returns seconds until another worker's lease on the row runs out
     (the row is busy), else None. Raises Stopped when the run is no longer running. The answer is written with
-    the task's next write (``RunContext.commit``)."""
+    the task's next write (``RunContext.commit``). ``siblings``: the pending rows of the item's other questions,
+    asked in the same prompt (``[prompt] questions = "together"``) and written with it, the request counted on
+    ``row`` alone."""
     run, endpoint = ctx.run, ctx.endpoint
     lease = lease_seconds(endpoint)
     try:
@@ -283,8 +330,9 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
         log.exception("run %s item %s: cannot build the prompt", run.pk, item.pk)
         if ctx.commit(row_sql.claim_statement(row, ctx.owner, lease))[0]:
-            ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
-                                           "error": f"cannot build the prompt: {exc!r}"[:2000]}))
+            failed = {"status": ModelResponse.Status.FAILED, "error": f"cannot build the prompt: {exc!r}"[:2000]}
+            ctx.defer(row, written_fields(failed))
+            write_siblings(ctx, row, siblings, [failed] * len(siblings))
         return None
     provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
                       model_id=endpoint.model)
@@ -367,7 +415,8 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
                                  cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
                                  before_attempt=before_attempt, sleep=lambda t: ctx.pause(t, keep_lease),
                                  history=history)
-        outcome = interpret(ctx, done.value, item)
+        together = together_outcomes(ctx, done.value, item, [row, *siblings]) if siblings else []
+        outcome = together[0] if together else interpret(ctx, done.value, item, ctx.kind_of(row))
         # tokens the endpoint did not report are estimated (characters / 4; max_tokens), and flagged
         prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests
         completion_tokens = (outcome.completion_tokens if outcome.completion_tokens is not None
@@ -386,11 +435,16 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
             "error": outcome.error, "detail": detail or None, "latency_ms": done.latency_ms,
             "system_fingerprint": outcome.system_fingerprint[:200],
         }), settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
+        write_siblings(ctx, row, siblings, [{
+            "status": other.status, "raw_output": other.raw_output, **other.answer_columns(),
+            "parse_error": other.parse_error, "error": other.error, "detail": {**drawn, **(other.detail or {})},
+            "latency_ms": done.latency_ms, "system_fingerprint": other.system_fingerprint[:200],
+        } for other in together[1:]], provenance)
     except RequestFailed as failed:
-        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
-                                       "raw_output": failed.failure.raw,
-                                       "detail": {**drawn, "attempt_errors": failed.history}}),
-                  settlement(attempts=failed.attempts))
+        lost = {"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
+                "raw_output": failed.failure.raw, "detail": {**drawn, "attempt_errors": failed.history}}
+        ctx.defer(row, written_fields(lost), settlement(attempts=failed.attempts))
+        write_siblings(ctx, row, siblings, [lost] * len(siblings), provenance)
     except Stopped:
         release(ctx, row, settlement(attempts=made["attempts"]), history)
         raise
@@ -398,10 +452,10 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
         raise
     except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
         log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)
-        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
-                                       "error": f"internal error: {exc!r}"[:2000],
-                                       "detail": {"attempt_errors": history} if history else None}),
-                  settlement(attempts=made["attempts"]))
+        broken = {"status": ModelResponse.Status.FAILED, "error": f"internal error: {exc!r}"[:2000],
+                  "detail": {"attempt_errors": history} if history else None}
+        ctx.defer(row, written_fields(broken), settlement(attempts=made["attempts"]))
+        write_siblings(ctx, row, siblings, [broken] * len(siblings), provenance)
     return None
 
 
@@ -436,11 +490,12 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
                      demonstrations=row_sql.demonstrations(run.study) if run.few_shot else [],
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
-    ctx.prepare(rows)
+    asked = asked_rows(run, rows)
+    ctx.prepare([row for row, _ in asked])
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
-        for row in rows:
-            busy = answer_row(ctx, row, row.item)
+        for row, siblings in asked:
+            busy = answer_row(ctx, row, row.item, siblings)
             if busy is not None:
                 retry_in = busy if retry_in is None else min(retry_in, busy)
     except Stopped:
@@ -450,6 +505,24 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
         ctx.commit()  # the task's last answer (or release)
     finish_if_done(run.pk)
     return retry_in
+
+
+def asked_rows(run: ElicitationRun, rows: Sequence[ModelResponse]) -> list[tuple[ModelResponse,
+                                                                                 list[ModelResponse]]]:
+    """The prompts a task sends for ``rows``: each row alone, or, when the study asks an item's questions
+    together, one per (item, sample) on the row of its first pending question, with the rows of its other pending
+    questions (written with it)."""
+    if run.refines_id is not None or not asks_together(run.study):
+        return [(row, []) for row in rows]
+    order = {key: n for n, key in enumerate(question_keys(run.study))}
+    groups: dict[tuple[int, int], list[ModelResponse]] = {}
+    for row in rows:
+        groups.setdefault((row.item_id, row.sample_index), []).append(row)
+    out = []
+    for group in groups.values():
+        group.sort(key=lambda r: order.get(r.question, len(order)))
+        out.append((group[0], group[1:]))
+    return out
 
 
 def finish_if_done(run_id: int) -> bool:

@@ -1,0 +1,210 @@
+"""Asking a model each question of an item (``[[questions]]``, issue 31 point 5).
+
+A study without ``[[questions]]`` asks one question (key ""): its kind (``Study.kind``) builds the prompt and
+parses the answer, exactly as before. With ``[[questions]]`` every question is a row of its own
+(``ModelResponse.question``), and ``[prompt] questions`` says how a model is asked them:
+
+- ``"separate"`` (default): one prompt per question, built by :func:`question_kind` — the study's generic kind
+  whose ``[answer]`` is the question's, whose page question is the question's text (``question`` in the
+  templates, as on the page) and whose ``[prompt]`` templates are the question's ``[questions.prompt]`` ones over
+  the study's; its answer is parsed by that question's shape;
+- ``"together"``: one prompt asking every question (:func:`together_kind`: the templates see ``questions``, each
+  with its ``key``, ``question`` and ``instruction``), answered by a JSON object keyed by question key; each
+  value is parsed by its question's shape (:func:`parse_together`), one row per question with the same raw
+  output and its own parse error. The request is made and counted once, on the row of the item's first
+  question still pending (the others carry ``detail.asked_with``; elicitation/worker.py).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from surveys.definition.templates import render
+from surveys.instruments import Instrument, ParsedAnswer, Prompt
+from surveys.instruments.generic import GenericInstrument
+from surveys.instruments.shapes import Answer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from surveys.models import Item, Study
+
+SEPARATE, TOGETHER = "separate", "together"
+
+#: The together prompt's question when ``[prompt] block`` is not set: the page's sentence and hints, each
+#: question with its key and answer instruction, then what the JSON object holds.
+TOGETHER_BLOCK = (
+    "{% if sentence %}{{ sentence }}\n{% endif %}{% for hint in hints %}{{ hint }}\n{% endfor %}"
+    "{% for q in questions %}\n{{ q.key }}: {{ q.question }}\n{{ q.instruction }}\n{% endfor %}\n"
+    "Answer with a JSON object with the keys {{ questions | map(attribute='key') | join(', ') }}, each holding "
+    "the answer to that question.\nAnswer:{% if with_answer %} {{ answer }}{% endif %}")
+
+
+def declared(study: "Study") -> list[dict[str, Any]]:
+    """The study's ``[[questions]]`` as stored in its definition (dumped tables, in the file's order)."""
+    return [dict(q) for q in (study.definition or {}).get("questions") or []]
+
+
+def question_keys(study: "Study") -> list[str]:
+    """The keys of the questions a model is asked of every item: [""] for a study's one question."""
+    return [q["key"] for q in declared(study)] or [""]
+
+
+def how_asked(study: "Study") -> str:
+    """``[prompt] questions``: ``separate`` (one prompt per question) or ``together`` (one prompt for all)."""
+    return ((study.definition or {}).get("prompt") or {}).get("questions") or SEPARATE
+
+
+def asks_together(study: "Study") -> bool:
+    """Whether a model is asked all of an item's questions in one prompt (a study with ``[[questions]]``)."""
+    return bool(declared(study)) and how_asked(study) == TOGETHER
+
+
+def _cache(study: "Study") -> dict[str, Instrument]:
+    key = id(study.definition)
+    cached = study.__dict__.get("_question_kinds")
+    if cached is None or cached[0] != key:
+        cached = (key, {})
+        study.__dict__["_question_kinds"] = cached
+    return cached[1]
+
+
+def _question_definition(study: "Study", question: Mapping[str, Any]) -> dict[str, Any]:
+    definition = dict(study.definition or {})
+    prompt = dict(definition.get("prompt") or {})
+    for name, template in (question.get("prompt") or {}).items():
+        if template is not None:
+            prompt[name] = template
+    page = dict(definition.get("page") or {})
+    page["question"] = question.get("question") or ""
+    return {**definition, "answer": dict(question["answer"]), "page": page, "prompt": prompt}
+
+
+def question_kind(study: "Study", key: str) -> Instrument:
+    """The kind that asks and parses question ``key`` of ``study`` (the study's own kind for key "")."""
+    if not key:
+        return study.kind
+    cache = _cache(study)
+    if key not in cache:
+        found = {q["key"]: q for q in declared(study)}
+        if key not in found:
+            raise KeyError(f"study {study.slug} has no question {key!r} (questions: {', '.join(found) or 'none'})")
+        cache[key] = QuestionInstrument(_question_definition(study, found[key]), study.slug, key)
+    return cache[key]
+
+
+def together_kind(study: "Study") -> "TogetherInstrument":
+    """The kind whose prompt asks every question of an item at once."""
+    cache = _cache(study)
+    if TOGETHER not in cache:
+        kinds = [question_kind(study, key) for key in question_keys(study)]
+        definition = dict(study.definition or {})
+        page = {**(definition.get("page") or {}), "question": ""}
+        cache[TOGETHER] = TogetherInstrument({**definition, "page": page}, study.slug, kinds)
+    return cache[TOGETHER]  # type: ignore[return-value]
+
+
+def demo_answer(item: "Item", key: str) -> Any:
+    """A demonstration's answer to question ``key``: its field ``answer_<key>``, else its ``answer``."""
+    extra = item.extra or {}
+    if f"answer_{key}" in extra:
+        return extra[f"answer_{key}"]
+    return extra.get("answer", extra.get("demo_choice", "" if item.demo_answer is None else f"{item.demo_answer:g}"))
+
+
+class QuestionInstrument(GenericInstrument):
+    """One question of a study with ``[[questions]]``: its shape, its page text, its prompt templates."""
+
+    def __init__(self, definition: Mapping[str, Any], slug: str, key: str):
+        super().__init__(definition, slug)
+        self.question_key = key
+
+    def _demo_context(self, item: "Item") -> dict[str, Any]:
+        context = self.template_context(item)
+        context["answer"] = demo_answer(item, self.question_key)
+        return context
+
+
+class TogetherInstrument(GenericInstrument):
+    """Every question of an item in one prompt (``[prompt] questions = "together"``); the answer is a JSON
+    object keyed by question key, each value parsed by its question's kind (:func:`parse_together`)."""
+
+    def __init__(self, definition: Mapping[str, Any], slug: str, kinds: list[QuestionInstrument]):
+        super().__init__({**definition, "answer": kinds[0].answer}, slug)
+        self.kinds = kinds
+
+    def template_context(self, item: "Item", speaker: Any = None) -> dict[str, Any]:
+        """:meth:`GenericInstrument.template_context`, plus ``questions``: each question's ``key``, its text as
+        its page shows it (``question``) and its answer instruction (``instruction``)."""
+        context = super().template_context(item, speaker)
+        context["questions"] = [{"key": k.question_key, "question": k.template_context(item, speaker)["question"],
+                                 "instruction": k.answer_instruction(item)} for k in self.kinds]
+        return context
+
+    def prompt_wording(self) -> dict[str, Any]:
+        wording = super().prompt_wording()
+        if not (self.definition.get("prompt") or {}).get("block"):
+            wording["prompt"]["block"] = TOGETHER_BLOCK
+        return wording
+
+    def _demo_context(self, item: "Item") -> dict[str, Any]:
+        context = self.template_context(item)
+        context["answer"] = json.dumps({k.question_key: demo_answer(item, k.question_key) for k in self.kinds},
+                                       ensure_ascii=False)
+        return context
+
+    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
+                     style: str = "standard") -> Prompt:
+        return super().build_prompt(item, demonstrations, few_shot, style)
+
+
+@dataclass(frozen=True)
+class QuestionAnswer:
+    """One question's share of a together answer: its parsed answer, or why it could not be read."""
+
+    key: str
+    parsed: ParsedAnswer
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (a fenced code block or prose around it ignored), or None."""
+    start = text.find("{")
+    decoder = json.JSONDecoder()
+    while start != -1:
+        try:
+            found, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(found, dict):
+            return found
+        start = text.find("{", start + 1)
+    return None
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_as_text(v) for v in value) + "]"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:g}"
+    return str(value)
+
+
+def parse_together(kinds: list[Instrument], text: str, item: "Item | None" = None) -> list[QuestionAnswer]:
+    """Each question's answer read from a together reply: the JSON object's value under the question's key,
+    parsed by the question's kind (an error names what is missing)."""
+    found = _json_object(text)
+    out = []
+    for kind in kinds:
+        key = getattr(kind, "question_key", "")
+        if found is None:
+            out.append(QuestionAnswer(key, ParsedAnswer(raw=text, error="the reply holds no JSON object")))
+        elif key not in found or found[key] is None:
+            out.append(QuestionAnswer(key, ParsedAnswer(raw=text, error=f"the JSON object has no {key!r}")))
+        else:
+            parsed = kind.parse_model_answer(_as_text(found[key]), item)
+            out.append(QuestionAnswer(key, parsed))
+    return out
+
+
+__all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "asks_together", "declared", "how_asked",
+           "parse_together", "question_keys", "question_kind", "together_kind"]

@@ -224,6 +224,11 @@ def _template_paths(dump: Mapping[str, Any]) -> list[tuple[str, str]]:
         for key, template in templates.items():
             if template:
                 out.append((f"prompt.styles.{style}.{key}", template))
+    for number, question in enumerate(dump.get("questions") or []):
+        out.append((f"questions[{number}].question", question["question"]))
+        for key, template in (question.get("prompt") or {}).items():
+            if template:
+                out.append((f"questions[{number}].prompt.{key}", template))
     return out
 
 

@@ -8,7 +8,8 @@ Format 1 tables: ``[study]``, ``[answer]``, ``[texts]``, ``[wording]``, ``[page]
 ``[[demonstrations]]``, ``[design]``, ``[participants]``, ``[[questionnaire]]``, ``[prolific]``, ``[report]``,
 ``[[agents]]`` (with ``[agents.persona]``), ``[[checks]]`` and ``[check_failures]`` (surveys/checks.py),
 ``[[exclusions]]`` (analysis/exclusion_rules.py); the experimental design: ``[[factors]]``, ``[conditions]``,
-``[blocks]`` (surveys/definition/design_schema.py).
+``[blocks]`` (surveys/definition/design_schema.py); several questions per item: ``[[questions]]``
+(surveys/questions.py).
 """
 from __future__ import annotations
 
@@ -157,6 +158,32 @@ class PromptTable(PromptTemplates):
 
     styles: dict[str, PromptTemplates] = Field(default_factory=dict)
     version: str = Field("", description="Prompt version label runs get by default (empty: the kind's).")
+    questions: Literal["separate", "together"] = Field(
+        "separate", description="With [[questions]]: separate: one prompt per question; together: one prompt "
+        "asking every question, answered as a JSON object keyed by the questions' keys.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """``questions`` is left out at its default (a study stored before it existed dumps and hashes the same)."""
+        dump = handler(self)
+        if dump.get("questions") == "separate":
+            dump.pop("questions")
+        return dump
+
+
+class QuestionTable(Table):
+    """``[[questions]]``: one of several questions asked about every item (generic studies), each its own
+    variable: stored, exported and reported under its ``key``. Replaces ``[answer]`` and ``[page] question``
+    (``[page] sentence`` and ``hints`` are shown once, above the questions)."""
+
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40, description="The question's name in the data, "
+                     "the export and the report (lower case, digits, _), unique in the file.")
+    question: str = Field(min_length=1, description="The question (a Jinja2 template over the item's fields, as "
+                          "[page] question).")
+    required: bool = Field(True, description="A participant must answer it to go on.")
+    answer: AnswerTable = Field(description="Its answer shape (any shape), as an [answer] table.")
+    prompt: PromptTemplates | None = Field(None, description="This question's prompt templates for models "
+                                           "(unset ones: the [prompt] ones).")
 
 
 class DesignTable(Table):
@@ -447,15 +474,19 @@ class Definition(Table):
                                                "(with [[factors]]; unset: every crossing, balanced).")
     blocks: BlocksTable | None = Field(None, description="Items in blocks by an item field, the blocks' order "
                                        "counterbalanced across participants.")
+    questions: list[QuestionTable] = Field(default_factory=list, description="Several questions per item "
+                                           "(generic studies), each with its own key, answer shape and required "
+                                           "flag; replaces [answer] and [page] question.")
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        return _without_empty(handler(self), DESIGN_TABLES)
+        return _without_empty(handler(self), DESIGN_TABLES + ("questions",))
 
     @model_validator(mode="after")
     def _coherent(self) -> "Definition":
-        if self.study.kind == "generic" and self.answer is None:
-            raise ValueError("a generic study needs an [answer] table")
+        _check_questions(self)
+        if self.study.kind == "generic" and self.answer is None and not self.questions:
+            raise ValueError("a generic study needs an [answer] table (or [[questions]])")
         if duplicates := repeated(f.name for f in self.questionnaire):
             raise ValueError(f"questionnaire field names repeat: {', '.join(duplicates)}")
         if duplicates := repeated(c.key for c in self.checks):
@@ -473,6 +504,30 @@ class Definition(Table):
             if unknown := [c for c in agent.cells if c not in every]:
                 raise ValueError(f"agents[{number}].cells: no cell {', '.join(map(repr, unknown))}")
         return self
+
+
+def _check_questions(definition: Definition) -> None:
+    """``[[questions]]`` and the tables it replaces: one form or the other, each problem naming its key."""
+    questions = definition.questions
+    if not questions:
+        if definition.prompt.questions != "separate":
+            raise ValueError("prompt.questions: the study declares no [[questions]] (it has one question)")
+        return
+    if definition.study.kind != "generic":
+        raise ValueError(f"questions: a {definition.study.kind} study asks its kind's own question; [[questions]] "
+                         "is for a generic study ([study] kind = \"generic\")")
+    if definition.answer is not None:
+        raise ValueError("answer: give either [answer] (one question per item, worded by [page] question) or "
+                         "[[questions]] (each with its own [questions.answer]), not both")
+    if definition.page.question:
+        raise ValueError("page.question: with [[questions]] each question has its own wording "
+                         "(questions[N].question); [page] keeps only sentence and hints")
+    if duplicates := repeated(q.key for q in questions):
+        raise ValueError(f"questions: keys repeat: {', '.join(duplicates)}")
+    for number, check in enumerate(definition.checks):
+        if check.answer is None:
+            raise ValueError(f"checks[{number}].answer: with [[questions]] there is no study-wide [answer]; give "
+                             "the check its own answer table")
 
 
 def json_schema() -> dict[str, Any]:

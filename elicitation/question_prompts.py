@@ -24,6 +24,7 @@ from surveys.definition.templates import render
 from surveys.instruments import Instrument, ParsedAnswer, Prompt
 from surveys.instruments.generic import GenericInstrument
 from surveys.instruments.shapes import Answer
+from surveys.questions import keys_of, prompt_mode, question_definition, questions_of, several
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item, Study
@@ -39,24 +40,19 @@ TOGETHER_BLOCK = (
     "the answer to that question.\nAnswer:{% if with_answer %} {{ answer }}{% endif %}")
 
 
-def declared(study: "Study") -> list[dict[str, Any]]:
-    """The study's ``[[questions]]`` as stored in its definition (dumped tables, in the file's order)."""
-    return [dict(q) for q in (study.definition or {}).get("questions") or []]
-
-
 def question_keys(study: "Study") -> list[str]:
     """The keys of the questions a model is asked of every item: [""] for a study's one question."""
-    return [q["key"] for q in declared(study)] or [""]
+    return keys_of(study)
 
 
 def how_asked(study: "Study") -> str:
     """``[prompt] questions``: ``separate`` (one prompt per question) or ``together`` (one prompt for all)."""
-    return ((study.definition or {}).get("prompt") or {}).get("questions") or SEPARATE
+    return prompt_mode(study)
 
 
 def asks_together(study: "Study") -> bool:
     """Whether a model is asked all of an item's questions in one prompt (a study with ``[[questions]]``)."""
-    return bool(declared(study)) and how_asked(study) == TOGETHER
+    return several(study) and prompt_mode(study) == TOGETHER
 
 
 def _cache(study: "Study") -> dict[str, Instrument]:
@@ -68,27 +64,17 @@ def _cache(study: "Study") -> dict[str, Instrument]:
     return cached[1]
 
 
-def _question_definition(study: "Study", question: Mapping[str, Any]) -> dict[str, Any]:
-    definition = dict(study.definition or {})
-    prompt = dict(definition.get("prompt") or {})
-    for name, template in (question.get("prompt") or {}).items():
-        if template is not None:
-            prompt[name] = template
-    page = dict(definition.get("page") or {})
-    page["question"] = question.get("question") or ""
-    return {**definition, "answer": dict(question["answer"]), "page": page, "prompt": prompt}
-
-
 def question_kind(study: "Study", key: str) -> Instrument:
-    """The kind that asks and parses question ``key`` of ``study`` (the study's own kind for key "")."""
+    """The kind that asks and parses question ``key`` of ``study`` (the study's own kind for key ""): a generic
+    instrument over the question's one-question definition (surveys.questions.question_definition)."""
     if not key:
         return study.kind
     cache = _cache(study)
     if key not in cache:
-        found = {q["key"]: q for q in declared(study)}
+        found = {q.key: q for q in questions_of(study)}
         if key not in found:
             raise KeyError(f"study {study.slug} has no question {key!r} (questions: {', '.join(found) or 'none'})")
-        cache[key] = QuestionInstrument(_question_definition(study, found[key]), study.slug, key)
+        cache[key] = QuestionInstrument(question_definition(study.definition or {}, found[key]), study.slug, key)
     return cache[key]
 
 
@@ -97,9 +83,10 @@ def together_kind(study: "Study") -> "TogetherInstrument":
     cache = _cache(study)
     if TOGETHER not in cache:
         kinds = [question_kind(study, key) for key in question_keys(study)]
-        definition = dict(study.definition or {})
-        page = {**(definition.get("page") or {}), "question": ""}
-        cache[TOGETHER] = TogetherInstrument({**definition, "page": page}, study.slug, kinds)
+        definition = {k: v for k, v in (study.definition or {}).items() if k != "questions"}
+        definition["page"] = {**(definition.get("page") or {}), "question": ""}
+        definition["prompt"] = {k: v for k, v in (definition.get("prompt") or {}).items() if k != "questions"}
+        cache[TOGETHER] = TogetherInstrument(definition, study.slug, kinds)
     return cache[TOGETHER]  # type: ignore[return-value]
 
 
@@ -206,5 +193,5 @@ def parse_together(kinds: list[Instrument], text: str, item: "Item | None" = Non
     return out
 
 
-__all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "asks_together", "declared", "how_asked",
+__all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "asks_together", "how_asked",
            "parse_together", "question_keys", "question_kind", "together_kind"]

@@ -1,0 +1,214 @@
+"""Several questions per item, the model side (issue 31 point 5): a model is asked each question of an item —
+one prompt per question (``[prompt] questions = "separate"``, the default) or one prompt for all of them answered
+as a JSON object (``"together"``) — each answer parsed by its question's shape and stored on its own row
+(``ModelResponse.question``), unique per (run, item, sample, question); a together request is counted once.
+Runs against the loopback stub (tests/stub_openai.py)."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+
+from elicitation.estimate import estimate_run
+from elicitation.models import ElicitationRun, ModelResponse
+from elicitation.question_prompts import parse_together, question_kind
+from elicitation.runs import create_run, run_sync, start_run
+from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
+from surveys.definition.loader import files_beside, load
+from surveys.models import Study
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "studies" / "examples" / "hedged-advice" / "study.toml"
+CELLS = ["doctor-gain", "doctor-loss", "friend-gain", "friend-loss"]
+ANSWER = """[answer]
+shape = "scale"
+min = 1
+max = 7
+
+[answer.labels]
+1 = "Not at all sure"
+2 = "Hardly sure"
+3 = "Somewhat unsure"
+4 = "Half sure"
+5 = "Fairly sure"
+6 = "Very sure"
+7 = "Completely sure"
+"""
+QUESTIONS = """[[questions]]
+key = "sure"
+question = "How sure does {{ condition.speaker }} sound?"
+
+[questions.answer]
+shape = "scale"
+min = 1
+max = 7
+labels = { "1" = "Not at all sure", "7" = "Completely sure" }
+
+[[questions]]
+key = "chance"
+question = "In how many cases out of 100 would this happen?"
+
+[questions.answer]
+shape = "scale"
+min = 0
+max = 100
+"""
+SURE, CHANCE = "How sure does", "In how many cases out of 100"
+
+
+def study_text(together: bool = False, agent: str = "") -> str:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    for old, new in (('question = "How sure does {{ condition.speaker }} sound?"\n', ""), (ANSWER, QUESTIONS)):
+        assert old in text, old
+        text = text.replace(old, new)
+    if together:
+        text = text.replace("[prompt]\n", '[prompt]\nquestions = "together"\n')
+    if agent:
+        text = text.replace("max_tokens = 8\n", f"max_tokens = 40\n{agent}")
+    return text
+
+
+def load_study(text: str) -> Study:
+    study = load(text.encode(), str(EXAMPLE), files_beside(EXAMPLE), commit=True).study
+    study.status = Study.Status.LIVE
+    study.save(update_fields=["status"])
+    return study
+
+
+def reply_by_question(request) -> Reply:
+    """6 to the sure question, 80 to the chance one."""
+    text = request.prompt_text
+    return Reply.answer("6" if SURE in text else "80" if CHANCE in text else "?")
+
+
+def test_the_database_refuses_a_second_row_for_the_same_question(stub):
+    study = load_study(study_text())
+    run = create_run(study, make_endpoint(stub), max_tokens=8)
+    start_run(run, queue=False)
+    item = study.main_items().order_by("pk").first()
+    rows = ModelResponse.objects.filter(run=run, item=item, sample_index=0)
+    assert sorted(rows.values_list("question", flat=True)) == ["chance", "sure"]  # one row per question
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ModelResponse.objects.create(run=run, item=item, sample_index=0, question="sure")
+    ModelResponse.objects.create(run=run, item=item, sample_index=0, question="third")  # another question: a row
+
+
+def test_separate_asks_one_prompt_per_question_and_parses_each_by_its_shape(stub):
+    study = load_study(study_text())
+    stub.responder = reply_by_question
+    run = create_run(study, make_endpoint(stub), max_tokens=8)
+    estimate = estimate_run(run)
+    start_run(run, queue=False)
+    run = run_sync(run)
+    assert run.status == ElicitationRun.Status.COMPLETED
+    rows = ModelResponse.objects.filter(run=run)
+    assert rows.count() == 20 and len(stub.requests) == 20 == estimate.requests and estimate.answers == 20
+    assert {(r.question, r.value, r.status) for r in rows} == {("sure", 6, "ok"), ("chance", 80, "ok")}
+    sure = rows.filter(question="sure").first()
+    prompt = json.dumps(sure.prompt.content)
+    assert SURE in prompt and "your doctor" in prompt and CHANCE not in prompt
+    assert "from 1 to 7" in prompt and "Completely sure" in prompt  # the question's own answer instruction
+    chance = rows.get(item=sure.item, question="chance")
+    assert "from 0 to 100" in json.dumps(chance.prompt.content) and chance.prompt_hash != sure.prompt_hash
+    assert all(r.requests == 1 and r.prompt_tokens == 100 for r in rows)  # each its own request
+
+
+def test_a_question_answered_off_its_scale_is_unparseable_on_its_row_only(stub):
+    study = load_study(study_text())
+    stub.responder = lambda request: Reply.answer("80")  # on the 0-100 scale, not on the 1-7 one
+    run = create_run(study, make_endpoint(stub), max_tokens=8, items=list(study.main_items()[:1]))
+    start_run(run, queue=False)
+    run_sync(run)
+    rows = {r.question: r for r in ModelResponse.objects.filter(run=run)}
+    assert rows["chance"].status == "ok" and rows["chance"].value == 80
+    assert rows["sure"].status == "unparseable" and rows["sure"].value is None and rows["sure"].raw_output == "80"
+
+
+def test_questions_own_prompt_templates_win_over_the_studys():
+    text = study_text().replace('max = 100\n', 'max = 100\n\n[questions.prompt]\nblock = "Q: {{ question }} '
+                                '({{ scale_min }}-{{ scale_max }})"\n', 1)
+    study = load_study(text)
+    item = study.main_items().order_by("pk").first()
+    from elicitation.prompts import prompt_for_run
+
+    run = ElicitationRun(study=study, few_shot=False, condition="friend-loss")
+    chance = prompt_for_run(run, item, 0, [], "chance")
+    assert chance.messages[-1]["content"] == "Q: In how many cases out of 100 would this happen? (0-100)"
+    assert chance.messages[0]["content"].startswith("You will read pieces of advice")  # [prompt] system kept
+    sure = prompt_for_run(run, item, 0, [], "sure")
+    assert "How sure does a friend sound?" in sure.messages[-1]["content"]  # the study's templates, the cell's text
+
+
+def test_together_asks_once_and_stores_one_row_per_question_counted_once(stub):
+    study = load_study(study_text(together=True))
+    stub.default = Reply.answer('Here: {"sure": 6, "chance": 85}', prompt_tokens=300, completion_tokens=12)
+    run = create_run(study, make_endpoint(stub), max_tokens=40)
+    estimate = estimate_run(run)
+    start_run(run, queue=False)
+    run = run_sync(run)
+    assert run.status == ElicitationRun.Status.COMPLETED
+    rows = ModelResponse.objects.filter(run=run)
+    assert rows.count() == 20 and len(stub.requests) == 10 == estimate.requests and estimate.answers == 20
+    asked = stub.requests[0].prompt_text
+    assert SURE in asked and CHANCE in asked and "JSON object with the keys sure, chance" in asked
+    assert {(r.question, r.value) for r in rows} == {("sure", 6), ("chance", 85)}
+    for item_id in set(rows.values_list("item_id", flat=True)):
+        pair = {r.question: r for r in rows.filter(item_id=item_id)}
+        assert pair["sure"].raw_output == pair["chance"].raw_output and pair["sure"].prompt_id == pair["chance"].prompt_id
+        assert pair["chance"].detail["asked_with"] == "sure" and pair["chance"].requests == 0
+    totals = rows.aggregate(r=Sum("requests"), p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+    assert totals == {"r": 10, "p": 3000, "c": 120}  # each request counted once, with its reported usage
+
+
+def test_together_parses_each_value_by_its_question_with_its_own_error(stub):
+    study = load_study(study_text(together=True))
+    stub.default = Reply.answer('{"sure": 9}')
+    run = create_run(study, make_endpoint(stub), max_tokens=40, items=list(study.main_items()[:1]))
+    start_run(run, queue=False)
+    run_sync(run)
+    rows = {r.question: r for r in ModelResponse.objects.filter(run=run)}
+    assert {q: r.status for q, r in rows.items()} == {"sure": "unparseable", "chance": "unparseable"}
+    assert "no 'chance'" in rows["chance"].parse_error and rows["sure"].parse_error
+    assert "chance" not in rows["sure"].parse_error
+
+
+def test_parse_together_reads_a_fenced_object_and_refuses_prose():
+    study = load_study(study_text(together=True))
+    kinds = [question_kind(study, "sure"), question_kind(study, "chance")]
+    parsed = parse_together(kinds, 'Sure.\n```json\n{"sure": "5", "chance": 42.0}\n```')
+    assert [(p.key, p.parsed.value) for p in parsed] == [("sure", 5), ("chance", 42)]
+    nothing = parse_together(kinds, "five and forty")
+    assert all(not p.parsed.ok and "no JSON object" in p.parsed.error for p in nothing)
+
+
+def test_a_study_with_one_question_keeps_its_rows_and_prompts(stub):
+    """No [[questions]]: one row per (item, sample) with question "", the prompt of before."""
+    study = load_study(EXAMPLE.read_text(encoding="utf-8"))
+    stub.default = Reply.answer("5")
+    run = create_run(study, make_endpoint(stub), max_tokens=8)
+    start_run(run, queue=False)
+    run_sync(run)
+    assert set(ModelResponse.objects.filter(run=run).values_list("question", flat=True)) == {""}
+    assert ModelResponse.objects.filter(run=run).count() == 10 == len(stub.requests)
+
+
+def test_a_declared_agent_with_personas_answers_both_questions_in_every_cell(stub):
+    agent = ('\n[agents.persona]\ntemplate = "You are {{ age }} years old."\npeople = [{ age = 30 }, { age = 70 }]\n')
+    text = study_text(together=False, agent=agent).replace(
+        "[report]", '[[questionnaire]]\nname = "age"\nlabel = "How old are you?"\ntype = "number"\n\n[report]')
+    study = load_study(text)
+    make_endpoint(stub)
+    stub.responder = reply_by_question
+    call_command("elicit", study.slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+    runs = ElicitationRun.objects.filter(study=study)
+    assert sorted(runs.values_list("condition", flat=True)) == CELLS
+    answers = ModelResponse.objects.filter(run__study=study)
+    assert answers.count() == 4 * 2 * 10 * 2 and len(stub.requests) == 160
+    assert {(a.condition, a.persona["age"], a.question, a.value) for a in answers} == {
+        (c, age, q, v) for c in CELLS for age in (30, 70) for q, v in (("sure", 6), ("chance", 80))}

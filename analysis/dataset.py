@@ -5,7 +5,8 @@ One row per answer. Columns shared by humans and models: ``respondent``, ``agent
 the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise). Humans add ``participant_id``, ``included`` (the stored attention
 filter decision) and ``time_taken_ms``; models add ``run_id``, ``mode``, ``sample_index``, ``status``,
 ``dist`` (the stored distribution mapping, or None for a single-value answer) and ``persona`` (the persona's
-field values the answer was asked under, a dict, or None). :func:`with_fields` puts a questionnaire field's typed
+field values the answer was asked under, a dict, or None) and ``question`` (the key of the item's question the
+answer is to, ``[[questions]]``; "" for a study's one question). :func:`with_fields` puts a questionnaire field's typed
 value beside every answer, the participant's for humans and the persona's for models.
 
 Only completed participants' answers count (imported participants are completed); test participants
@@ -28,7 +29,7 @@ from surveys.models import Participant, Response, Study
 HUMAN_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
                  "participant_id", "included", "time_taken_ms", "choice", "lower", "upper"]
 MODEL_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
-                 "run_id", "mode", "sample_index", "status", "dist", "choice", "lower", "upper", "persona"]
+                 "run_id", "mode", "sample_index", "status", "dist", "choice", "lower", "upper", "persona", "question"]
 
 
 def human_respondent(participant_id: int) -> str:
@@ -74,13 +75,13 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
     names = agent_names(runs)
     modes = {run.pk: run.mode for run in runs}
     rows = (responses
-            .order_by("run_id", "item_id", "sample_index")
+            .order_by("run_id", "item_id", "sample_index", "question")
             .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
                          "item__statement_id", "sample_index", "status", "distribution", "choice", "lower",
-                         "upper", "persona"))
+                         "upper", "persona", "question"))
     records = [(run_respondent(run), names[run], _label(expr, ctl), np.nan if value is None else value, truth,
-                item, sid, run, modes[run], sample, status, dist or None, *typed, persona or None)
-               for run, expr, ctl, value, truth, item, sid, sample, status, dist, *typed, persona
+                item, sid, run, modes[run], sample, status, dist or None, *typed, persona or None, question)
+               for run, expr, ctl, value, truth, item, sid, sample, status, dist, *typed, persona, question
                in rows.iterator(chunk_size=5000)]
     return _typed(pd.DataFrame.from_records(records, columns=MODEL_COLUMNS))
 

@@ -235,8 +235,26 @@ def question_columns(study) -> list[Column]:
                    "[answer]; with several questions per item, one row per question).", SINGLE_QUESTION)]
 
 
+@dataclass
+class QuestionKeys:
+    """The ``question`` column: ``answer`` for a study's one question; with ``[[questions]]`` the key of the question
+    each row answers (a model row's ``ModelResponse.question``, by its id)."""
+
+    models: Mapping[int, str] = field(default_factory=dict)
+
+    def human(self, participant_id: int, item_id: int, response_id: int) -> tuple:
+        return (SINGLE_QUESTION,)
+
+    def model(self, run_id: int, item_id: int, response_id: int, persona: Mapping[str, Any] | None) -> tuple:
+        return (self.models.get(response_id) or SINGLE_QUESTION,)
+
+
 def question_filler(study, columns: Sequence[Column]) -> Filler:
-    return Constant((SINGLE_QUESTION,))
+    from elicitation.models import ModelResponse
+
+    models = dict(ModelResponse.objects.filter(run__study=study).exclude(question="").order_by()
+                  .values_list("pk", "question").iterator(chunk_size=5000))
+    return QuestionKeys(models) if models else Constant((SINGLE_QUESTION,))
 
 
 # --- the items' own fields -------------------------------------------------------------------

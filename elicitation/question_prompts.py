@@ -193,5 +193,23 @@ def parse_together(kinds: list[Instrument], text: str, item: "Item | None" = Non
     return out
 
 
+def question_outcome(study: "Study", question: str, completion: Any, item: "Item | None" = None) -> Any:
+    """The outcome (elicitation.outcomes.Outcome) of a greedy or sampled ``completion`` for ``question`` of ``study``:
+    parsed by the study's kind (question ""), by the question's, or, asked together, from the reply's JSON object."""
+    from .modes import answered, parse_text
+    from .outcomes import Outcome
+
+    if not question or not asks_together(study):
+        return parse_text(question_kind(study, question), completion, item)
+    kind = question_kind(study, question)
+    part = parse_together([kind], completion.text, item)[0]
+    base = dict(raw_output=completion.text, prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens, system_fingerprint=completion.system_fingerprint,
+                detail={"finish_reason": completion.finish_reason})
+    if part.parsed.ok:
+        return answered(kind, part.parsed.answer, "ok", **base)
+    return Outcome(status="unparseable", parse_error=part.parsed.error[:300], **base)
+
+
 __all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "asks_together", "how_asked",
-           "parse_together", "question_keys", "question_kind", "together_kind"]
+           "parse_together", "question_keys", "question_outcome", "question_kind", "together_kind"]

@@ -198,7 +198,7 @@ def test_a_study_with_one_question_keeps_its_rows_and_prompts(stub):
     assert ModelResponse.objects.filter(run=run).count() == 10 == len(stub.requests)
 
 
-def test_a_declared_agent_with_personas_answers_both_questions_in_every_cell(stub):
+def test_a_declared_agent_with_personas_answers_both_questions_in_every_cell(stub, tmp_path):
     agent = ('\n[agents.persona]\ntemplate = "You are {{ age }} years old."\npeople = [{ age = 30 }, { age = 70 }]\n')
     text = study_text(together=False, agent=agent).replace(
         "[report]", '[[questionnaire]]\nname = "age"\nlabel = "How old are you?"\ntype = "number"\n\n[report]')
@@ -212,3 +212,32 @@ def test_a_declared_agent_with_personas_answers_both_questions_in_every_cell(stu
     assert answers.count() == 4 * 2 * 10 * 2 and len(stub.requests) == 160
     assert {(a.condition, a.persona["age"], a.question, a.value) for a in answers} == {
         (c, age, q, v) for c in CELLS for age in (30, 70) for q, v in (("sure", 6), ("chance", 80))}
+    assert all(r.body["messages"][0]["content"].startswith("You are ") for r in stub.requests)
+
+    from analysis.exports import export_rows, read_csv, study_layout, write_csv
+    from analysis.reports import build_report
+
+    layout = study_layout(study)
+    write_csv(export_rows(study, layout=layout), path := tmp_path / "export.csv", layout=layout)
+    frame = read_csv(path, layout)
+    models = frame[frame["respondent_type"] == "model"]
+    assert len(models) == 160 and set(models["question"]) == {"sure", "chance"}
+    assert set(zip(models["question"], models["value"], models["condition"])) == {
+        (q, v, c) for c in CELLS for q, v in (("sure", 6), ("chance", 80))}
+    assert set(models["age"]) == {30, 70}
+    cells = build_report(study).tables()["generic_cells"].set_index(["condition", "question", "agent"])
+    for cell in CELLS:
+        for question, value in (("sure", 6), ("chance", 80)):
+            model = cells.loc[(cell, question, "advice-model")]
+            assert model["respondents"] == 2 and model["answers"] == 20 and model["mean"] == value
+
+
+def test_an_answered_rows_question_cannot_be_changed(stub):
+    study = load_study(study_text())
+    stub.responder = reply_by_question
+    run = create_run(study, make_endpoint(stub), max_tokens=8, items=list(study.main_items()[:1]))
+    start_run(run, queue=False)
+    run_sync(run)
+    row = ModelResponse.objects.get(run=run, question="sure")
+    with pytest.raises(IntegrityError, match="answered model response cannot be changed"), transaction.atomic():
+        ModelResponse.objects.filter(pk=row.pk).update(question="chance2")

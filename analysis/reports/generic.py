@@ -50,6 +50,7 @@ from analysis.reports.cells import CONDITION, answer_cells, cell_table, has_cell
 from analysis.reports.grouping import Grouping, grouping
 from analysis.questionnaire_frame import questionnaire_frame
 from surveys.models import Item, Study
+from surveys.questions import questions_of, several
 
 ALL_ITEMS = "all items"
 NO_ANSWER = "(no answer)"
@@ -103,6 +104,13 @@ def answer_spec(study: Study) -> AnswerSpec:
             declared = list(seen.items())
         return AnswerSpec(shape, options=tuple(k for k, _ in declared), option_labels=tuple(declared))
     return AnswerSpec(shape)
+
+
+def question_scales(study: Study, spec: AnswerSpec) -> bool | dict[str, bool]:
+    """Whether the study's answer is a scale; with ``[[questions]]``, whether each question's is (by key)."""
+    if not several(study):
+        return spec.shape == "scale"
+    return {q.key: (q.answer or {}).get("shape", "scale") == "scale" for q in questions_of(study)}
 
 
 def group_by(study: Study) -> list[str]:
@@ -280,7 +288,7 @@ class GenericSection:
         if self.grouped is not None:
             out.update(self.grouped.tables())
         if has_cells(self.study):
-            out["generic_cells"] = cell_table(self.study, self.answers, self.spec.shape == "scale")
+            out["generic_cells"] = cell_table(self.study, self.answers, question_scales(self.study, self.spec))
         return out
 
     @property

@@ -67,7 +67,7 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
     """Every model answer of the study's runs, or of the runs ``run_ids`` only (columns
     :data:`MODEL_COLUMNS`; ``agent`` is :func:`analysis.agents.agent_name`)."""
     runs = ElicitationRun.objects.filter(study=study).select_related("endpoint")
-    responses = ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
+    responses = ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, check_key="")
     if run_ids is not None:
         run_ids = list(run_ids)
         runs, responses = runs.filter(pk__in=run_ids), responses.filter(run_id__in=run_ids)

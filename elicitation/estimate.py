@@ -10,7 +10,7 @@ from django.db.models import Count
 from . import conf
 from .models import ElicitationRun, ModelEndpoint
 from .prompts import approx_tokens, prompt_content, prompt_for_run
-from .question_prompts import question_keys
+from .question_prompts import agent_asks_checks, question_keys
 
 MICRO = Decimal("0.000001")
 
@@ -66,7 +66,8 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
     items = list(run.target_items()) if items is None else list(items)
     per_item_samples = {item.pk: run.answers_per_item() for item in items}
     if answers_left_only and run.pk:
-        answered = (ModelResponse.objects.filter(run=run)  # a sample counts done once all its questions are
+        # a sample counts done once all its questions are
+        answered = (ModelResponse.objects.filter(run=run, check_key="")
                     .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED])
                     .values_list("item_id", "sample_index").annotate(n=Count("id")).order_by())
         done = [item_id for item_id, _, n in answered if n >= run.questions_per_answer()]
@@ -86,6 +87,15 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
             prompt_tokens += approx_tokens(content) * n
             asked += n
         answers += n * len(questions)
+    for key in agent_asks_checks(run):  # an agent with checks = true: each check once per persona and sample
+        n = run.answers_per_item()
+        if answers_left_only and run.pk:
+            n -= (ModelResponse.objects.filter(run=run, check_key=key)
+                  .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED]).count())
+        if n > 0:
+            content = prompt_content(prompt_for_run(run, None, 0, demos, check=key), endpoint.api_style)
+            prompt_tokens += approx_tokens(content) * n
+            asked, answers = asked + n, answers + n
     requests = int(round(asked * per_request))
     prompt_tokens = int(round(prompt_tokens * per_request))
     completion_tokens = requests * completion_tokens_per_request(run)

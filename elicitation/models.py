@@ -243,7 +243,9 @@ class StoredPrompt(models.Model):
 class ModelResponse(TypedAnswer, models.Model):
     """One model answer (or the recorded failure to get one) for (run, item, sample index, question): a study
     with several questions per item ([[questions]]) has one row per question (``question``: its key; "" for a
-    study's one question)."""
+    study's one question). An agent that asks the study's attention checks (``[[agents]] checks = true``) has one
+    row per (check, sample index) too, with no item and the check's key in ``check_key`` (unique per run, check
+    and sample); reports and exports of the items never count them as answers."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -252,7 +254,11 @@ class ModelResponse(TypedAnswer, models.Model):
         FAILED = "failed", "Request failed"
 
     run = models.ForeignKey(ElicitationRun, on_delete=models.CASCADE, related_name="responses")
-    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="model_responses")
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.PROTECT, related_name="model_responses",
+                             help_text="The item asked (empty for an attention check's answer: see check_key).")
+    check_key = models.CharField(max_length=40, blank=True, default="",
+                                 help_text="An attention check's key ([[checks]]) for the answer of an agent that asks "
+                                 "them (``checks = true``); empty for an item's answer.")
     sample_index = models.PositiveIntegerField(default=0)
     question = models.CharField(max_length=40, blank=True, default="",
                                 help_text="The key of the item's question this answer is to ([[questions]]; empty: "
@@ -302,13 +308,19 @@ class ModelResponse(TypedAnswer, models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "item", "sample_index", "question"],
                                     name="model_response_unique_sample"),
+            models.UniqueConstraint(fields=["run", "check_key", "sample_index"], condition=~Q(check_key=""),
+                                    name="model_response_unique_check"),
+            models.CheckConstraint(condition=Q(item__isnull=False, check_key="")
+                                   | Q(item__isnull=True, question="") & ~Q(check_key=""),
+                                   name="model_response_item_or_check"),
             models.CheckConstraint(condition=INTERVAL_ORDERED, name="model_response_interval_ordered"),
         ]
         indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self) -> str:
         question = f" · {self.question}" if self.question else ""
-        return f"run {self.run_id} · {self.item.key}{question} · #{self.sample_index}: {self.status}"
+        asked = f"check {self.check_key}" if self.check_key else self.item.key
+        return f"run {self.run_id} · {asked}{question} · #{self.sample_index}: {self.status}"
 
 
 class EndpointSlot(models.Model):

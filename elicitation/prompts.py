@@ -15,7 +15,7 @@ from surveys.models import Item, Study
 
 from . import row_sql, sqlite_writes
 from .persona_prompts import persona_prompt
-from .question_prompts import asks_together, question_kind, together_kind
+from .question_prompts import asks_together, check_item, check_kind, question_kind, together_kind
 from .models import ModelEndpoint, StoredPrompt
 from .sqlite_writes import Statement
 
@@ -40,22 +40,27 @@ def share_study(study: Study, *items: Item) -> None:
             row.study = study
 
 
-def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: list[Item] | None = None,
-                   question: str = "") -> Prompt:
+def prompt_for_run(run: Any, item: Item | None, sample_index: int = 0, demonstrations: list[Item] | None = None,
+                   question: str = "", check: str = "") -> Prompt:
     """The prompt of one (item, sample, question) of ``run``: the instrument's, or Table 2's for a self-refinement
     run (elicitation/refinement.py), whose prompt depends on the sample's draw. A run with personas asks sample
     ``persona index × samples per item + sample``: the sample's prompt with the persona's preamble
     (elicitation/persona_prompts.py); workers, ``--sync``, the stored prompt and the estimates all come here. A run
     under a cell (``run.condition``) renders the templates' ``condition`` as that cell's. A study with
     ``[[questions]]`` asks ``question`` alone, or all its questions at once (elicitation/question_prompts.py);
-    ``question`` "" is the study's one question (its kind's prompt, as before)."""
+    ``question`` "" is the study's one question (its kind's prompt, as before). ``check``: the study's attention
+    check of that key, asked of an agent with ``checks = true`` (no item, no demonstrations; the persona's preamble
+    and the cell as for the items)."""
     if getattr(run, "refines_id", None) is not None:
         from .refinement import refinement_prompt
 
         return refinement_prompt(run, item, sample_index)
-    demos = run.study.demonstrations() if demonstrations is None else demonstrations
-    share_study(run.study, item, *demos)
-    kind = asking_kind(run.study, question)
+    if check:
+        kind, item, demos = check_kind(run.study, check), check_item(run.study, check), []
+    else:
+        demos = run.study.demonstrations() if demonstrations is None else demonstrations
+        share_study(run.study, item, *demos)
+        kind = asking_kind(run.study, question)
     personas = getattr(run, "personas", None)
     with under(getattr(run, "condition", "")):  # a study with [[factors]]: worded as the run's cell's pages
         if not personas:

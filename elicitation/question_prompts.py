@@ -90,6 +90,50 @@ def together_kind(study: "Study") -> "TogetherInstrument":
     return cache[TOGETHER]  # type: ignore[return-value]
 
 
+def check_kind(study: "Study", key: str) -> Instrument:
+    """The kind that asks an agent the study's attention check ``key`` (``[[agents]] checks = true``): the check's
+    own wording and answer shape (surveys.checks.check_kind, as its page has them), under the study's ``[prompt]
+    system`` text; KeyError for a check the study does not declare."""
+    from surveys import checks
+
+    cache = _cache(study)
+    name = f"check:{key}"
+    if name not in cache:
+        declared = checks.by_key(study)
+        if key not in declared:
+            raise KeyError(f"study {study.slug} has no check {key!r} (checks: {', '.join(declared) or 'none'})")
+        page_kind = checks.check_kind(study, declared[key])
+        system = ((study.definition or {}).get("prompt") or {}).get("system")
+        definition = {**page_kind.definition, "prompt": {"system": system} if system else {}}
+        cache[name] = GenericInstrument(definition, study.slug)
+    return cache[name]
+
+
+def check_item(study: "Study", key: str) -> "Item":
+    """The unsaved item standing for check ``key`` in its prompt (surveys.checks.check_item)."""
+    from surveys import checks
+
+    return checks.check_item(study, checks.by_key(study)[key])
+
+
+def check_passed(study: "Study", key: str, value: float | None, choice: str) -> bool | None:
+    """Whether an answer to check ``key`` passes (None: the check is no longer declared)."""
+    from surveys import checks
+
+    declared = checks.by_key(study).get(key)
+    return None if declared is None else checks.passes(declared, value, choice)
+
+
+def agent_asks_checks(run: Any) -> list[str]:
+    """The check keys ``run`` asks besides its items: the study's ``[[checks]]`` when its agent says ``checks =
+    true`` (a run started by hand, or a self-refinement, asks none)."""
+    if getattr(run, "refines_id", None) is not None or not (run.agent_settings or {}).get("checks"):
+        return []
+    if run.mode == "likelihood":  # scores an item's candidate texts: a check has none
+        return []
+    return [c["key"] for c in (run.study.definition or {}).get("checks") or []]
+
+
 def demo_answer(item: "Item", key: str) -> Any:
     """A demonstration's answer to question ``key``: its field ``answer_<key>``, else its ``answer``."""
     extra = item.extra or {}
@@ -211,5 +255,6 @@ def question_outcome(study: "Study", question: str, completion: Any, item: "Item
     return Outcome(status="unparseable", parse_error=part.parsed.error[:300], **base)
 
 
-__all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "asks_together", "how_asked",
+__all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "agent_asks_checks", "asks_together",
+           "check_item", "check_kind", "check_passed", "how_asked",
            "parse_together", "question_keys", "question_outcome", "question_kind", "together_kind"]

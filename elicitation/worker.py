@@ -44,7 +44,7 @@ from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
 from .modes import (Mode, Outcome, answered, call_full_distribution, complete, full_distribution_outcome,
                     parse_text, request_params, top_logprobs_outcome)
-from .question_prompts import asks_together, parse_together, question_keys, question_kind
+from .question_prompts import asks_together, check_item, check_kind, parse_together, question_keys, question_kind
 from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
                       store_prompt, stored_or_new)
 from .sqlite_writes import Statement
@@ -138,14 +138,17 @@ class RunContext:
         return [count for count, _ in results[len(waiting):]]
 
     def kind_of(self, row: ModelResponse) -> Instrument:
-        """The kind that parses ``row``'s answer: the study's, or its question's (``[[questions]]``)."""
+        """The kind that parses ``row``'s answer: the study's, its question's (``[[questions]]``) or its attention
+        check's (an agent with ``checks = true``)."""
+        if row.check_key:
+            return check_kind(self.run.study, row.check_key)
         return question_kind(self.run.study, row.question) if row.question else self.kind
 
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
         if self.run.mode == Mode.LIKELIHOOD:
             return likelihood.scored_text(self.kind, item)
-        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations, row.question)
+        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations, row.question, row.check_key)
         if prompt.record:
             self.records[row.pk] = prompt.record
         return prompt_content(prompt, self.endpoint.api_style)
@@ -495,7 +498,8 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
         for row, siblings in asked:
-            busy = answer_row(ctx, row, row.item, siblings)
+            item = row.item if row.item_id is not None else check_item(run.study, row.check_key)
+            busy = answer_row(ctx, row, item, siblings)
             if busy is not None:
                 retry_in = busy if retry_in is None else min(retry_in, busy)
     except Stopped:
@@ -516,9 +520,12 @@ def asked_rows(run: ElicitationRun, rows: Sequence[ModelResponse]) -> list[tuple
         return [(row, []) for row in rows]
     order = {key: n for n, key in enumerate(question_keys(run.study))}
     groups: dict[tuple[int, int], list[ModelResponse]] = {}
+    out: list[tuple[ModelResponse, list[ModelResponse]]] = []
     for row in rows:
-        groups.setdefault((row.item_id, row.sample_index), []).append(row)
-    out = []
+        if row.check_key:  # an attention check: asked alone
+            out.append((row, []))
+        else:
+            groups.setdefault((row.item_id, row.sample_index), []).append(row)
     for group in groups.values():
         group.sort(key=lambda r: order.get(r.question, len(order)))
         out.append((group[0], group[1:]))

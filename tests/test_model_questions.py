@@ -241,3 +241,88 @@ def test_an_answered_rows_question_cannot_be_changed(stub):
     row = ModelResponse.objects.get(run=run, question="sure")
     with pytest.raises(IntegrityError, match="answered model response cannot be changed"), transaction.atomic():
         ModelResponse.objects.filter(pk=row.pk).update(question="chance2")
+
+
+# --- attention checks asked of an agent (issue 31 point 3: "unless the agent asks for them") -------------------
+CHECKS = """
+[[checks]]
+key = "imc"
+type = "instructed"
+question = "To show that you are reading carefully, choose 1 (Not at all sure) for this question."
+answer = { shape = "scale", min = 1, max = 7, labels = { "1" = "Not at all sure", "7" = "Completely sure" } }
+pass = [1]
+after_item = [2, 4]
+
+[[checks]]
+key = "swim"
+type = "nonsensical"
+question = "I swim across the Atlantic Ocean to get to work every day."
+answer = { shape = "choice", options = [{ key = "sd", label = "Strongly disagree" }, { key = "d", label = "Disagree" }, { key = "a", label = "Agree" }, { key = "sa", label = "Strongly agree" }] }
+pass = ["sd", "d"]
+after_item = 8
+
+[report]"""
+
+
+def checked_text(checks: bool) -> str:
+    agent = ('cells = ["doctor-gain"]\n' + ("checks = true\n" if checks else "")
+             + '\n[agents.persona]\ntemplate = "You are {{ age }} years old."\npeople = [{ age = 30 }, { age = 70 }]\n')
+    return study_text(agent=agent).replace("[report]", '[[questionnaire]]\nname = "age"\nlabel = "How old are you?"'
+                                           '\ntype = "number"\n' + CHECKS)
+
+
+def check_reply(request) -> Reply:
+    text = request.prompt_text
+    if "Atlantic" in text:  # the persona of 70 agrees with nonsense
+        return Reply.answer("sa" if "70 years" in text else "sd")
+    if "reading carefully" in text:
+        return Reply.answer("1")
+    return reply_by_question(request)
+
+
+def test_models_skip_the_checks_unless_the_agent_asks_for_them(stub):
+    study = load_study(checked_text(checks=False))
+    make_endpoint(stub)
+    stub.responder = check_reply
+    call_command("elicit", study.slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+    assert not ModelResponse.objects.filter(run__study=study).exclude(check_key="").exists()
+    assert not any("Atlantic" in r.prompt_text or "reading carefully" in r.prompt_text for r in stub.requests)
+
+
+def test_an_agent_with_checks_true_is_asked_each_check_per_persona(stub, tmp_path):
+    study = load_study(checked_text(checks=True))
+    make_endpoint(stub)
+    stub.responder = check_reply
+    run_ids = []
+    out = io.StringIO()
+    call_command("elicit", study.slug, "--all-agents", "--sync", "--no-check", stdout=out)
+    run = ElicitationRun.objects.get(study=study)
+    run_ids.append(run.pk)
+    assert run.status == ElicitationRun.Status.COMPLETED, run.status_reason
+    checks = ModelResponse.objects.filter(run=run).exclude(check_key="")
+    assert checks.count() == 2 * 2 and all(c.item_id is None and c.question == "" for c in checks)
+    verdicts = {(c.check_key, c.persona["age"]): (c.value, c.choice) for c in checks}
+    assert verdicts == {("imc", 30): (1, ""), ("imc", 70): (1, ""), ("swim", 30): (None, "sd"),
+                        ("swim", 70): (None, "sa")}
+    swim = checks.get(check_key="swim", persona__age=70)
+    prompt = json.dumps(swim.prompt.content)
+    assert "Atlantic" in prompt and "You are 70 years old." in prompt and "sd. Strongly disagree" in prompt
+    assert len(stub.requests) == 2 * 10 * 2 + 4  # the items' questions, then the checks, per persona
+    with pytest.raises(IntegrityError), transaction.atomic():  # one answer per check, persona and sample
+        ModelResponse.objects.create(run=run, item=None, check_key="imc", sample_index=0)
+    with pytest.raises(IntegrityError), transaction.atomic():  # an item's answer or a check's, never both or neither
+        ModelResponse.objects.create(run=run, item=None, sample_index=9)
+
+    from analysis.exports import export_rows, read_csv, study_layout, write_csv
+    from analysis.reports import build_report
+
+    layout = study_layout(study)
+    write_csv(export_rows(study, layout=layout), path := tmp_path / "export.csv", layout=layout)
+    frame = read_csv(path, layout)
+    models = frame[frame["respondent_type"] == "model"]
+    assert len(models) == 40 and models["item_key"].notna().all()  # the checks are no answers to items
+    by_age = {age: rows for age, rows in models.groupby("age")}
+    assert by_age[30]["check.imc"].all() and by_age[30]["check.swim"].all()
+    assert by_age[70]["check.imc"].all() and not by_age[70]["check.swim"].any()
+    cells = build_report(study).tables()["generic_cells"].set_index(["condition", "question", "agent"])
+    assert cells.loc[("doctor-gain", "sure", "advice-model"), "answers"] == 20  # checks not counted as answers

@@ -120,7 +120,7 @@ def asked_runs(study: Any) -> list[tuple[Any, str | None]]:
 
 def answers_of(run: Any) -> Any:
     """The answers of ``run`` that are asked again: those with a stored prompt, in a fixed order."""
-    return run.responses.filter(status__in=("ok", "unparseable"), prompt__isnull=False) \
+    return run.responses.filter(status__in=("ok", "unparseable"), prompt__isnull=False, check_key="") \
         .select_related("item", "prompt").order_by("item_id", "sample_index", "pk")
 
 

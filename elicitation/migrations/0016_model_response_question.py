@@ -1,17 +1,20 @@
 """Several questions per item ([[questions]], issue 31 point 5): a model answer is to one question of its item
 (``ModelResponse.question``: the question's key; "" for a study's one question), unique per
-(run, item, sample index, question).
+(run, item, sample index, question). Attention checks asked of an agent (``[[agents]] checks = true``, issue 31
+point 3): a row with no item and the check's key (``check_key``), unique per (run, check, sample index); a row is
+either an item's answer or a check's.
 
 SQLite rebuilds the table for the new column and constraint, which drops its trigger: it is created again here,
-and "an answered model response cannot be changed" now covers ``question`` too (on PostgreSQL the function is
+and "an answered model response cannot be changed" now covers ``question`` and ``check_key`` too (on PostgreSQL the function is
 replaced). The rule is that of migrations 0003, 0004 and 0013; reversing restores 0013's trigger.
 """
+import django.db.models.deletion
 from django.db import migrations, models
 
 ANSWERED = "an answered model response cannot be changed"
 BEFORE = ("status", "value", "choice", "lower", "upper", "text", "raw_output", "distribution", "run_id", "item_id",
           "sample_index")
-ANSWER = (*BEFORE, "question")
+ANSWER = (*BEFORE, "question", "check_key")
 
 
 def sqlite(columns: tuple[str, ...]) -> list[str]:
@@ -67,6 +70,24 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='modelresponse',
             constraint=models.UniqueConstraint(fields=('run', 'item', 'sample_index', 'question'), name='model_response_unique_sample'),
+        ),
+        migrations.AddField(
+            model_name='modelresponse',
+            name='check_key',
+            field=models.CharField(blank=True, default='', help_text='An attention check\'s key ([[checks]]) for the answer of an agent that asks them (``checks = true``); empty for an item\'s answer.', max_length=40),
+        ),
+        migrations.AlterField(
+            model_name='modelresponse',
+            name='item',
+            field=models.ForeignKey(blank=True, help_text='The item asked (empty for an attention check\'s answer: see check_key).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='model_responses', to='surveys.item'),
+        ),
+        migrations.AddConstraint(
+            model_name='modelresponse',
+            constraint=models.UniqueConstraint(condition=models.Q(('check_key', ''), _negated=True), fields=('run', 'check_key', 'sample_index'), name='model_response_unique_check'),
+        ),
+        migrations.AddConstraint(
+            model_name='modelresponse',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('check_key', ''), ('item__isnull', False)), models.Q(('item__isnull', True), ('question', ''), models.Q(('check_key', ''), _negated=True)), _connector='OR'), name='model_response_item_or_check'),
         ),
         migrations.AlterModelOptions(
             name='modelresponse',

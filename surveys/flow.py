@@ -43,7 +43,7 @@ from .instruments import AnswerError
 from .models import Assignment, Participant, RecruitmentChannel, Response, Study
 from .flow_queries import first_unanswered, mark_first_shown
 from .response_insert import insert_once
-from . import channels, checks, conditions, questionnaire
+from . import channels, checks, conditions, question_answers, questionnaire, questions
 from .channels import prolific_completion_url as completion_url  # noqa: F401 (the preview's)
 from .test_mode import BadTestToken, is_test_entry
 from .withdrawal import check_not_withdrawn
@@ -422,9 +422,15 @@ class Outcome(str, enum.Enum):
 class Submission:
     outcome: Outcome
     message: str = ""
-    response: Response | None = None
+    response: Response | None = None  # the first answer stored (a page of several questions: ``responses``)
     step: Step = Step.ITEM  # where the participant is after this submission
     next: Progress | None = None  # with ``show_next``: the next question, already marked shown
+    errors: Mapping[str, str] | None = None  # INVALID on a page of several questions: message per question key
+    responses: tuple[Response, ...] = ()
+
+
+class _AlreadyAnswered(Exception):
+    """A page's answer conflicted after another of its answers was inserted: the whole page rolls back."""
 
 
 def parse_client_ms(raw: Any) -> int | None:
@@ -475,22 +481,30 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     slot = progress.slot
     if (position, item_id) != (slot.position, slot.item_id):
         return _not_current(participant, position, item_id)
-    kind = participant.study.kind
-    try:
-        data = kind.shape.form_data(answer)
-        if kind.shape.is_empty(data):
-            return Submission(Outcome.INVALID, _(kind.shape.empty_message))
-        typed = kind.validate_answer(slot.item, data)
-    except AnswerError as exc:
-        return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
-    raw = kind.shape.raw(data)
+    if questions.several(participant.study):
+        page = question_answers.read_page(participant.study, slot.item, answer)
+        if not page.ok:
+            errors = {key: _(message) for key, message in page.errors.items()}  # marked in ANSWER_MESSAGES
+            return Submission(Outcome.INVALID, next(iter(errors.values())), errors=errors)
+        given = [(g.question.key, g.answer, g.raw) for g in page.given]
+    else:
+        kind = participant.study.kind
+        try:
+            data = kind.shape.form_data(answer)
+            if kind.shape.is_empty(data):
+                return Submission(Outcome.INVALID, _(kind.shape.empty_message))
+            typed = kind.validate_answer(slot.item, data)
+        except AnswerError as exc:
+            return Submission(Outcome.INVALID, _(str(exc)))  # messages marked in ANSWER_MESSAGES
+        given = [(questions.SINGLE, typed, kind.shape.raw(data))]
     client_ms = parse_client_ms(client_time_ms)
     now = timezone.now()
     taken = None
     if slot.first_shown_at is not None:
         taken = min(MAX_STORED_MS, max(0, int((now - slot.first_shown_at).total_seconds() * 1000)))
-    response = Response(assignment=slot, participant=participant, item_id=slot.item_id, **typed.columns(),
-                        raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
+    rows = [Response(assignment=slot, participant=participant, item_id=slot.item_id, question=key,
+                     **typed.columns(), raw=raw[:200], time_taken_ms=taken, client_time_ms=client_ms, created_at=now)
+            for key, typed, raw in given]
     last = progress.number >= progress.total
     if participant.study.definition.get("checks") and checks.pending(participant):
         last = False  # a check is still to come: the next step says which page
@@ -498,7 +512,7 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
     following: Progress | None = None
     try:
         with transaction.atomic():  # SQLite: BEGIN IMMEDIATE, so the write lock is held only for this
-            if not insert_once(response):  # answered meanwhile (double click, another tab)
+            if not _insert_page(rows):  # answered meanwhile (double click, another tab)
                 return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
             if completes:
                 _complete(participant)
@@ -508,11 +522,24 @@ def _submit(participant: Participant, progress: Progress, position: int, item_id
                     mark_shown(following.slot)
                 else:
                     following = None
+    except _AlreadyAnswered:  # part of the page was stored meanwhile: nothing of this submission is
+        return Submission(Outcome.ALREADY_ANSWERED, _(ALREADY_SAVED))
     except IntegrityError:  # the trigger: their status changed meanwhile (e.g. marked returned)
         participant.refresh_from_db()
         return _not_answering(current_step(participant).step)
     step = Step.ITEM if not last else Step.DONE if completes else Step.QUESTIONNAIRE_AFTER
-    return Submission(Outcome.SAVED, response=response, step=step, next=following)
+    return Submission(Outcome.SAVED, response=rows[0], step=step, next=following, responses=tuple(rows))
+
+
+def _insert_page(rows: list[Response]) -> bool:
+    """Insert a page's answers, all or none, inside the caller's transaction: False when the page was answered
+    already (its first answer is there); _AlreadyAnswered (rolling the transaction back) when a later one is."""
+    for number, row in enumerate(rows):
+        if not insert_once(row):
+            if number == 0:
+                return False
+            raise _AlreadyAnswered
+    return True
 
 
 def _not_answering(step: Step) -> Submission:

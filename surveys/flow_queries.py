@@ -48,7 +48,7 @@ def _slot_sql(vendor: str) -> tuple[str, Columns, Columns]:
     assignments, items, responses = Assignment._meta.db_table, Item._meta.db_table, Response._meta.db_table
     sql = (f"SELECT {a.sql}, {i.sql}, "
            f"(SELECT COUNT(*) FROM {assignments} x WHERE x.participant_id = %s), "
-           f"(SELECT COUNT(*) FROM {responses} y WHERE y.participant_id = %s) "
+           f"(SELECT COUNT(DISTINCT y.assignment_id) FROM {responses} y WHERE y.participant_id = %s) "
            f"FROM {assignments} a INNER JOIN {items} i ON a.item_id = i.id "
            f"LEFT OUTER JOIN {responses} r ON r.assignment_id = a.id "
            f"WHERE a.participant_id = %s AND r.id IS NULL ORDER BY a.position LIMIT 1")
@@ -57,7 +57,7 @@ def _slot_sql(vendor: str) -> tuple[str, Columns, Columns]:
 
 def first_unanswered(participant_id: int) -> tuple[Assignment, int, int] | None:
     """The participant's first unanswered slot (by position) with its item, their number of slots and of
-    answers; None when every slot is answered."""
+    answered slots (a slot holds one answer per question it asks); None when every slot is answered."""
     sql, a, i = _slot_sql(connection.vendor)
     with connection.cursor() as cursor:
         cursor.execute(sql, [participant_id] * 3)

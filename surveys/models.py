@@ -460,16 +460,20 @@ class Assignment(models.Model):
 
 
 class Response(TypedAnswer, models.Model):
-    """A human answer. Exactly one per assignment slot; never updated after it is saved (the database
+    """A human answer. Exactly one per assignment slot and question (``question``: the key of one of the
+    study's ``[[questions]]``, empty for a study's only question); never updated after it is saved (the database
     refuses a change of the answer, raw text, slot, participant or item).
 
     The answer is typed by the instrument's shape (surveys/instruments/shapes.py): ``value`` (a number on a
     scale), ``choice`` (an option's key), ``lower`` and ``upper`` (an interval) or ``text`` (free text); the
     other columns stay empty. The database requires at least one of them and lower ≤ upper."""
 
-    assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="response")
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="responses",
+                                   related_query_name="response")
     participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="responses")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="responses")
+    question = models.CharField(max_length=40, blank=True, default="",
+                                help_text="The question's key ([[questions]]); empty: the study's only question.")
     value = models.FloatField(null=True, blank=True, help_text="A number on the scale (scale kinds).")
     choice = models.CharField(max_length=100, blank=True, help_text="The chosen option's key (choice kinds).")
     lower = models.FloatField(null=True, blank=True, help_text="Lower bound (interval kinds).")
@@ -484,7 +488,9 @@ class Response(TypedAnswer, models.Model):
     class Meta:
         ordering = ["participant", "assignment__position"]
         constraints = [
-            models.UniqueConstraint(fields=["participant", "item"], name="response_unique_per_participant_item"),
+            models.UniqueConstraint(fields=["participant", "item", "question"],
+                                    name="response_unique_per_participant_item_question"),
+            models.UniqueConstraint(fields=["assignment", "question"], name="response_unique_per_slot_question"),
             models.CheckConstraint(condition=ANSWER_GIVEN, name="response_has_an_answer"),
             models.CheckConstraint(condition=INTERVAL_ORDERED, name="response_interval_ordered"),
         ]

@@ -6,7 +6,7 @@ each step has its own URL, and a request for any other step than the current one
 from __future__ import annotations
 
 from functools import wraps
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -23,12 +23,13 @@ from access.ownership import require
 from config.client_address import client_address
 from config.permissions import check
 
-from . import channels, checks, flow, questionnaire
+from . import channels, checks, flow, questionnaire, questions
 from .flow import FlowError, Outcome, Progress, Step
 from .forms import AnswerForm, ConsentForm, PledgeForm
 from .flow_queries import participants_with_study
 from .condition_context import under
 from .page_tokens import slot_token, token_matches
+from .question_answers import question_pages
 from .models import Item, Participant, Study
 from .preview import (PreviewState, preview_answer, preview_consent, preview_instructions, preview_notes,
                       preview_pledge, preview_progress, preview_questionnaire, preview_summary)
@@ -160,13 +161,16 @@ def _instructions_context(study: Study) -> dict[str, Any]:
             "item_template": kind.template_name}
 
 
-def _item_context(study: Study, progress: Progress, error: str = "", refused: Any = None) -> dict[str, Any]:
-    """The question page's context; ``refused``: the submission the page refused (shown again as the shape says)."""
+def _item_context(study: Study, progress: Progress, error: str = "", refused: Any = None,
+                  errors: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The question page's context; ``refused``: the submission the page refused (shown again as the shape says);
+    ``errors``: a page of several questions, the message of each question asked again."""
     slot = progress.slot
     if slot.item.study_id == study.pk:
         slot.item.study = study  # its wording is the study's: the object at hand, not another query
     shape = study.kind.shape
     return {
+        "questions": question_pages(study, slot, errors or {}, refused) if questions.several(study) else None,
         "selected": shape.refused_selection(refused) if error and refused is not None else None,
         "q": study.kind.slot_page_context(slot),
         "item_template": study.kind.template_name,
@@ -282,7 +286,7 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
     """One question. An answer is saved in one short transaction (surveys.flow.submit_answer), and the reply
     to it is the next question itself (its page replaces the POST in the browser's history, static/surveys/
     flow.js, so a reload asks for the page again); the last answer redirects to the completion page."""
-    error = ""
+    error, errors = "", None
     if request.method == "POST":
         form = AnswerForm(request.POST)
         if not form.is_valid() or not token_matches(form.cleaned_data["token"], participant.pk,
@@ -299,9 +303,9 @@ def item(request: HttpRequest, study: Study, participant: Participant, progress:
             if result.outcome == Outcome.SAVED and result.step == Step.DONE:
                 request.session[_redirect_key(study)] = True
             return _step_redirect(study, result.step)
-        error = result.message
+        error, errors = result.message, result.errors
     flow.mark_shown(progress.slot)
-    return _question_page(request, study, progress, error, request.POST if error else None)
+    return _question_page(request, study, progress, error, request.POST if error else None, errors)
 
 
 def _refused_page(request: HttpRequest, study: Study) -> HttpResponse:
@@ -313,10 +317,10 @@ def _refused_page(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 def _question_page(request: HttpRequest, study: Study, progress: Progress, error: str = "",
-                   refused: Any = None) -> HttpResponse:
+                   refused: Any = None, errors: Mapping[str, str] | None = None) -> HttpResponse:
     """The page of the question at ``progress`` (its first-shown time already recorded); it posts to the
     question URL, the one it was asked for or posted to, with the token of its question (surveys.page_tokens)."""
-    context = _item_context(study, progress, error, refused)
+    context = _item_context(study, progress, error, refused, errors)
     context["token"] = slot_token(progress.slot)
     return render(request, "surveys/item.html", _step_context(study, Step.ITEM, request.path, False, **context))
 

@@ -270,7 +270,7 @@ def test_raw_csv_download(client, staff, demo_study, django_assert_max_num_queri
     for row in rows:
         participant = done if row["prolific_pid"] == "DONE1" else half
         slot = Assignment.objects.get(participant=participant, position=int(row["position"]))
-        answer = slot.response
+        answer = slot.responses.get()
         item = slot.item
         assert row["item_key"] == item.key and row["statement_id"] == item.statement_id
         assert row["label"] == item.label and row["expression"] == item.expression

@@ -169,7 +169,7 @@ def test_long_import_by_statement_id(imported_nv, tmp_path):
     assert a1.status == Participant.Status.COMPLETED and a1.completed_at is not None
     slots = list(a1.assignments.order_by("position"))
     assert [s.position for s in slots] == [1, 2, 3]
-    responses = [s.response for s in slots]
+    responses = [s.responses.get() for s in slots]
     assert [r.value for r in responses] == [0, 5, 10]
     assert [r.time_taken_ms for r in responses] == [1500, 1501, 1502]
     assert all(r.imported and r.item_id == s.item_id for r, s in zip(responses, slots))

@@ -51,33 +51,54 @@
   // The answer widget's inputs carry data-answer: radio buttons (a scale, a choice) need one checked;
   // number inputs (an interval) and a text area (free text) need every one filled, in order when the widget
   // says data-ordered; a slider (data-untouched) must have been moved or confirmed.
-  function answerProblem() {
-    var untouched = form.querySelector("[data-answer][data-untouched]");
-    if (untouched) return ["empty", untouched];
-    var radios = form.querySelectorAll("input[data-answer][type=radio]");
-    if (radios.length && !form.querySelector("input[data-answer]:checked")) return ["empty", radios[0]];
-    var numbers = form.querySelectorAll("input[data-answer]:not([type=radio]):not([type=range]), textarea[data-answer]");
+  // A page of several questions ([data-question], each with its own message): each is checked alone, an
+  // optional one (no data-required) only when something is entered in it.
+  function answerProblem(scope, optional) {
+    scope = scope || form;
+    var untouched = scope.querySelector("[data-answer][data-untouched]");
+    var radios = scope.querySelectorAll("input[data-answer][type=radio]");
+    var numbers = scope.querySelectorAll("input[data-answer]:not([type=radio]):not([type=range]), textarea[data-answer]");
+    if (optional) {
+      var entered = !!scope.querySelector("input[data-answer]:checked");
+      for (var j = 0; j < numbers.length; j++) if (numbers[j].value.trim()) entered = true;
+      if (!entered) return null;
+    }
+    if (untouched && !optional) return ["empty", untouched];
+    if (radios.length && !scope.querySelector("input[data-answer]:checked")) return ["empty", radios[0]];
     for (var i = 0; i < numbers.length; i++) {
       if (!numbers[i].value.trim()) return ["empty", numbers[i]];
       if (!numbers[i].checkValidity()) return ["number", numbers[i]];
     }
-    var ordered = form.querySelector("[data-ordered]");
+    var ordered = scope.querySelector("[data-ordered]");
     if (ordered && numbers.length === 2 && parseFloat(numbers[0].value) > parseFloat(numbers[1].value)) {
       return ["order", numbers[0]];
     }
     return null;
   }
+  var questions = Array.prototype.slice.call(form.querySelectorAll("[data-question]"));
+  function parts() {
+    if (!questions.length) return [[form, false, error]];
+    return questions.map(function (q) {
+      return [q, !q.hasAttribute("data-required"), q.querySelector("[data-answer-error]")];
+    });
+  }
 
   // Capture: runs before the double-submission guard, which skips a submission cancelled here.
   form.addEventListener("submit", function (event) {
-    var problem = answerProblem();
-    if (problem) {
-      event.preventDefault();
-      if (error) {
-        error.textContent = error.getAttribute("data-message-" + problem[0]) || error.getAttribute("data-message-empty");
-        error.hidden = false;
+    var first = null;
+    parts().forEach(function (part) {
+      var problem = answerProblem(part[0], part[1]);
+      if (!problem) return;
+      var message = part[2];
+      if (message) {
+        message.textContent = message.getAttribute("data-message-" + problem[0]) || message.getAttribute("data-message-empty");
+        message.hidden = false;
       }
-      problem[1].focus();
+      if (!first) first = problem[1];
+    });
+    if (first) {
+      event.preventDefault();
+      first.focus();
       return;
     }
     if (clientTime) clientTime.value = String(Math.round(performance.now() - started));
@@ -87,7 +108,10 @@
   // as they are typed in ("input"), not on blur ("change"), so the message does not vanish under the pointer
   // that is clicking Next (the button would move up and the click would miss it).
   function hideSolved(event) {
-    if (error && event.target.matches("[data-answer]") && !answerProblem()) error.hidden = true;
+    if (!event.target.matches("[data-answer]")) return;
+    parts().forEach(function (part) {
+      if (part[2] && part[0].contains(event.target) && !answerProblem(part[0], part[1])) part[2].hidden = true;
+    });
   }
   form.addEventListener("change", hideSolved);
   form.addEventListener("input", hideSolved);
@@ -107,7 +131,9 @@
       output.textContent = range.value;
       if (chosen) chosen.hidden = false;
       if (unchosen) unchosen.hidden = true;
-      if (error && !answerProblem()) error.hidden = true;
+      parts().forEach(function (part) {
+        if (part[2] && part[0].contains(widget) && !answerProblem(part[0], part[1])) part[2].hidden = true;
+      });
     }
     range.addEventListener("input", choose);
     range.addEventListener("change", choose);

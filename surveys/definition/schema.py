@@ -531,6 +531,13 @@ def _check_questions(definition: Definition) -> None:
                          "(questions[N].question); [page] keeps only sentence and hints")
     if duplicates := repeated(q.key for q in questions):
         raise ValueError(f"questions: keys repeat: {', '.join(duplicates)}")
+    if not any(q.required for q in questions):
+        raise ValueError("questions: at least one question must be required (a page is answered when its "
+                         "required questions are)")
+    for number, question in enumerate(questions):
+        if question.answer.randomise:
+            raise ValueError(f"questions[{number}].answer.randomise: options in an order drawn per participant "
+                             "are for a study's single [answer]; list a question's options in the order to show")
     for number, check in enumerate(definition.checks):
         if check.answer is None:
             raise ValueError(f"checks[{number}].answer: with [[questions]] there is no study-wide [answer]; give "

@@ -68,7 +68,11 @@ class GenericInstrument(Instrument):
     def __init__(self, definition: Mapping[str, Any] | None = None, slug: str = ""):
         self.definition: dict[str, Any] = dict(definition or {})
         self.slug = slug
-        answer = self.definition.get("answer") or {"shape": "scale", "min": 1, "max": 7}
+        questions = self.definition.get("questions") or []
+        # With [[questions]] the study's own shape is its first question's (each question has its own:
+        # surveys/questions.py question_kind).
+        answer = (self.definition.get("answer") or (questions[0]["answer"] if questions else None)
+                  or {"shape": "scale", "min": 1, "max": 7})
         self.answer = dict(answer)
         self.shape = self._shape(self.answer)
         if self.answer.get("shape", "scale") == "scale":

@@ -418,7 +418,8 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item,
                                  cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
                                  before_attempt=before_attempt, sleep=lambda t: ctx.pause(t, keep_lease),
                                  history=history)
-        together = together_outcomes(ctx, done.value, item, [row, *siblings]) if siblings else []
+        asked_together = bool(siblings) or (bool(row.question) and asks_together(run.study))
+        together = together_outcomes(ctx, done.value, item, [row, *siblings]) if asked_together else []
         outcome = together[0] if together else interpret(ctx, done.value, item, ctx.kind_of(row))
         # tokens the endpoint did not report are estimated (characters / 4; max_tokens), and flagged
         prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests

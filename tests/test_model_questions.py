@@ -326,3 +326,25 @@ def test_an_agent_with_checks_true_is_asked_each_check_per_persona(stub, tmp_pat
     assert by_age[70]["check.imc"].all() and not by_age[70]["check.swim"].any()
     cells = build_report(study).tables()["generic_cells"].set_index(["condition", "question", "agent"])
     assert cells.loc[("doctor-gain", "sure", "advice-model"), "answers"] == 20  # checks not counted as answers
+
+
+def test_together_is_for_text_modes_and_a_lone_pending_question_is_read_from_the_json(stub):
+    from django.core.exceptions import ValidationError
+
+    study = load_study(study_text(together=True))
+    endpoint = make_endpoint(stub)
+    with pytest.raises(ValidationError, match="asks its questions together"):
+        create_run(study, endpoint, mode="top_logprobs", max_tokens=1)
+    stub.default = Reply.answer('{"chance": 85, "sure": 6}')  # its first number is not the sure question's
+    run = create_run(study, endpoint, max_tokens=40, items=list(study.main_items()[:1]))
+    start_run(run, queue=False)
+    ModelResponse.objects.filter(run=run, question="sure").update(status="failed")  # answered before, failed
+    ModelResponse.objects.filter(run=run, question="chance").update(status="ok", value=80)
+    from elicitation.runs import resume_run
+
+    run.refresh_from_db()
+    resume_run(run, queue=False)
+    run_sync(run)
+    rows = {r.question: r for r in ModelResponse.objects.filter(run=run)}
+    assert rows["sure"].value == 6 and rows["sure"].status == "ok" and rows["chance"].value == 80
+    assert len(stub.requests) == 1

@@ -348,3 +348,22 @@ def test_together_is_for_text_modes_and_a_lone_pending_question_is_read_from_the
     rows = {r.question: r for r in ModelResponse.objects.filter(run=run)}
     assert rows["sure"].value == 6 and rows["sure"].status == "ok" and rows["chance"].value == 80
     assert len(stub.requests) == 1
+
+
+def test_the_admin_shows_one_questions_answers_at_a_time(stub, admin_client):
+    from django.urls import reverse
+
+    study = load_study(study_text())
+    stub.responder = reply_by_question
+    item = study.main_items().order_by("pk").first()
+    run = create_run(study, make_endpoint(stub), max_tokens=8, items=[item])
+    start_run(run, queue=False)
+    run_sync(run)
+    url = reverse("admin:elicitation_item_answers", args=[item.pk])
+    first = admin_client.get(url).content.decode()
+    assert "1 model answer(s), mean 6" in first and 'href="?question=chance"' in first
+    chance = admin_client.get(url + "?question=chance").content.decode()
+    assert "1 model answer(s), mean 80" in chance
+    assert admin_client.get(url + "?question=nope").status_code == 404
+    listed = admin_client.get(reverse("admin:elicitation_modelresponse_changelist")).content.decode()
+    assert " · chance" in listed and " · sure" in listed

@@ -190,14 +190,18 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
     study, kind = item.study, item.study.kind
     few_shot = request.GET.get("few_shot", "1") != "0"
+    questions = question_keys(study)  # a study with [[questions]]: one question's prompt (?question=KEY)
+    question = request.GET.get("question", questions[0])
+    if question not in questions:
+        raise Http404(f"no question {question!r} in {study.slug}")
     q = kind.page_context(item)
     try:
         page_html = render_to_string(kind.template_name, {"q": q, "name": "preview", "prefix": "preview",
                                                           "selected": None, "readonly": True})
     except TemplateDoesNotExist:
         page_html = None
-    prompt = build_prompt(study, item, few_shot)
-    few_shot_shots = prompt.shots if few_shot else build_prompt(study, item, True).shots
+    prompt = build_prompt(study, item, few_shot, question=question)
+    few_shot_shots = prompt.shots if few_shot else build_prompt(study, item, True, question=question).shots
     sent_hashes = (ModelResponse.objects.filter(item=item).exclude(prompt_hash="")
                    .values_list("prompt_hash", flat=True).distinct())
     sent = [{"sha256": p.sha256, "api_style": p.api_style, "text": render_for_display(p.content),
@@ -210,6 +214,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
         completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
         chat_text=render_for_display(prompt.messages), chat_hash=prompt_hash(prompt.messages),
         sent_prompts=sent, answers_url=reverse("admin:elicitation_item_answers", args=[item.pk]),
+        question=question, questions=[q for q in questions if q],
     ))
 
 

@@ -23,12 +23,12 @@ PromptContent = str | list[dict[str, str]]
 
 
 def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[Item] | None = None,
-                 style: str = "standard") -> Prompt:
+                 style: str = "standard", question: str = "") -> Prompt:
     """The instrument's prompt for ``item`` in ``style`` (one of its ``prompt_styles``), with the study's two
-    demonstrations when ``few_shot``."""
+    demonstrations when ``few_shot``; ``question``: one of a study's ``[[questions]]`` (see ``asking_kind``)."""
     demos = study.demonstrations() if demonstrations is None else demonstrations
     share_study(study, item, *demos)
-    return study.kind.build_prompt(item, demos, few_shot, style)
+    return asking_kind(study, question).build_prompt(item, demos, few_shot, style)
 
 
 def share_study(study: Study, *items: Item) -> None:

@@ -365,5 +365,8 @@ def test_the_admin_shows_one_questions_answers_at_a_time(stub, admin_client):
     chance = admin_client.get(url + "?question=chance").content.decode()
     assert "1 model answer(s), mean 80" in chance
     assert admin_client.get(url + "?question=nope").status_code == 404
+    prompt_url = reverse("admin:elicitation_item_prompt", args=[item.pk])
+    assert "from 1 to 7" in admin_client.get(prompt_url).content.decode()
+    assert "from 0 to 100" in admin_client.get(prompt_url + "?question=chance").content.decode()
     listed = admin_client.get(reverse("admin:elicitation_modelresponse_changelist")).content.decode()
     assert " · chance" in listed and " · sure" in listed

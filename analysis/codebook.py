@@ -17,46 +17,11 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from analysis.answer_values import answer_entries as _answer_entries
 from analysis.export_columns import Column
 from analysis.export_formats import CODEBOOK_CONTENT_TYPES, CODEBOOK_FORMATS, codebook_filename  # noqa: F401
 
 HEADER = ("column", "type", "source", "meaning", "values")
-
-
-def _n(value: float) -> str:
-    return f"{float(value):g}"
-
-
-def _answer_entries(study) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]:
-    """Column → (values, labels) of the answer columns, from the study's answer shape."""
-    from surveys.instruments.shapes import ChoiceShape, FreeTextShape, IntervalShape, ScaleShape
-
-    kind = study.kind
-    shape = kind.shape
-    unused = f"empty (this study's answer shape is {shape.name.replace('_', ' ')})"
-    out: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
-        name: (unused, ()) for name in ("value", "choice", "lower", "upper", "bin", "text")}
-    if isinstance(shape, ScaleShape):
-        labels = {float(v): str(t) for v, t in (getattr(kind, "scale_labels", None) or {}).items()}
-        labelled = tuple((_n(v), t) for v, t in sorted(labels.items()))
-        span = f"{_n(kind.scale_min)}–{_n(kind.scale_max)} in steps of {_n(kind.scale_step)}"
-        shown = "; labels: " + ", ".join(f"{v} = {t}" for v, t in labelled) if labelled else ""
-        out["value"] = (span + shown, labelled)
-        bins = sorted({float(kind.score(v)) for v in kind.answer_options()})
-        out["bin"] = (" | ".join(_n(b) for b in bins), ())
-    elif isinstance(shape, ChoiceShape):
-        options: dict[str, str] = {}
-        for item in study.main_items():
-            for option in kind.options(item):
-                options.setdefault(option.key, option.text)
-        pairs = tuple(options.items())
-        out["choice"] = (" | ".join(f"{k} = {t}" for k, t in pairs) or "the key of an option the item offers", pairs)
-    elif isinstance(shape, IntervalShape):
-        out["lower"] = ("a number, ≤ upper", ())
-        out["upper"] = ("a number, ≥ lower", ())
-    elif isinstance(shape, FreeTextShape):
-        out["text"] = (f"free text, up to {shape.max_length} characters", ())
-    return out
 
 
 def _study_values(study) -> dict[str, str]:

@@ -2,11 +2,11 @@
 
 One row per answer. Columns shared by humans and models: ``respondent``, ``agent``, ``label``, ``value``,
 ``truth``, ``item_id``, ``statement_id`` and the other typed answer columns ``choice`` (an option's key, "" when
-the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise). Humans add ``participant_id``, ``included`` (the stored attention
+the kind has none), ``lower`` and ``upper`` (an interval's bounds, NaN otherwise) and ``question`` (the key of the
+question answered: "" for a study's only question, else one of its ``[[questions]]``). Humans add ``participant_id``, ``included`` (the stored attention
 filter decision) and ``time_taken_ms``; models add ``run_id``, ``mode``, ``sample_index``, ``status``,
 ``dist`` (the stored distribution mapping, or None for a single-value answer) and ``persona`` (the persona's
-field values the answer was asked under, a dict, or None) and ``question`` (the key of the item's question the
-answer is to, ``[[questions]]``; "" for a study's one question). :func:`with_fields` puts a questionnaire field's typed
+field values the answer was asked under, a dict, or None). :func:`with_fields` puts a questionnaire field's typed
 value beside every answer, the participant's for humans and the persona's for models.
 
 Only completed participants' answers count (imported participants are completed); test participants
@@ -27,7 +27,7 @@ from elicitation.models import ElicitationRun, ModelResponse
 from surveys.models import Participant, Response, Study
 
 HUMAN_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
-                 "participant_id", "included", "time_taken_ms", "choice", "lower", "upper"]
+                 "participant_id", "included", "time_taken_ms", "choice", "lower", "upper", "question"]
 MODEL_COLUMNS = ["respondent", "agent", "label", "value", "truth", "item_id", "statement_id",
                  "run_id", "mode", "sample_index", "status", "dist", "choice", "lower", "upper", "persona", "question"]
 
@@ -54,7 +54,7 @@ def human_answers(study: Study) -> pd.DataFrame:
             .order_by("participant_id", "assignment__position")
             .values_list("participant_id", "item__expression", "item__is_control", "value", "item__truth",
                          "item_id", "item__statement_id", "participant__attention_included", "time_taken_ms",
-                         "choice", "lower", "upper"))
+                         "choice", "lower", "upper", "question"))
     records = [(human_respondent(pid), HUMAN, _label(expr, ctl), value, truth, item, sid, pid, inc, ms, *typed)
                for pid, expr, ctl, value, truth, item, sid, inc, ms, *typed in rows.iterator(chunk_size=5000)]
     df = _typed(pd.DataFrame.from_records(records, columns=HUMAN_COLUMNS))
@@ -91,6 +91,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     for column in ("value", "lower", "upper"):
         df[column] = df[column].astype(float)
     df["choice"] = df["choice"].fillna("").astype(str)
+    df["question"] = df["question"].fillna("").astype(str)
     return df
 
 

@@ -26,6 +26,7 @@ from django.utils import timezone
 from analysis.exclusion_rules import describe, resolved
 from analysis.metrics import exclusion as measures
 from surveys.models import CheckAnswer, ExclusionDecision, Participant, Response, Study
+from surveys.questions import questions_of, several
 from surveys.respondent_ids import hashed_id
 
 
@@ -135,10 +136,31 @@ def compute_exclusions(study: Study) -> ExclusionResult:
     return result
 
 
-def _answers(study: Study, pks: list[int]) -> pd.DataFrame:
-    rows = (Response.objects.filter(participant_id__in=pks, item__study=study)
-            .values_list("participant_id", "value", "choice", "time_taken_ms"))
+def _answers(study: Study, pks: list[int], question: str | None = None) -> pd.DataFrame:
+    """The participants' answers (``question``: to that question only; else one row per item page, its first
+    question's, so that a page of several questions counts once)."""
+    rows = Response.objects.filter(participant_id__in=pks, item__study=study)
+    if question is not None:
+        rows = rows.filter(question=question)
+    elif several(study):
+        rows = rows.filter(question=questions_of(study)[0].key)
+    rows = rows.values_list("participant_id", "value", "choice", "time_taken_ms")
     return pd.DataFrame.from_records(list(rows), columns=["respondent", "value", "choice", "time_taken_ms"])
+
+
+def _straight_lining(study: Study, pks: list[int], params: dict[str, Any]) -> dict[int, str]:
+    """Straight-lining, per question (``[[questions]]``: a participant who straight-lines any of them)."""
+    asked = questions_of(study) if several(study) else []
+    out: dict[int, str] = {}
+    for question in asked or [None]:
+        answers = _answers(study, pks, question.key if question else None)
+        shape = ((question.answer or {}).get("shape", "scale") if question else study.kind.shape.name)
+        answers["answer"] = answers["value"] if shape == "scale" else answers["choice"]
+        table = measures.straight_lining(answers, params["percent"], params.get("min_items", 3))
+        where = f" ({question.key})" if question else ""
+        for pk, row in table[table["excluded"]].iterrows():
+            out.setdefault(int(pk), f"{row.measure:.0f} % the same answer{where}")
+    return out
 
 
 def _judge(study: Study, rule: str, params: dict[str, Any], done: list[tuple], result: ExclusionResult
@@ -163,15 +185,12 @@ def _judge(study: Study, rule: str, params: dict[str, Any], done: list[tuple], r
         what = "in total" if "total_seconds" in params else "median per item"
         return {int(pk): f"{row.measure:.1f} s {what}" for pk, row in table[table["excluded"]].iterrows()}
     if rule == "straight-lining":
-        answers = _answers(study, pks)
-        shape = study.kind.shape.name
-        answers["answer"] = answers["value"] if shape == "scale" else answers["choice"]
-        table = measures.straight_lining(answers, params["percent"], params.get("min_items", 3))
-        return {int(pk): f"{row.measure:.0f} % the same answer" for pk, row in table[table["excluded"]].iterrows()}
+        return _straight_lining(study, pks, params)
     if rule == "missing-answers":
         counts = (Participant.objects.filter(pk__in=pks)
                   .annotate(n_slots=Count("assignments", distinct=True),
-                            n_answered=Count("responses", filter=Q(responses__item__study=study), distinct=True))
+                            n_answered=Count("responses__assignment", filter=Q(responses__item__study=study),
+                                             distinct=True))
                   .values_list("id", "n_slots", "n_answered"))
         slots = pd.DataFrame.from_records(list(counts), columns=["respondent", "slots", "answered"])
         table = measures.missing_answers(slots, params["percent"])

@@ -229,32 +229,55 @@ def questionnaire_filler(study, columns: Sequence[Column]) -> Filler:
 
 # --- the question ------------------------------------------------------------------------------
 def question_columns(study) -> list[Column]:
-    """``question``: the key of the question an answer is to (one per item today: ``answer``)."""
+    """``question``: the key of the question an answer is to (``answer`` for a study's only question; with
+    ``[[questions]]`` each question's key, its wording and answer shape in the codebook's labels)."""
+    from analysis.answer_values import question_labels
+    from surveys.questions import several
+
+    if not several(study):
+        return [Column("question", pa.string(), "str", "design",
+                       "The key of the question the answer is to (an item page asks one question: the study's "
+                       "[answer]; with several questions per item, one row per question).", SINGLE_QUESTION)]
+    labels = question_labels(study)
     return [Column("question", pa.string(), "str", "design",
-                   "The key of the question the answer is to (an item page asks one question today: the study's "
-                   "[answer]; with several questions per item, one row per question).", SINGLE_QUESTION)]
+                   "The key of the question the answer is to ([[questions]]: an item page asks each of them; one row "
+                   "per question answered, each question its own variable).", " | ".join(k for k, _ in labels),
+                   labels)]
 
 
 @dataclass
-class QuestionKeys:
-    """The ``question`` column: ``answer`` for a study's one question; with ``[[questions]]`` the key of the question
-    each row answers (a model row's ``ModelResponse.question``, by its id)."""
+class ByResponse:
+    """A filler whose values are the answer's own: people's by response id, models' by model response id."""
 
-    models: Mapping[int, str] = field(default_factory=dict)
+    width: int
+    people: Mapping[int, tuple] = field(default_factory=dict)
+    models: Mapping[int, tuple] = field(default_factory=dict)
 
     def human(self, participant_id: int, item_id: int, response_id: int) -> tuple:
-        return (SINGLE_QUESTION,)
+        return self.people.get(response_id) or (None,) * self.width
 
     def model(self, run_id: int, item_id: int, response_id: int, persona: Mapping[str, Any] | None) -> tuple:
-        return (self.models.get(response_id) or SINGLE_QUESTION,)
+        return self.models.get(response_id) or (None,) * self.width
 
 
 def question_filler(study, columns: Sequence[Column]) -> Filler:
+    """``answer`` on every row of a one-question study; with ``[[questions]]`` each answer's question key (a
+    model answer's too: ``ModelResponse.question``)."""
+    from surveys.models import Response
+    from surveys.questions import several
+
+    if not several(study):
+        return Constant((SINGLE_QUESTION,))
+    people = {pk: (key,) for pk, key in Response.objects.filter(item__study=study).values_list("pk", "question")}
+    return ByResponse(1, people, _model_questions(study))
+
+
+def _model_questions(study) -> dict[int, tuple]:
+    """Model response id → (question key,) (an attention check's answer is no item's: left out)."""
     from elicitation.models import ModelResponse
 
-    models = dict(ModelResponse.objects.filter(run__study=study).exclude(question="").order_by()
-                  .values_list("pk", "question").iterator(chunk_size=5000))
-    return QuestionKeys(models) if models else Constant((SINGLE_QUESTION,))
+    rows = ModelResponse.objects.filter(run__study=study, check_key="").values_list("pk", "question")
+    return {pk: (key or None,) for pk, key in rows}
 
 
 # --- the items' own fields -------------------------------------------------------------------

@@ -36,7 +36,9 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
   values of the same fields, typed the same way (so ``df.groupby("gender")`` compares like with like), and
   never a free-text field of a persona drawn from participants (a person's own words); other model rows leave
   them empty. :func:`study_layout` gives a study's columns.
-- Then ``question`` (the key of the question answered: ``answer`` while an item asks one) and ``item.<field>``,
+- Then ``question`` (the key of the question answered: ``answer`` when an item asks one; with ``[[questions]]``
+  one row per question answered, each row's ``question`` its key and ``bin`` by that question's scale) and
+  ``item.<field>``,
   every own field of the items (the items file's columns and the Item columns it set), typed by their values.
 - Those columns after :data:`COLUMNS` come from the registry of column providers (analysis/export_columns.py),
   each column with its codebook entry (analysis/codebook.py); existing columns keep their names and order, new
@@ -155,32 +157,43 @@ def human_rows(study, *, raw_ids: bool = False, include_test: bool = False,
 
     kind = study.kind
     score = lru_cache(maxsize=4096)(kind.score)
+    scores = _question_scores(study)  # [[questions]]: each question's value is binned by its own scale
     ident: Callable[[str], str] = (lambda pid: pid) if raw_ids else lru_cache(maxsize=65536)(hashed_id)
     responses = Response.objects.filter(item__study=study)
     if not include_test:
         responses = responses.filter(participant__is_test=False)
     rows = (responses
-            .order_by("participant_id", "assignment__position")
+            .order_by("participant_id", "assignment__position", "pk")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "participant__prolific_pid",
                          "participant__status", "participant__attention_included", "value", "choice", "lower",
                          "upper", "raw", "time_taken_ms", "created_at", "participant__is_test",
                          "participant__channel__name", "participant_id", "text", "assignment__option_order",
-                         "participant__study_version__number", "pk"))
+                         "participant__study_version__number", "pk", "question"))
     decisions = decisions or {}
     for (item_id, key, expression, is_control, statement_id, truth, context, language, pid, status, included,
          value, choice, lower, upper, raw, time_ms, created, is_test,
-         channel, participant_id, text, order, version, pk) in rows.iterator(chunk_size=chunk_size):
+         channel, participant_id, text, order, version, pk, question) in rows.iterator(chunk_size=chunk_size):
         included, reasons = decisions.get(participant_id, (included, None))
+        scorer = scores.get(question, score) if question else score
         row = (study.slug, item_id, key, study.instrument, "control" if is_control else expression, is_control,
                _none_if_blank(statement_id), _none_if_blank(truth), _none_if_blank(context),
                _none_if_blank(language), "test" if is_test else "human", ident(pid), status, "human", None, None,
-               None, None, value, _none_if_blank(choice), lower, upper, None if value is None else score(value),
+               None, None, value, _none_if_blank(choice), lower, upper, None if value is None else scorer(value),
                None, _none_if_blank(raw), "ok", time_ms, included, created, channel or PROLIFIC_CHANNEL,
                _none_if_blank(text), "|".join(order) if order else None, version, reasons or None)
         for filler in fillers:
             row += filler.human(participant_id, item_id, pk)
         yield row
+
+
+def _question_scores(study) -> dict[str, Callable[[float], float]]:
+    """Question key → the scoring of its answers (``[[questions]]``; empty for a one-question study)."""
+    from surveys.questions import question_kind, questions_of, several
+
+    if not several(study):
+        return {}
+    return {q.key: lru_cache(maxsize=4096)(question_kind(study, q).score) for q in questions_of(study)}
 
 
 def model_rows(study, *, chunk_size: int = DB_CHUNK, fillers: Sequence[Filler] = ()) -> Iterator[Row]:

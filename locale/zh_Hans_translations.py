@@ -180,6 +180,7 @@ ZH_HANS: dict[str, str] = {
     "Please shorten your answer: it is longer than this question allows.": "请缩短您的回答：它超出了本题允许的长度。",
     "Up to %(limit)s characters.": "最多%(limit)s个字符。",
     "Your answer:": "您的回答：",
+    "(optional)": "（选填）",
     "No answer yet: move the slider, or confirm the value it shows.": "尚未作答：请移动滑块，或确认滑块当前显示的数值。",
     "Confirm this value": "确认此数值",
     # too many new participants from one address (surveys.flow.check_entry_rate)

@@ -549,7 +549,8 @@ class ResponseAdmin(OwnedAdminMixin, RawIdsAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="answer")
     def answer(self, obj: Response) -> str:
-        return obj.answer.text()
+        """The answer; with [[questions]] after its question's key (``sure: 6``)."""
+        return f"{obj.question}: {obj.answer.text()}" if obj.question else obj.answer.text()
 
     @admin.display(description="PROLIFIC_PID", ordering="participant__prolific_pid")
     def prolific_pid(self, obj: Response) -> str:

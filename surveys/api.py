@@ -426,7 +426,7 @@ class ResponseSerializer(serializers.ModelSerializer):
         model = Response
         fields = ["id", "participant", "prolific_pid", "item", "item_key", "position", "speaker_name",
                   "value", "choice", "lower", "upper", "text", "option_order", "time_taken_ms", "client_time_ms",
-                  "created_at", "questionnaire"]
+                  "created_at", "questionnaire", "question"]
 
     def get_fields(self):
         fields = super().get_fields()

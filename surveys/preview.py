@@ -15,6 +15,8 @@ from . import questionnaire
 from .flow import Progress, Step, attention_rho, passes_attention
 from .instruments import Answer, AnswerError
 from .models import Assignment, Item, Study
+from .question_answers import read_page
+from .questions import several
 
 
 @dataclass
@@ -100,14 +102,22 @@ def preview_answer(study: Study, state: PreviewState, position: int, answer: Any
     if state.step != Step.ITEM or position != len(state.answers) + 1:
         return ""  # stale form: ignored, the view shows the current step
     kind = study.kind
-    try:
-        data = kind.shape.form_data(answer)
-        if kind.shape.is_empty(data):
-            return kind.shape.empty_message
-        typed = kind.validate_answer(Item.objects.get(pk=state.slots[position - 1][0]), data)
-    except AnswerError as exc:
-        return str(exc)
-    state.answers.append(typed.columns())
+    item = Item.objects.get(pk=state.slots[position - 1][0])
+    if several(study):  # [[questions]]: every question read; kept as one line per page ("sure = 6; chance = 85")
+        page = read_page(study, item, answer)
+        if not page.ok:
+            return "; ".join(f"{key}: {message}" for key, message in page.errors.items())
+        state.answers.append(Answer(free_text="; ".join(f"{g.question.key} = {g.answer.text()}"
+                                                        for g in page.given)).columns())
+    else:
+        try:
+            data = kind.shape.form_data(answer)
+            if kind.shape.is_empty(data):
+                return kind.shape.empty_message
+            typed = kind.validate_answer(item, data)
+        except AnswerError as exc:
+            return str(exc)
+        state.answers.append(typed.columns())
     if len(state.answers) == len(state.slots):
         state.step = Step.QUESTIONNAIRE_AFTER if questionnaire.study_fields(study, "after") else Step.DONE
     return ""

@@ -123,4 +123,5 @@ def question_pages(study: "Study", slot: Any, errors: Mapping[str, str], refused
             "sentence": q.get("sentence", ""), "hints": q.get("hints", []),
         })
     first = pages[0] if pages else {}
-    return {"sentence": first.get("sentence", ""), "hints": first.get("hints", []), "each": pages}
+    return {"sentence": first.get("sentence", ""), "hints": first.get("hints", []), "each": pages,
+            "has_errors": bool(errors)}

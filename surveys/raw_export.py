@@ -8,6 +8,7 @@ from django.http import StreamingHttpResponse
 
 from .channels import channel_name
 from .models import Response, Study
+from .questions import several
 from .spreadsheet import safe_cell
 
 COLUMNS: tuple[str, ...] = (
@@ -19,7 +20,14 @@ COLUMNS: tuple[str, ...] = (
     "text",  # a free-text answer, exactly as written
     "option_order",  # a randomised choice: the option keys in the order this participant saw them ("B|A|C")
 )
+#: A study with ``[[questions]]`` adds the key of the question each response answers (surveys/questions.py).
+QUESTION_COLUMN = "question"
 CHUNK_SIZE = 2000
+
+
+def columns_of(study: Study) -> tuple[str, ...]:
+    """The raw export's columns for ``study``: :data:`COLUMNS`, plus ``question`` with ``[[questions]]``."""
+    return COLUMNS + ((QUESTION_COLUMN,) if several(study) else ())
 
 
 def _number(value: float | int | None) -> str:
@@ -29,12 +37,14 @@ def _number(value: float | int | None) -> str:
 
 
 def raw_rows(study: Study) -> Iterator[list[str]]:
-    """One list of cells (in ``COLUMNS`` order) per response of ``study``, by participant and position."""
+    """One list of cells (in :func:`columns_of` order) per response of ``study``, by participant and position
+    (and question)."""
     kind = study.kind
+    with_question = several(study)
     responses = (
         Response.objects.filter(participant__study=study)
         .select_related("participant__channel", "item", "assignment")
-        .order_by("participant__started_at", "participant_id", "assignment__position")
+        .order_by("participant__started_at", "participant_id", "assignment__position", "pk")
     )
     for response in responses.iterator(chunk_size=CHUNK_SIZE):
         item, slot, participant = response.item, response.assignment, response.participant
@@ -67,7 +77,7 @@ def raw_rows(study: Study) -> Iterator[list[str]]:
             channel_name(participant),
             response.text,
             "|".join(slot.option_order or []),
-        ]
+        ] + ([response.question] if with_question else [])
 
 
 class _Echo:
@@ -88,7 +98,8 @@ def csv_lines(rows: Iterable[list[str]], header: Iterable[str] = COLUMNS) -> Ite
 
 def raw_responses_response(study: Study) -> StreamingHttpResponse:
     """An HTTP download of ``study``'s raw responses (``<slug>-raw-responses.csv``)."""
-    response = StreamingHttpResponse(csv_lines(raw_rows(study)), content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(csv_lines(raw_rows(study), columns_of(study)),
+                                     content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-raw-responses.csv"'
     response["Cache-Control"] = "no-store"
     return response

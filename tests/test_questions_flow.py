@@ -2,6 +2,7 @@
 answer is its own row (``Response.question``), stored all or nothing, never twice."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -163,3 +164,43 @@ def test_every_page_answered_completes_the_participant(client, study):
     participant.refresh_from_db()
     assert participant.status == Participant.Status.COMPLETED
     assert Response.objects.filter(participant=participant).count() == 6
+
+
+def test_the_raw_export_and_the_api_name_each_answers_question(client, study, admin_user):
+    from surveys.raw_export import COLUMNS, columns_of, raw_rows
+
+    participant = start(client, study)
+    slot = slot_of(participant)
+    client.post(url(study, "item"), page(slot, **{"rating-value": "6", "estimate-value": "85"}))
+    assert columns_of(study) == (*COLUMNS, "question")
+    rows = [dict(zip(columns_of(study), row)) for row in raw_rows(study)]
+    assert [(r["question"], r["value"]) for r in rows] == [("rating", "6"), ("estimate", "85")]
+    client.force_login(admin_user)
+    listed = client.get(f"/api/responses/?study={study.slug}").json()
+    listed = listed.get("results", listed)
+    assert sorted((r["question"], r["value"]) for r in listed) == [("estimate", 85.0), ("rating", 6.0)]
+
+
+def test_the_researchers_preview_asks_every_question(client, study, admin_user):
+    client.force_login(admin_user)
+    preview = url(study, "preview")
+    client.get(preview)
+    client.post(preview, {"step": "consent", "choice": "agree"})
+    client.post(preview, {"step": "instructions"})
+    client.post(preview, {"step": "pledge", "pledge": "on"})
+    html = client.get(preview).content.decode()
+    assert 'name="rating-value"' in html and 'name="estimate-value"' in html
+    position = int(re.search(r'name="position" value="(\d+)"', html).group(1))
+    item = int(re.search(r'name="item" value="(\d+)"', html).group(1))
+    refused = client.post(preview, {"step": "item", "position": position, "item": item, "rating-value": "3"})
+    assert "estimate: Please choose an answer before continuing." in refused.content.decode()
+    for _ in range(3):
+        html = client.get(preview).content.decode()
+        if 'name="rating-value"' not in html:
+            break
+        position = int(re.search(r'name="position" value="(\d+)"', html).group(1))
+        item = int(re.search(r'name="item" value="(\d+)"', html).group(1))
+        client.post(preview, {"step": "item", "position": position, "item": item, "rating-value": "3",
+                              "estimate-value": "30"})
+    assert "rating = 3; estimate = 30" in client.get(preview).content.decode()
+    assert not Response.objects.exists()

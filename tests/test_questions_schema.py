@@ -167,3 +167,22 @@ def test_questions_change_the_content_hash():
     one = validate(tomllib.loads(BASE), "study.toml").model_dump(mode="json")
     two = validate(tomllib.loads(BASE.replace("min = 0\nmax = 100", "min = 0\nmax = 10")), "study.toml")
     assert content_hash(one, []) != content_hash(two.model_dump(mode="json"), [])
+
+
+def test_the_tutorials_questions_are_the_examples():
+    """docs/tutorials/experiment.md section 9 shows the [[questions]] of studies/examples/advice-estimates."""
+    text = Path("docs/tutorials/experiment.md").read_text(encoding="utf-8")
+    section = text.split("## 9. Several questions per item", 1)[1]
+    shown = tomllib.loads(section.split("```toml", 1)[1].split("```", 1)[0])
+    example = tomllib.loads(Path("studies/examples/advice-estimates/study.toml").read_text(encoding="utf-8"))
+    assert shown["questions"] == example["questions"] and shown["page"] == example["page"]
+
+
+@pytest.mark.django_db
+def test_a_question_that_fails_to_render_on_an_item_is_refused(tmp_path):
+    (tmp_path / "items.csv").write_text(ITEMS, encoding="utf-8")
+    broken = BASE.replace("would {{ outcome }}?", "would {{ outcome.nope.deeper }}?")
+    (tmp_path / "study.toml").write_text(broken, "utf-8")
+    with pytest.raises(DefinitionError) as caught:
+        load_file(tmp_path / "study.toml", commit=False)
+    assert any(p.where == "questions[1].question" for p in caught.value.problems), caught.value.problems

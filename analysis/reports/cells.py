@@ -5,13 +5,10 @@ first (``condition``, then the ``[report] group_by`` item fields): a person's an
 (``Participant.condition``), a model's in its run's (``ElicitationRun.condition``, one run per agent and cell,
 elicitation/declared_agents.py). :func:`cell_table` is the section's ``generic_cells`` table: per cell and
 respondent group (the humans, then each agent), the cell's levels, how many respondents (completed people, or
-the runs' personas), their answers and, for a scale, the mean and median answer; a study with several questions per
-item (``[[questions]]``) has these per cell and question, people's and models' answers to the same question side by
-side. A study without factors gets none of this: its report is as before.
+the runs' personas), their answers and, for a scale, the mean and median answer. A study without factors gets
+none of this: its report is as before.
 """
 from __future__ import annotations
-
-from typing import Mapping
 
 import pandas as pd
 from django.db.models import Count
@@ -20,7 +17,6 @@ from analysis.metrics.answers import HUMAN
 from elicitation.models import ElicitationRun
 from surveys.condition_context import cells_of, factors_of, levels_of
 from surveys.models import Participant, Study
-from surveys.questions import keys_of, several
 
 CONDITION = "condition"
 NO_CELL = "(no cell)"
@@ -53,34 +49,26 @@ def people_per_cell(study: Study) -> dict[str, dict[str, int]]:
     return out
 
 
-def cell_table(study: Study, answers: pd.DataFrame, scale: bool | Mapping[str, bool]) -> pd.DataFrame:
+def cell_table(study: Study, answers: pd.DataFrame, scale: bool) -> pd.DataFrame:
     """``generic_cells``: one row per cell × respondent group (humans first, then the agents), every declared cell
-    listed even before anyone answered in it. A study with ``[[questions]]``: per cell × question × group (a
-    ``question`` column; ``scale``: whether each question, by key, is a scale)."""
+    listed even before anyone answered in it."""
     factors = [f["name"] for f in factors_of(study.definition)]
     agents = [HUMAN] + sorted(set(answers["agent"].astype(str)) - {HUMAN})
     people = people_per_cell(study)
-    questions: list[str | None] = list(keys_of(study)) if several(study) else [None]
-    asked = answers["question"].fillna("").astype(str) if "question" in answers.columns else None
     rows = []
-    for cell, question in ((c, q) for c in cells_of(study.definition) for q in questions):
+    for cell in cells_of(study.definition):
         levels = levels_of(study.definition, cell)
-        is_scale = scale.get(question or "", False) if isinstance(scale, Mapping) else scale
         for agent in agents:
-            mask = (answers[CONDITION] == cell) & (answers["agent"].astype(str) == agent)
-            if question is not None:
-                mask &= (asked == question) if asked is not None else False
-            part = answers[mask]
+            part = answers[(answers[CONDITION] == cell) & (answers["agent"].astype(str) == agent)]
             if agent == HUMAN:
                 respondents = int(part["participant_id"].nunique()) if len(part) else 0
             else:
                 personas = part["persona"].map(lambda p: repr(sorted(p.items())) if isinstance(p, dict) else "")
                 respondents = int(personas.nunique()) if len(part) else 0
-            row = {CONDITION: cell, **{f: levels[f] for f in factors},
-                   **({"question": question} if question is not None else {}), "agent": agent,
+            row = {CONDITION: cell, **{f: levels[f] for f in factors}, "agent": agent,
                    "participants_entered": sum(people.get(cell, {}).values()) if agent == HUMAN else None,
                    "respondents": respondents, "answers": int(len(part))}
-            if is_scale:
+            if scale:
                 values = part["value"].astype(float)
                 row["mean"] = float(values.mean()) if values.notna().any() else None
                 row["median"] = float(values.median()) if values.notna().any() else None

@@ -83,9 +83,10 @@ class AnswerSpec:
         return self.shape.replace("_", " ")
 
 
-def answer_spec(study: Study) -> AnswerSpec:
-    """The study's answer shape from its definition's ``[answer]`` table, else from its kind."""
-    table = (study.definition or {}).get("answer") or {}
+def answer_spec(study: Study, table: dict[str, Any] | None = None) -> AnswerSpec:
+    """The study's answer shape from its definition's ``[answer]`` table (``table``: one question's, with
+    ``[[questions]]``), else from its kind."""
+    table = table if table is not None else (study.definition or {}).get("answer") or {}
     kind = study.kind
     shape = table.get("shape") or kind.shape.name
     if shape == "scale":
@@ -104,13 +105,6 @@ def answer_spec(study: Study) -> AnswerSpec:
             declared = list(seen.items())
         return AnswerSpec(shape, options=tuple(k for k, _ in declared), option_labels=tuple(declared))
     return AnswerSpec(shape)
-
-
-def question_scales(study: Study, spec: AnswerSpec) -> bool | dict[str, bool]:
-    """Whether the study's answer is a scale; with ``[[questions]]``, whether each question's is (by key)."""
-    if not several(study):
-        return spec.shape == "scale"
-    return {q.key: (q.answer or {}).get("shape", "scale") == "scale" for q in questions_of(study)}
 
 
 def group_by(study: Study) -> list[str]:
@@ -288,7 +282,7 @@ class GenericSection:
         if self.grouped is not None:
             out.update(self.grouped.tables())
         if has_cells(self.study):
-            out["generic_cells"] = cell_table(self.study, self.answers, question_scales(self.study, self.spec))
+            out["generic_cells"] = cell_table(self.study, self.answers, self.spec.shape == "scale")
         return out
 
     @property
@@ -380,10 +374,26 @@ def attention_kept(study: Study, answers: pd.DataFrame) -> tuple[pd.DataFrame, s
     return kept, result.describe(), result
 
 
-def build(study: Study) -> GenericSection:
+def build(study: Study) -> "GenericSection | QuestionsSection":
     """The generic section of ``study``; ReportError when it has no answers at all yet, or when ``group_by``
-    names an unknown field."""
-    spec = answer_spec(study)
+    names an unknown field. A study with ``[[questions]]``: one section per question (:class:`QuestionsSection`)."""
+    if not several(study):
+        return build_one(study)
+    parts = []
+    for question in questions_of(study):
+        try:
+            parts.append((question.key, build_one(study, question.key, dict(question.answer or {}))))
+        except ReportError as exc:
+            if "has no answers yet" not in str(exc):
+                raise
+    if not parts:
+        raise ReportError(f"study {study.slug!r} has no answers yet (no completed participant, no model answer)")
+    return QuestionsSection(study, parts)
+
+
+def build_one(study: Study, question: str | None = None, table: dict[str, Any] | None = None) -> GenericSection:
+    """The generic section of ``study``'s answers (``question``: of that question only, its shape ``table``)."""
+    spec = answer_spec(study, table)
     questionnaire = questionnaire_frame(study).drop(columns="respondent_id")  # index: the answers' respondent
     item_fields, named = split_group_by(study, group_by(study), questionnaire)
     breakdown = breakdown_fields(study, named, questionnaire)
@@ -391,6 +401,8 @@ def build(study: Study) -> GenericSection:
     runs = shared(("runs", study.pk, set_name), lambda: choose_runs(study, set_name))
     run_ids = used_run_ids(runs)
     answers = shared(("answers", study.pk, tuple(run_ids)), lambda: study_answers(study, run_ids))
+    if question is not None:
+        answers = answers[answers["question"] == question]
     if answers.empty:
         raise ReportError(f"study {study.slug!r} has no answers yet (no completed participant, no model answer)")
     humans_read = int(answers.loc[answers["agent"] == HUMAN, "participant_id"].nunique())
@@ -447,3 +459,52 @@ def _grouped(study: Study, spec: AnswerSpec, answers: pd.DataFrame, named: list[
         quantity = chose.where(answers["choice"] != "", np.nan) if majority else pd.Series(np.nan, index=answers.index)
         words = "share choosing the humans' majority option"
     return grouping(study, "generic", answers.assign(_q=quantity), "_q", words, compare, fields=named)
+
+
+# --- several questions per item ---------------------------------------------------------------------
+@dataclass
+class QuestionsSection:
+    """The generic section of a study with ``[[questions]]``: each question reported separately (its own
+    answer shape and metrics), its tables stacked with a leading ``question`` column, its figures named by it."""
+
+    study: Study
+    parts: list[tuple[str, GenericSection]]
+    raw_ids: bool = False
+
+    @property
+    def notes(self) -> list[str]:
+        return list(dict.fromkeys(f"{key}: {n}" for key, part in self.parts for n in part.notes))
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        out: dict[str, list[pd.DataFrame]] = {}
+        flow = None
+        for key, part in self.parts:
+            for name, table in part.tables().items():
+                if name == "exclusion_flow":  # participants, not questions: once
+                    flow = table if flow is None else flow
+                    continue
+                out.setdefault(name, []).append(table.assign(question=key)[["question", *table.columns]])
+        tables = {"exclusion_flow": flow} if flow is not None else {}
+        tables.update({name: pd.concat(parts, ignore_index=True) for name, parts in out.items()})
+        return tables
+
+    @property
+    def titles(self) -> dict[str, str]:
+        out = {}
+        for _, part in self.parts:
+            for name, title in part.titles.items():
+                out.setdefault(name, title if name == "exclusion_flow" else f"{title} — each question separately")
+        return out
+
+    def figures(self) -> list[tuple[str, Any]]:
+        return [(f"{name}-{key}", fig) for key, part in self.parts for name, fig in part.figures()]
+
+    def meta(self) -> dict[str, Any]:
+        first = self.parts[0][1].meta()
+        first["answer"] = "; ".join(f"{key}: {part.spec.describe()}" for key, part in self.parts)
+        first["questions"] = {key: part.meta() for key, part in self.parts}
+        first["notes"] = self.notes
+        return first
+
+    def summary_text(self) -> str:
+        return "\n\n".join(f"Question {key}:\n{part.summary_text()}" for key, part in self.parts)

@@ -20,6 +20,7 @@ from surveys.checks import check_problems
 from surveys.designs import DesignError, get_design
 from surveys.instruments import get_instrument
 from surveys.models import Item, Study, StudyVersion
+from surveys.questions import question_kind, questions_of, several
 
 from . import versions
 from .agent_checks import agent_problems
@@ -473,6 +474,7 @@ def _render_first(study: Study, file: str, count: int = 20) -> None:
     kind = study.kind
     problems = []
     demos = study.demonstrations()
+    asked = questions_of(study) if several(study) else []
     for item in study.main_items().order_by("id")[:count]:
         try:
             kind.page_context(item)
@@ -480,6 +482,13 @@ def _render_first(study: Study, file: str, count: int = 20) -> None:
             problems.append(Problem(file, "page", f"item {item.key!r}: {exc}"))
             break
         except NotImplementedError:
+            break
+        for number, question in enumerate(asked):
+            try:
+                question_kind(study, question).page_context(item)
+            except TemplateProblem as exc:
+                problems.append(Problem(file, f"questions[{number}].question", f"item {item.key!r}: {exc}"))
+        if problems:
             break
         try:
             for style in kind.prompt_styles:

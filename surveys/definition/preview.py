@@ -6,6 +6,7 @@ from pathlib import Path
 from surveys.blocks import block_names
 from surveys.condition_context import cells_of
 from surveys.models import Study
+from surveys.questions import question_kind, questions_of, several
 
 from .loader import load, files_beside
 from .errors import DefinitionError, Problem
@@ -52,6 +53,24 @@ def design_lines(study: Study) -> list[str]:
     return lines
 
 
+def page_lines(study: Study, item) -> list[str]:
+    """An item's participant page in words: its sentence, question, hints and answers; with ``[[questions]]``
+    the sentence and hints once, then each question (its key, wording, whether optional, its answers)."""
+    if not several(study):
+        page = study.kind.page_context(item)
+        lines = [page["sentence"], page["question"], *[f"  · {hint}" for hint in page["hints"]]]
+        answers = _answers_text(page)
+        return lines + ([f"  answers: {answers}"] if answers else [])
+    lines: list[str] = []
+    for number, question in enumerate(questions_of(study)):
+        page = question_kind(study, question).page_context(item)
+        if number == 0:
+            lines += [page["sentence"], *[f"  · {hint}" for hint in page["hints"]]]
+        optional = "" if question.required else " (optional)"
+        lines += [f"[{question.key}]{optional} {page['question']}", f"  answers: {_answers_text(page)}"]
+    return lines
+
+
 def describe(study: Study, count: int = 2, style: str = "standard") -> str:
     """The page and the prompt (completions text and chat messages) of ``study``'s first ``count`` items."""
     kind = study.kind
@@ -65,12 +84,7 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
         lines.append(f"questionnaire ({field['when']}): {field['name']} [{field['type']}] {field['label']}")
     lines += design_lines(study)
     for item in study.main_items().order_by("id")[:count]:
-        page = kind.page_context(item)
-        lines += ["", f"── item {item.key} ── participant page", page["sentence"], page["question"]]
-        lines += [f"  · {hint}" for hint in page["hints"]]
-        answers = _answers_text(page)
-        if answers:
-            lines.append(f"  answers: {answers}")
+        lines += ["", f"── item {item.key} ── participant page", *page_lines(study, item)]
         prompt = kind.build_prompt(item, demos, few_shot=True, style=style)
         lines += ["", f"── item {item.key} ── prompt ({style}, {prompt.shots} demonstrations), completions text:",
                   prompt.text, "", "chat messages:"]

@@ -221,7 +221,7 @@ RESERVED_FIELD_NAMES = frozenset({
     "language", "respondent_type", "respondent_id", "participant_status", "agent", "model", "mode", "run_id",
     "sample_index", "value", "choice", "lower", "upper", "bin", "distribution", "raw_text", "status",
     "time_taken_ms", "included", "timestamp", "channel", "text", "option_order", "study_version", "respondent", "label",
-    "participant_id", "dist", "persona", "excluded_by",
+    "participant_id", "dist", "persona", "excluded_by", "question",
 })
 
 

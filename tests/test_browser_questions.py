@@ -1,0 +1,69 @@
+"""Several questions per item taken in a real Chromium (issue 31 point 5): every question on the item page with
+its own widget and message, the page sent only when every required one is answered, each answer its own row."""
+from __future__ import annotations
+
+import pytest
+
+from surveys.models import Participant, Response
+from test_browser import PID, PROLIFIC, browser, current_item, enter_study, offline_page  # noqa: F401 (fixture)
+from test_browser_choice import keep_screenshots
+from test_questions_flow import questions_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+EMPTY = "Please choose an answer before continuing."
+
+
+@pytest.fixture
+def page(browser, live_server, settings):
+    settings.PROLIFIC_COMPLETE_URL = PROLIFIC
+    return offline_page(browser, live_server, [], viewport={"width": 1280, "height": 900})
+
+
+def test_two_questions_per_item_and_an_optional_third(page, live_server, tmp_path):
+    questions_study("threeq", items=2)
+    enter_study(page, live_server, "threeq")
+    page.get_by_text("Question 1 of 2").wait_for()
+    _, item = current_item(page)
+    outcome = item.extra["outcome"]
+    assert page.get_by_text(f"How likely is it that {outcome}?").is_visible()
+    assert page.get_by_text(f"In how many cases out of 100 would {outcome}?").is_visible()
+    assert page.get_by_text("Topic: topic").count() == 1  # the item's hints once
+    assert page.locator("[data-question=rating] .labelled-option label").count() == 7
+    assert page.locator("#q-rating-1-label").inner_text() == "Certainly not"
+
+    page.click("button:has-text('Next')")  # nothing answered: each required question says so, the optional not
+    assert page.locator("#q-rating-error").is_visible() and page.locator("#q-estimate-error").is_visible()
+    assert page.locator("#q-rating-error").inner_text() == EMPTY
+    assert not page.locator("#q-range-error").is_visible()
+    page.click("label[for=q-rating-6]")
+    assert not page.locator("#q-rating-error").is_visible() and page.locator("#q-estimate-error").is_visible()
+    page.click("button:has-text('Next')")  # the slider is still untouched: still on this page
+    assert Response.objects.count() == 0
+    slider = page.locator("[data-question=estimate] input[type=range]")
+    assert slider.input_value() == "50"
+    slider.focus()
+    page.keyboard.press("ArrowRight")  # 51
+    assert not page.locator("#q-estimate-error").is_visible()
+    page.screenshot(path=str(tmp_path / "questions-page.png"), full_page=True)
+    page.click("button:has-text('Next')")
+
+    page.get_by_text("Question 2 of 2").wait_for()
+    current_item(page)
+    page.click("label[for=q-rating-2]")
+    page.click("[data-question=estimate] button:has-text('Confirm this value')")  # the middle, confirmed
+    page.fill("#q-range-lower", "40")
+    page.fill("#q-range-upper", "20")  # the optional question answered badly: asked again before sending
+    page.click("button:has-text('Next')")
+    assert page.locator("#q-range-error").is_visible()
+    assert page.locator("#q-range-error").inner_text() == "The lower bound must not be greater than the upper bound."
+    page.fill("#q-range-upper", "60")
+    page.click("button:has-text('Next')")
+    page.wait_for_url(f"{PROLIFIC}?cc=*")
+
+    participant = Participant.objects.get(prolific_pid=PID)
+    assert participant.status == Participant.Status.COMPLETED
+    saved = {(r.assignment.position, r.question): r.answer.text()
+             for r in participant.responses.select_related("assignment")}
+    assert saved == {(1, "rating"): "6", (1, "estimate"): "51", (2, "rating"): "2", (2, "estimate"): "50",
+                     (2, "range"): "[40, 60]"}
+    keep_screenshots(tmp_path)

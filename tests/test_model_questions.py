@@ -370,3 +370,101 @@ def test_the_admin_shows_one_questions_answers_at_a_time(stub, admin_client):
     assert "from 0 to 100" in admin_client.get(prompt_url + "?question=chance").content.decode()
     listed = admin_client.get(reverse("admin:elicitation_modelresponse_changelist")).content.decode()
     assert " · chance" in listed and " · sure" in listed
+
+
+# --- the worked example: people and a declared agent with personas, two questions in every cell ----------------
+WORKED = Path(__file__).resolve().parent.parent / "studies" / "examples" / "advice-estimates" / "study.toml"
+
+
+def take_both_questions(study: Study, pid: str) -> None:
+    """A participant through every step: consent, age 40, instructions, pledge, each item's two questions (6 and 80
+    from a doctor, 3 and 40 from a friend), each check passed."""
+    from surveys import checks, flow
+    from surveys.models import Participant
+
+    participant = flow.enter(study, {"PROLIFIC_PID": pid})
+    doctor = participant.condition.startswith("doctor")
+    Step = flow.Step
+    for _ in range(60):
+        participant.refresh_from_db()
+        progress = flow.current_step(participant)
+        if progress.step in (Step.DONE, Step.ENDED):
+            break
+        if progress.step == Step.CONSENT:
+            flow.record_consent(participant, True)
+        elif progress.step == Step.QUESTIONNAIRE_BEFORE:
+            assert flow.record_questionnaire(participant, "before", {"q-age": "40"}).is_valid()
+        elif progress.step == Step.INSTRUCTIONS:
+            flow.record_instructions(participant)
+        elif progress.step == Step.PLEDGE:
+            flow.record_pledge(participant)
+        elif progress.step == Step.CHECK:
+            passing = checks.by_key(study)[progress.check.check_key]["pass"][0]
+            data = {"choice": passing} if isinstance(passing, str) else {"value": f"{passing:g}"}
+            assert checks.submit(participant, progress.check, data).saved
+        elif progress.step == Step.ITEM:
+            flow.submit_answer(participant, progress.slot.position, progress.slot.item_id,
+                               {"sure-value": "6" if doctor else "3", "chance-value": "80" if doctor else "40"})
+        else:
+            raise AssertionError(f"unexpected step {progress.step}")
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.COMPLETED
+
+
+def test_people_and_a_persona_agent_answer_both_questions_in_every_cell_side_by_side(stub, tmp_path):
+    """issue 31's "done when": a declared agent with personas answers both questions in every cell through the
+    loopback stub; the report sets people and the model side by side per cell and question; the export names
+    each row's question (models' too) and the agent's checks verdicts."""
+    from analysis.exports import export_rows, read_csv, study_layout, write_csv
+    from analysis.reports import build_report
+
+    text = WORKED.read_text(encoding="utf-8")
+    persona = ('checks = true\n\n[agents.persona]\ntemplate = "You are {{ age }} years old."\n'
+               'people = [{ age = 30 }, { age = 70 }]\n')
+    assert text.rstrip().endswith("max_tokens = 8")
+    text = text.rstrip() + "\n" + persona
+    text = text.replace("[report]", '[[questionnaire]]\nname = "age"\nlabel = "How old are you?"\ntype = "number"'
+                        '\n\n[report]')
+    for rule in ('rule = "too-fast"\nmedian_item_seconds = 2', 'rule = "straight-lining"\npercent = 90'):
+        assert rule in text  # these people answer at once, the same each time: the rules would leave them out
+        text = text.replace(f"[[exclusions]]\n{rule}\n", "")
+    study = load(text.encode(), str(WORKED), files_beside(WORKED), commit=True).study
+    study.status = Study.Status.LIVE
+    study.save(update_fields=["status"])
+    for n in range(8):  # two people per cell (balanced); a doctor sounds surer and likelier than a friend
+        take_both_questions(study, f"PID{n:05d}")
+    make_endpoint(stub)
+
+    def reply(request) -> Reply:
+        asked = request.prompt_text
+        if "Atlantic" in asked or "carefully" in asked:
+            return Reply.answer("1")
+        return Reply.answer("5" if "How sure" in asked else "60")
+
+    stub.responder = reply
+    call_command("elicit", study.slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+    answers = ModelResponse.objects.filter(run__study=study, check_key="")
+    assert answers.count() == 4 * 2 * 10 * 2
+    assert {(a.condition, a.persona["age"], a.question, a.value) for a in answers} == {
+        (c, age, q, v) for c in CELLS for age in (30, 70) for q, v in (("sure", 5), ("chance", 60))}
+
+    cells = build_report(study).tables()["generic_cells"].set_index(["question", "condition", "agent"])
+    for cell in CELLS:
+        doctor = cell.startswith("doctor")
+        for question, human, model in (("sure", 6 if doctor else 3, 5), ("chance", 80 if doctor else 40, 60)):
+            people = cells.loc[(question, cell, "human")]
+            assert people["respondents"] == 2 and people["answers"] == 20 and people["mean"] == human
+            agent = cells.loc[(question, cell, "advice-model")]
+            assert agent["respondents"] == 2 and agent["answers"] == 20 and agent["mean"] == model
+
+    layout = study_layout(study)
+    write_csv(export_rows(study, layout=layout), path := tmp_path / "export.csv", layout=layout)
+    frame = read_csv(path, layout)
+    assert set(frame.groupby("respondent_type")["question"].agg(lambda s: tuple(sorted(set(s))))) == {
+        ("chance", "sure")}
+    models = frame[frame["respondent_type"] == "model"]
+    assert len(models) == 160 and set(models["condition"]) == set(CELLS)
+    check_columns = [c for c in frame.columns if c.startswith("check.")]
+    assert check_columns and models[check_columns].notna().all().all()
+    people_rows = frame[frame["respondent_type"] == "human"]
+    assert people_rows[check_columns].all().all()  # every person passed their checks

@@ -468,3 +468,15 @@ def test_people_and_a_persona_agent_answer_both_questions_in_every_cell_side_by_
     assert check_columns and models[check_columns].notna().all().all()
     people_rows = frame[frame["respondent_type"] == "human"]
     assert people_rows[check_columns].all().all()  # every person passed their checks
+
+
+def test_importing_model_answers_into_a_study_with_questions_is_refused(tmp_path):
+    from analysis.model_answer_import import ModelAnswerFile, import_model_answers
+    from surveys.importers import ImportFailed
+
+    study = load_study(study_text())
+    path = tmp_path / "answers.csv"
+    path.write_text("key,answer\nhealth-1,5\n", encoding="utf-8")
+    with pytest.raises(ImportFailed, match="several questions per item"):
+        import_model_answers(study, path, ModelAnswerFile(model="m", shape="long", answer="answer"))
+    assert not ElicitationRun.objects.filter(study=study).exists()

@@ -480,3 +480,30 @@ def test_importing_model_answers_into_a_study_with_questions_is_refused(tmp_path
     with pytest.raises(ImportFailed, match="several questions per item"):
         import_model_answers(study, path, ModelAnswerFile(model="m", shape="long", answer="answer"))
     assert not ElicitationRun.objects.filter(study=study).exists()
+
+
+def test_a_runs_checks_are_queued_by_the_sweep_and_answered_by_a_task(stub, monkeypatch,
+                                                                      django_capture_on_commit_callbacks):
+    """A run's check rows have no item: they travel in a task's items as None, also when the sweep re-queues them."""
+    from elicitation import item_tasks, tasks
+    from elicitation.declared_agents import start_agents
+    from elicitation.sweep import sweep
+
+    sent: list[tuple[int, list]] = []
+    monkeypatch.setattr(tasks.elicit_items, "apply_async", lambda args, **kw: sent.append((args[0], list(args[1]))))
+    study = load_study(checked_text(checks=True))
+    make_endpoint(stub)
+    stub.responder = check_reply
+    with django_capture_on_commit_callbacks(execute=True):
+        [outcome] = start_agents(study, check=False)
+    run = outcome.run
+    assert [None] == [i for _, items in sent for i in items if i is None]  # the checks: one task's "item" None
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep(backlog=0, min_age=0) == {run.pk: 11}  # ten items and the checks
+    queued = [i for _, items in sent for i in items]
+    assert queued[-1] is None and len(queued) == 11
+    item_tasks.answer_items(None, run.pk, [None])
+    checks = ModelResponse.objects.filter(run=run).exclude(check_key="")
+    assert set(checks.values_list("status", flat=True)) == {"ok"} and checks.count() == 4
+    assert ModelResponse.objects.filter(run=run, check_key="", status="pending").count() == 40

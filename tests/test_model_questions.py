@@ -507,3 +507,41 @@ def test_a_runs_checks_are_queued_by_the_sweep_and_answered_by_a_task(stub, monk
     checks = ModelResponse.objects.filter(run=run).exclude(check_key="")
     assert set(checks.values_list("status", flat=True)) == {"ok"} and checks.count() == 4
     assert ModelResponse.objects.filter(run=run, check_key="", status="pending").count() == 40
+
+
+def _reproduce(path, *args) -> tuple[str, int]:
+    from django.core.management.base import CommandError
+
+    out = io.StringIO()
+    try:
+        call_command("reproduce", str(path), *args, stdout=out)
+    except CommandError as exc:
+        return out.getvalue() + f"\nERROR {exc}", exc.returncode
+    return out.getvalue(), 0
+
+
+def test_a_package_keeps_each_questions_and_checks_model_answers_and_reruns_together_once_per_item(stub, tmp_path):
+    text = checked_text(checks=True).replace("[prompt]\n", '[prompt]\nquestions = "together"\n')
+    study = load_study(text)
+    make_endpoint(stub)
+
+    def reply(request) -> Reply:
+        return check_reply(request) if "Atlantic" in request.prompt_text or "carefully" in request.prompt_text \
+            else Reply.answer('{"sure": 6, "chance": 80}')
+
+    stub.responder = reply
+    call_command("elicit", study.slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
+    assert len(stub.requests) == 10 * 2 + 4  # together: one request per item and persona; then the checks
+    out = tmp_path / "package.zip"
+    call_command("package", study.slug, "--out", str(out), stdout=io.StringIO())
+    printed, code = _reproduce(out)
+    assert code == 0 and "no differences" in printed, printed
+    from elicitation.models import ModelEndpoint
+
+    ModelEndpoint.objects.create(name="again", base_url=stub.base_url, model="stub-model",
+                                 price_prompt_per_1k="0.001", price_completion_per_1k="0.001")
+    asked = len(stub.requests)
+    printed, code = _reproduce(out, "--rerun-models", "--endpoint", "again", "--yes", "--budget", "1")
+    assert code == 0, printed
+    assert "40 answers, 40 identical, agreement 1.000" in printed  # each question compared apart
+    assert len(stub.requests) - asked == 20  # one request per item and persona, as the run asked

@@ -13,6 +13,9 @@ parses the answer, exactly as before. With ``[[questions]]`` every question is a
   value is parsed by its question's shape (:func:`parse_together`), one row per question with the same raw
   output and its own parse error. The request is made and counted once, on the row of the item's first
   question still pending (the others carry ``detail.asked_with``; elicitation/worker.py).
+
+An agent whose ``[[agents]]`` table says ``checks = true`` is asked the study's attention checks too
+(:func:`agent_asks_checks`, :func:`check_kind`): rows without an item, keyed by ``check_key``.
 """
 from __future__ import annotations
 
@@ -20,10 +23,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from surveys.definition.templates import render
-from surveys.instruments import Instrument, ParsedAnswer, Prompt
+from surveys.instruments import Instrument, ParsedAnswer
 from surveys.instruments.generic import GenericInstrument
-from surveys.instruments.shapes import Answer
 from surveys.questions import keys_of, prompt_mode, question_definition, questions_of, several
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,11 +44,6 @@ TOGETHER_BLOCK = (
 def question_keys(study: "Study") -> list[str]:
     """The keys of the questions a model is asked of every item: [""] for a study's one question."""
     return keys_of(study)
-
-
-def how_asked(study: "Study") -> str:
-    """``[prompt] questions``: ``separate`` (one prompt per question) or ``together`` (one prompt for all)."""
-    return prompt_mode(study)
 
 
 def asks_together(study: "Study") -> bool:
@@ -183,10 +179,6 @@ class TogetherInstrument(GenericInstrument):
                                        ensure_ascii=False)
         return context
 
-    def build_prompt(self, item: "Item", demonstrations: list["Item"], few_shot: bool = True,
-                     style: str = "standard") -> Prompt:
-        return super().build_prompt(item, demonstrations, few_shot, style)
-
 
 @dataclass(frozen=True)
 class QuestionAnswer:
@@ -255,6 +247,6 @@ def question_outcome(study: "Study", question: str, completion: Any, item: "Item
     return Outcome(status="unparseable", parse_error=part.parsed.error[:300], **base)
 
 
-__all__ = ["Answer", "QuestionAnswer", "SEPARATE", "TOGETHER", "agent_asks_checks", "asks_together",
-           "check_item", "check_kind", "check_passed", "how_asked",
+__all__ = ["QuestionAnswer", "SEPARATE", "TOGETHER", "agent_asks_checks", "asks_together",
+           "check_item", "check_kind", "check_passed",
            "parse_together", "question_keys", "question_outcome", "question_kind", "together_kind"]

@@ -431,13 +431,19 @@ def test_every_example_definition_words_its_pages_and_prompts(example):
     from surveys.definition.loader import load_file
 
     path = Path(__file__).resolve().parents[1] / "studies" / "examples" / example / "study.toml"
+    from surveys.questions import question_kind, questions_of, several
+
     study = Study.objects.get(pk=load_file(path).study.pk)
     kind = study.kind
+    # a study with [[questions]] words each question with its own kind (surveys/questions.py)
+    kinds = [question_kind(study, q) for q in questions_of(study)] if several(study) else [kind]
     for item in study.main_items():
-        page = kind.page_context(item)
-        assert page["question"] and page["widget"].startswith("surveys/answers/")
+        for each in kinds:
+            page = each.page_context(item)
+            assert page["question"] and page["widget"].startswith("surveys/answers/")
         prompt = kind.build_prompt(item, study.demonstrations())
         assert prompt.messages[-1]["role"] == "user" and prompt.text
     participant, slots = answering(study)
     html = participant_client(study, participant).get(f"/s/{study.slug}/question/")
-    assert html.status_code == 200 and kind.question(slots[0].item) in html.content.decode()
+    assert html.status_code == 200
+    assert all(each.question(slots[0].item) in html.content.decode() for each in kinds)

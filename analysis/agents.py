@@ -120,7 +120,8 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
     module docstring; for a study with ``[[factors]]``, one per agent and cell), the others with the reason in
     ``note``. Sorted by agent, then newest first."""
     runs = list(ElicitationRun.objects.filter(study=study).select_related("endpoint")
-                .annotate(n_answers=Count("responses", filter=Q(responses__status__in=ANSWER_STATUSES)),
+                .annotate(n_answers=Count("responses", filter=Q(responses__status__in=ANSWER_STATUSES,
+                                                                responses__check_key="")),
                           n_failed=Count("responses", filter=Q(responses__status=ModelResponse.Status.FAILED)),
                           n_items=Count("responses__item", filter=Q(responses__status__in=ANSWER_STATUSES),
                                         distinct=True)))
@@ -128,7 +129,8 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
     expressions = (study_expressions(study) if unit == "expression"
                    else set(study.main_items().values_list("key", flat=True)))
     covered: dict[int, set[str]] = {run.pk: set() for run in runs}
-    rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, item__is_control=False)
+    rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, item__is_control=False,
+                                         check_key="")
             .values_list("run_id", f"item__{unit}").distinct())
     for run_id, expression in rows:
         if expression in expressions:
@@ -136,7 +138,7 @@ def choose_runs(study: Study, set_name: str) -> list[RunUse]:
     created = {run.pk: run.created_at for run in runs}
     imported = {run.pk for run in runs if run.source == ElicitationRun.Source.IMPORTED}
     answered: dict[int, set[int]] = {pk: set() for pk in imported}
-    for run_id, item_id in (ModelResponse.objects.filter(run_id__in=imported, status__in=ANSWER_STATUSES)
+    for run_id, item_id in (ModelResponse.objects.filter(run_id__in=imported, status__in=ANSWER_STATUSES, check_key="")
                             .values_list("run_id", "item_id").distinct()):
         answered[run_id].add(item_id)
     uses = [RunUse(set=set_name, study=study.slug, run_id=run.pk, run_name=run.name or str(run), agent=agent_name(run),

@@ -20,7 +20,6 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
-from django.db.models import Value
 
 from analysis.agents import ANSWER_STATUSES, agent_names
 from analysis.metrics.answers import CONTROL, HUMAN
@@ -68,7 +67,7 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
     """Every model answer of the study's runs, or of the runs ``run_ids`` only (columns
     :data:`MODEL_COLUMNS`; ``agent`` is :func:`analysis.agents.agent_name`)."""
     runs = ElicitationRun.objects.filter(study=study).select_related("endpoint")
-    responses = ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
+    responses = ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, check_key="")
     if run_ids is not None:
         run_ids = list(run_ids)
         runs, responses = runs.filter(pk__in=run_ids), responses.filter(run_id__in=run_ids)
@@ -76,21 +75,15 @@ def model_answers(study: Study, run_ids: Iterable[int] | None = None) -> pd.Data
     names = agent_names(runs)
     modes = {run.pk: run.mode for run in runs}
     rows = (responses
-            .order_by("run_id", "item_id", "sample_index")
+            .order_by("run_id", "item_id", "sample_index", "question")
             .values_list("run_id", "item__expression", "item__is_control", "value", "item__truth", "item_id",
                          "item__statement_id", "sample_index", "status", "distribution", "choice", "lower",
-                         "upper", "persona", "question" if _models_record_questions() else Value("")))
+                         "upper", "persona", "question"))
     records = [(run_respondent(run), names[run], _label(expr, ctl), np.nan if value is None else value, truth,
-                item, sid, run, modes[run], sample, status, dist or None, choice, lower, upper, persona or None,
-                question or "")
-               for run, expr, ctl, value, truth, item, sid, sample, status, dist, choice, lower, upper, persona, question
+                item, sid, run, modes[run], sample, status, dist or None, *typed, persona or None, question)
+               for run, expr, ctl, value, truth, item, sid, sample, status, dist, *typed, persona, question
                in rows.iterator(chunk_size=5000)]
     return _typed(pd.DataFrame.from_records(records, columns=MODEL_COLUMNS))
-
-
-def _models_record_questions() -> bool:
-    """Whether model responses carry the question they answer (``[[questions]]``, elicitation's side)."""
-    return any(f.name == "question" for f in ModelResponse._meta.concrete_fields)
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:

@@ -262,7 +262,7 @@ class ByResponse:
 
 def question_filler(study, columns: Sequence[Column]) -> Filler:
     """``answer`` on every row of a one-question study; with ``[[questions]]`` each answer's question key (a
-    model answer's too, once model responses carry one)."""
+    model answer's too: ``ModelResponse.question``)."""
     from surveys.models import Response
     from surveys.questions import several
 
@@ -273,12 +273,10 @@ def question_filler(study, columns: Sequence[Column]) -> Filler:
 
 
 def _model_questions(study) -> dict[int, tuple]:
-    """Model response id → (question key,), when model responses record the question (elicitation's side)."""
+    """Model response id → (question key,) (an attention check's answer is no item's: left out)."""
     from elicitation.models import ModelResponse
 
-    if not any(f.name == "question" for f in ModelResponse._meta.concrete_fields):
-        return {}
-    rows = ModelResponse.objects.filter(run__study=study).values_list("pk", "question")
+    rows = ModelResponse.objects.filter(run__study=study, check_key="").values_list("pk", "question")
     return {pk: (key or None,) for pk, key in rows}
 
 
@@ -477,3 +475,71 @@ def design_filler(study: Any, columns: Sequence[Column]) -> Filler:
 
 
 PROVIDERS.append(Provider("design", design_columns, design_filler))
+
+
+# --- attention checks (issue 31 point 3) -------------------------------------------------------------------------
+# A study with [[checks]] adds ``check.<key>`` per check: whether the answer passed. A person's rows carry their own
+# verdicts; a model's rows those of its agent's answers to the checks under the same persona and sample, when the
+# agent asks them (``[[agents]] checks = true``; elicitation/question_prompts.py), else empty.
+CHECK_PREFIX = "check."
+
+
+def check_columns(study: Any) -> list[Column]:
+    """``check.<key>`` for every declared check, in the file's order ([]: the study declares none)."""
+    out = []
+    for check in (study.definition or {}).get("checks") or []:
+        passing = ", ".join(str(p) for p in check.get("pass") or [])
+        out.append(Column(CHECK_PREFIX + check["key"], *BOOLEAN, "participant",
+                          f"Attention check {check['key']!r} ({check.get('type', '')}): whether the answer passed "
+                          f"(passing: {passing}). People: their answer; models: the agent's answer under the row's "
+                          "persona and sample when the agent asks the checks (checks = true); empty when unanswered "
+                          "or not asked.", "true | false | empty"))
+    return out
+
+
+@dataclass
+class CheckVerdicts:
+    """People's verdicts by participant; models' by (run, sample index), found through the row's id."""
+
+    width: int
+    people: Mapping[int, tuple] = field(default_factory=dict)
+    models: Mapping[tuple[int, int], tuple] = field(default_factory=dict)
+    samples: Mapping[int, int] = field(default_factory=dict)  # model answer id → its sample index
+
+    def human(self, participant_id: int, item_id: int, response_id: int) -> tuple:
+        return self.people.get(participant_id) or (None,) * self.width
+
+    def model(self, run_id: int, item_id: int, response_id: int, persona: Mapping[str, Any] | None) -> tuple:
+        sample = self.samples.get(response_id)
+        if sample is None:
+            return (None,) * self.width
+        return self.models.get((run_id, sample)) or (None,) * self.width
+
+
+def check_filler(study: Any, columns: Sequence[Column]) -> Filler:
+    from elicitation.models import ModelResponse
+    from elicitation.question_prompts import check_passed
+    from surveys.models import CheckAnswer
+
+    keys = [c["key"] for c in (study.definition or {}).get("checks") or []]
+    at = {key: n for n, key in enumerate(keys)}
+    people: dict[int, list] = {}
+    for participant_id, key, passed in (CheckAnswer.objects.filter(participant__study=study).order_by()
+                                        .values_list("participant_id", "check_key", "passed")):
+        if key in at:
+            people.setdefault(participant_id, [None] * len(keys))[at[key]] = passed
+    models: dict[tuple[int, int], list] = {}
+    for run_id, sample, key, status, value, choice in (
+            ModelResponse.objects.filter(run__study=study).exclude(check_key="").order_by()
+            .values_list("run_id", "sample_index", "check_key", "status", "value", "choice")):
+        if key in at and status in ("ok", "unparseable"):  # an unreadable answer is no passing answer
+            passed = status == "ok" and bool(check_passed(study, key, value, choice))
+            models.setdefault((run_id, sample), [None] * len(keys))[at[key]] = passed
+    asked_runs = {run_id for run_id, _ in models}
+    samples = dict(ModelResponse.objects.filter(run_id__in=asked_runs, check_key="").order_by()
+                   .values_list("pk", "sample_index")) if asked_runs else {}
+    return CheckVerdicts(len(keys), {p: tuple(v) for p, v in people.items()},
+                         {k: tuple(v) for k, v in models.items()}, samples)
+
+
+PROVIDERS.append(Provider("checks", check_columns, check_filler))

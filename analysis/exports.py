@@ -212,8 +212,8 @@ def model_rows(study, *, chunk_size: int = DB_CHUNK, fillers: Sequence[Filler] =
     # a persona drawn from a participant never brings that person's free text onto a model row
     texts = {f.name for f in study_fields(study) if f.type == "text"}
     drawn = {run.pk for run in runs if from_participants(run.agent_settings)}
-    rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
-            .order_by("run_id", "item_id", "sample_index")
+    rows = (ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, check_key="")
+            .order_by("run_id", "item_id", "sample_index", "question")
             .values_list("item_id", "item__key", "item__expression", "item__is_control", "item__statement_id",
                          "item__truth", "item__context", "item__language", "run_id", "run__endpoint__model",
                          "run__mode", "sample_index", "value", "choice", "lower", "upper", "bin", "distribution",

@@ -757,6 +757,10 @@ def _checked_settings(study: Study, settings: ModelAnswerFile) -> ModelAnswerFil
     if settings.prompt_style not in kind.prompt_styles:
         problems.append(f"prompt style {settings.prompt_style!r} is not one of {kind.name}'s "
                         f"({', '.join(kind.prompt_styles)})")
+    if (study.definition or {}).get("questions"):  # each answer would need its question: not read from files yet
+        problems.append(f"study {study.slug!r} asks several questions per item ([[questions]]): importing model "
+                        "answers names no question, so it is not supported for it; ask the model through an "
+                        "agent or a run instead")
     if problems:
         raise ImportFailed([RowError(1, "-", p) for p in problems])
     return settings

@@ -58,7 +58,7 @@ def answer_versions(study: Study) -> list[VersionAnswers]:
     humans = dict(Response.objects.filter(item__study=study, participant__status=Participant.Status.COMPLETED,
                                           participant__is_test=False)
                   .values_list("participant__study_version").annotate(n=Count("pk")).order_by())
-    models = dict(ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES)
+    models = dict(ModelResponse.objects.filter(run__study=study, status__in=ANSWER_STATUSES, check_key="")
                   .values_list("run__study_version").annotate(n=Count("pk")).order_by())
     ids = set(humans) | set(models)
     versions = {v.pk: v for v in StudyVersion.objects.filter(pk__in=[i for i in ids if i is not None])}

@@ -231,7 +231,7 @@ class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
                     "usd", "answered")
     list_filter = ("status", "run__mode", "run__endpoint", "run", ItemExpressionFilter, "item__truth",
                    "item__is_control")
-    search_fields = ("item__key", "raw_output", "error", "prompt_hash")
+    search_fields = ("item__key", "question", "check_key", "raw_output", "error", "prompt_hash")
     list_select_related = ("run", "run__endpoint", "run__study", "item")
     list_per_page = 100
 
@@ -251,8 +251,12 @@ class ModelResponseAdmin(OwnedAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="item")
     def item_link(self, obj: ModelResponse) -> str:
-        return format_html('{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)',
-                           shortened(obj.item.key, 14), reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
+        if obj.item_id is None:  # an attention check asked of an agent with checks = true
+            return f"check {shortened(obj.check_key, 14)}"
+        question = f" · {shortened(obj.question, 10)}" if obj.question else ""
+        return format_html('{}{} (<a href="{}">page &amp; prompt</a> · <a href="{}">answers</a>)',
+                           shortened(obj.item.key, 14), question,
+                           reverse("admin:elicitation_item_prompt", args=[obj.item_id]),
                            reverse("admin:elicitation_item_answers", args=[obj.item_id]))
 
     @admin.display(description="sample", ordering="sample_index")

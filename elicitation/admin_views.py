@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template import TemplateDoesNotExist
 from django.template.loader import render_to_string
@@ -27,6 +27,7 @@ from .item_answers import answer_of, category_shares, mean_text
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompt_versions import prompt_shots, shots_label
 from .prompts import build_prompt, prompt_hash, render_for_display
+from .question_prompts import question_keys, question_kind
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
 from .runs import RunStateError, cancel_run, missing_key, progress
 
@@ -197,14 +198,18 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
     study, kind = item.study, item.study.kind
     few_shot = request.GET.get("few_shot", "1") != "0"
+    questions = question_keys(study)  # a study with [[questions]]: one question's prompt (?question=KEY)
+    question = request.GET.get("question", questions[0])
+    if question not in questions:
+        raise Http404(f"no question {question!r} in {study.slug}")
     q = kind.page_context(item)
     try:
         page_html = render_to_string(kind.template_name, {"q": q, "name": "preview", "prefix": "preview",
                                                           "selected": None, "readonly": True})
     except TemplateDoesNotExist:
         page_html = None
-    prompt = build_prompt(study, item, few_shot)
-    few_shot_shots = prompt.shots if few_shot else build_prompt(study, item, True).shots
+    prompt = build_prompt(study, item, few_shot, question=question)
+    few_shot_shots = prompt.shots if few_shot else build_prompt(study, item, True, question=question).shots
     sent_hashes = (ModelResponse.objects.filter(item=item).exclude(prompt_hash="")
                    .values_list("prompt_hash", flat=True).distinct())
     sent = [{"sha256": p.sha256, "api_style": p.api_style, "text": render_for_display(p.content),
@@ -216,6 +221,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
         few_shot=few_shot, shots=prompt.shots, shots_label=shots_label(prompt.shots), few_shot_shots=few_shot_shots,
         styles=prompt_in_every_style(prompt),
         sent_prompts=sent, answers_url=reverse("admin:elicitation_item_answers", args=[item.pk]),
+        question=question, questions=[q for q in questions if q],
     ))
 
 
@@ -225,10 +231,14 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
     number)."""
     check(request.user, *ITEM_ANSWERS_PERMS)
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
-    kind = item.study.kind
-    humans = list(Response.objects.filter(item=item).select_related("participant", "assignment")
+    questions = question_keys(item.study)  # a study with [[questions]]: one question's answers (?question=KEY)
+    question = request.GET.get("question", questions[0])
+    if question not in questions:
+        raise Http404(f"no question {question!r} in {item.study.slug}")
+    kind = question_kind(item.study, question)
+    humans = list(Response.objects.filter(item=item, question=question).select_related("participant", "assignment")
                   .order_by("created_at"))
-    models = list(ModelResponse.objects.filter(item=item).select_related("run", "run__endpoint")
+    models = list(ModelResponse.objects.filter(item=item, question=question).select_related("run", "run__endpoint")
                   .order_by("run_id", "sample_index"))
     for row in (*humans, *models):
         row.answer_text = answer_of(kind, row).text()
@@ -238,6 +248,7 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
         category_name=kind.shape.category_name,
         raw_ids=can_see_raw_ids(request.user), human_mean=mean_text(kind, humans), model_mean=mean_text(kind, models),
         prompt_url=reverse("admin:elicitation_item_prompt", args=[item.pk]),
+        question=question, questions=[q for q in questions if q],
     ))
 
 

@@ -335,8 +335,9 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
 
 
 class ModelResponseSerializer(serializers.ModelSerializer):
-    item_key = serializers.CharField(source="item.key", read_only=True)
-    expression = serializers.CharField(source="item.expression", read_only=True)
+    item_key = serializers.CharField(source="item.key", read_only=True, allow_null=True,
+                                     help_text="The item's key (empty for an attention check's answer: check_key).")
+    expression = serializers.CharField(source="item.expression", read_only=True, allow_null=True)
     study = serializers.CharField(source="run.study.slug", read_only=True)
     mode = serializers.CharField(source="run.mode", read_only=True)
 

@@ -5,9 +5,12 @@ from dataclasses import asdict, dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from django.db.models import Count
+
 from . import conf
 from .models import ElicitationRun, ModelEndpoint
 from .prompts import approx_tokens, prompt_content, prompt_for_run
+from .question_prompts import agent_asks_checks, question_keys
 
 MICRO = Decimal("0.000001")
 
@@ -63,22 +66,37 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
     items = list(run.target_items()) if items is None else list(items)
     per_item_samples = {item.pk: run.answers_per_item() for item in items}
     if answers_left_only and run.pk:
-        done = (ModelResponse.objects.filter(run=run)
-                .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED])
-                .values_list("item_id", flat=True))
+        # a sample counts done once all its questions are
+        answered = (ModelResponse.objects.filter(run=run, check_key="")
+                    .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED])
+                    .values_list("item_id", "sample_index").annotate(n=Count("id")).order_by())
+        done = [item_id for item_id, _, n in answered if n >= run.questions_per_answer()]
         for item_id in done:
             if item_id in per_item_samples:
                 per_item_samples[item_id] -= 1
     per_request = requests_per_answer(run)
-    answers = prompt_tokens = 0
+    answers = prompt_tokens = asked = 0
+    questions = [""] if run.refines_id is not None else question_keys(study)
+    asked_per_sample = questions if run.requests_per_sample() == len(questions) else questions[:1]
     for item in items:
         n = max(0, per_item_samples[item.pk])
         if not n:
             continue
-        content = prompt_content(prompt_for_run(run, item, 0, demos), endpoint.api_style)
-        answers += n
-        prompt_tokens += approx_tokens(content) * n
-    requests = int(round(answers * per_request))
+        for question in asked_per_sample:  # one prompt per question, or one for them all (together)
+            content = prompt_content(prompt_for_run(run, item, 0, demos, question), endpoint.api_style)
+            prompt_tokens += approx_tokens(content) * n
+            asked += n
+        answers += n * len(questions)
+    for key in agent_asks_checks(run):  # an agent with checks = true: each check once per persona and sample
+        n = run.answers_per_item()
+        if answers_left_only and run.pk:
+            n -= (ModelResponse.objects.filter(run=run, check_key=key)
+                  .exclude(status__in=[ModelResponse.Status.PENDING, ModelResponse.Status.FAILED]).count())
+        if n > 0:
+            content = prompt_content(prompt_for_run(run, None, 0, demos, check=key), endpoint.api_style)
+            prompt_tokens += approx_tokens(content) * n
+            asked, answers = asked + n, answers + n
+    requests = int(round(asked * per_request))
     prompt_tokens = int(round(prompt_tokens * per_request))
     completion_tokens = requests * completion_tokens_per_request(run)
     return Estimate(items=len(items), answers=answers, requests=requests, prompt_tokens=prompt_tokens,

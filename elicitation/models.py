@@ -1,6 +1,6 @@
 """Model endpoints, elicitation runs, stored prompts and model responses (SPEC §2, §5).
 
-A model response is unique per (run, item, sample index): a retried, resumed or redelivered task
+A model response is unique per (run, item, sample index, question): a retried, resumed or redelivered task
 can fill in or complete that row, never add a second one; once it holds an answer, a database trigger
 (migration 0003) refuses any change to it.
 """
@@ -214,6 +214,19 @@ class ElicitationRun(models.Model):
         """Answers the run asks of each item: its samples, once per persona when it has personas."""
         return self.samples_per_item * max(1, len(self.personas or []))
 
+    def questions_per_answer(self) -> int:
+        """Rows per (item, sample): one per question of a study with ``[[questions]]`` (a self-refinement asks
+        its source's one question), else 1."""
+        if self.refines_id is not None:
+            return 1
+        return len((self.study.definition or {}).get("questions") or []) or 1
+
+    def requests_per_sample(self) -> int:
+        """Prompts sent per (item, sample): one per question, or one for all of them when the study asks
+        ``[prompt] questions = "together"``."""
+        together = ((self.study.definition or {}).get("prompt") or {}).get("questions") == "together"
+        return 1 if together else self.questions_per_answer()
+
 
 class StoredPrompt(models.Model):
     """A prompt exactly as sent, stored once and addressed by its SHA-256 hash."""
@@ -228,7 +241,11 @@ class StoredPrompt(models.Model):
 
 
 class ModelResponse(TypedAnswer, models.Model):
-    """One model answer (or the recorded failure to get one) for (run, item, sample index)."""
+    """One model answer (or the recorded failure to get one) for (run, item, sample index, question): a study
+    with several questions per item ([[questions]]) has one row per question (``question``: its key; "" for a
+    study's one question). An agent that asks the study's attention checks (``[[agents]] checks = true``) has one
+    row per (check, sample index) too, with no item and the check's key in ``check_key`` (unique per run, check
+    and sample); reports and exports of the items never count them as answers."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -237,8 +254,15 @@ class ModelResponse(TypedAnswer, models.Model):
         FAILED = "failed", "Request failed"
 
     run = models.ForeignKey(ElicitationRun, on_delete=models.CASCADE, related_name="responses")
-    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="model_responses")
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.PROTECT, related_name="model_responses",
+                             help_text="The item asked (empty for an attention check's answer: see check_key).")
+    check_key = models.CharField(max_length=40, blank=True, default="",
+                                 help_text="An attention check's key ([[checks]]) for the answer of an agent that asks "
+                                 "them (``checks = true``); empty for an item's answer.")
     sample_index = models.PositiveIntegerField(default=0)
+    question = models.CharField(max_length=40, blank=True, default="",
+                                help_text="The key of the item's question this answer is to ([[questions]]; empty: "
+                                "the study's one question).")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
     prompt = models.ForeignKey(StoredPrompt, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     prompt_hash = models.CharField(max_length=64, blank=True, db_index=True)
@@ -280,15 +304,23 @@ class ModelResponse(TypedAnswer, models.Model):
     answered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["run", "item", "sample_index"]
+        ordering = ["run", "item", "sample_index", "question"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "item", "sample_index"], name="model_response_unique_sample"),
+            models.UniqueConstraint(fields=["run", "item", "sample_index", "question"],
+                                    name="model_response_unique_sample"),
+            models.UniqueConstraint(fields=["run", "check_key", "sample_index"], condition=~Q(check_key=""),
+                                    name="model_response_unique_check"),
+            models.CheckConstraint(condition=Q(item__isnull=False, check_key="")
+                                   | Q(item__isnull=True, question="") & ~Q(check_key=""),
+                                   name="model_response_item_or_check"),
             models.CheckConstraint(condition=INTERVAL_ORDERED, name="model_response_interval_ordered"),
         ]
         indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self) -> str:
-        return f"run {self.run_id} · {self.item.key} · #{self.sample_index}: {self.status}"
+        question = f" · {self.question}" if self.question else ""
+        asked = f"check {self.check_key}" if self.check_key else self.item.key
+        return f"run {self.run_id} · {asked}{question} · #{self.sample_index}: {self.status}"
 
 
 class EndpointSlot(models.Model):

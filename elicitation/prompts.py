@@ -16,17 +16,18 @@ from surveys.models import Item, Study
 from . import row_sql, sqlite_writes
 from .api_styles import PromptContent, adapter_for
 from .persona_prompts import persona_prompt
+from .question_prompts import asks_together, check_item, check_kind, question_kind, together_kind
 from .models import StoredPrompt
 from .sqlite_writes import Statement
 
 
 def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[Item] | None = None,
-                 style: str = "standard") -> Prompt:
+                 style: str = "standard", question: str = "") -> Prompt:
     """The instrument's prompt for ``item`` in ``style`` (one of its ``prompt_styles``), with the study's two
-    demonstrations when ``few_shot``."""
+    demonstrations when ``few_shot``; ``question``: one of a study's ``[[questions]]`` (see ``asking_kind``)."""
     demos = study.demonstrations() if demonstrations is None else demonstrations
     share_study(study, item, *demos)
-    return study.kind.build_prompt(item, demos, few_shot, style)
+    return asking_kind(study, question).build_prompt(item, demos, few_shot, style)
 
 
 def share_study(study: Study, *items: Item) -> None:
@@ -38,26 +39,44 @@ def share_study(study: Study, *items: Item) -> None:
             row.study = study
 
 
-def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: list[Item] | None = None) -> Prompt:
-    """The prompt of one (item, sample) of ``run``: the instrument's, or Table 2's for a self-refinement run
-    (elicitation/refinement.py), whose prompt depends on the sample's draw. A run with personas asks sample
+def prompt_for_run(run: Any, item: Item | None, sample_index: int = 0, demonstrations: list[Item] | None = None,
+                   question: str = "", check: str = "") -> Prompt:
+    """The prompt of one (item, sample, question) of ``run``: the instrument's, or Table 2's for a self-refinement
+    run (elicitation/refinement.py), whose prompt depends on the sample's draw. A run with personas asks sample
     ``persona index × samples per item + sample``: the sample's prompt with the persona's preamble
     (elicitation/persona_prompts.py); workers, ``--sync``, the stored prompt and the estimates all come here. A run
-    under a cell (``run.condition``) renders the templates' ``condition`` as that cell's."""
+    under a cell (``run.condition``) renders the templates' ``condition`` as that cell's. A study with
+    ``[[questions]]`` asks ``question`` alone, or all its questions at once (elicitation/question_prompts.py);
+    ``question`` "" is the study's one question (its kind's prompt, as before). ``check``: the study's attention
+    check of that key, asked of an agent with ``checks = true`` (no item, no demonstrations; the persona's preamble
+    and the cell as for the items)."""
     if getattr(run, "refines_id", None) is not None:
         from .refinement import refinement_prompt
 
         return refinement_prompt(run, item, sample_index)
-    demos = run.study.demonstrations() if demonstrations is None else demonstrations
-    share_study(run.study, item, *demos)
+    if check:
+        kind, item, demos = check_kind(run.study, check), check_item(run.study, check), []
+    else:
+        demos = run.study.demonstrations() if demonstrations is None else demonstrations
+        share_study(run.study, item, *demos)
+        kind = asking_kind(run.study, question)
     personas = getattr(run, "personas", None)
     with under(getattr(run, "condition", "")):  # a study with [[factors]]: worded as the run's cell's pages
         if not personas:
-            return run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index,
-                                                    run.seed)
+            return kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample_index, run.seed)
         persona_index, sample = divmod(sample_index, max(1, run.samples_per_item))
-        prompt = run.study.kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample, run.seed)
+        prompt = kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample, run.seed)
     return persona_prompt(run, prompt, persona_index)
+
+
+def asking_kind(study: Study, question: str = "") -> Any:
+    """The kind whose prompt asks ``question`` of ``study``'s items: the study's own for "" (its one question), the
+    question's (``[prompt] questions = "separate"``), or the one asking every question at once (``together``)."""
+    if not question:
+        return study.kind
+    if asks_together(study):
+        return together_kind(study)
+    return question_kind(study, question)
 
 
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:

@@ -56,27 +56,32 @@ def _when(moment: datetime) -> Any:
 
 
 @lru_cache(maxsize=64)
-def _pending_sql(vendor: str, n_items: int) -> tuple[str, Columns, Columns, Columns, Columns, Columns]:
+def _pending_sql(vendor: str, n_items: int, checks: bool) -> tuple[str, Columns, Columns, Columns, Columns, Columns]:
     r, u, e, s, i = (Columns(ModelResponse, "r"), Columns(ElicitationRun, "u"), Columns(ModelEndpoint, "e"),
                      Columns(Study, "s"), Columns(Item, "i"))
+    asked = [f"r.item_id IN ({', '.join(['%s'] * n_items)})"] if n_items else []
+    if checks:
+        asked.append("r.item_id IS NULL")
     sql = (f"SELECT {r.sql}, {u.sql}, {e.sql}, {s.sql}, {i.sql} FROM {_table(ModelResponse)} r "
            f"INNER JOIN {_table(ElicitationRun)} u ON r.run_id = u.id "
            f"INNER JOIN {_table(ModelEndpoint)} e ON u.endpoint_id = e.id "
            f"INNER JOIN {_table(Study)} s ON u.study_id = s.id "
-           f"INNER JOIN {_table(Item)} i ON r.item_id = i.id "
-           f"WHERE r.run_id = %s AND r.item_id IN ({', '.join(['%s'] * n_items)}) AND r.status = %s "
-           f"ORDER BY r.item_id, r.sample_index")
+           f"LEFT JOIN {_table(Item)} i ON r.item_id = i.id "
+           f"WHERE r.run_id = %s AND ({' OR '.join(asked)}) AND r.status = %s "
+           f"ORDER BY r.item_id, r.check_key, r.sample_index, r.question")
     return sql, r, u, e, s, i
 
 
-def pending_rows(run_id: int, item_ids: Sequence[int]) -> list[ModelResponse]:
-    """The pending rows of a run's ``item_ids`` by item and sample index; all share one run object (with its
-    endpoint and study attached), and the rows of an item one item object."""
+def pending_rows(run_id: int, item_ids: Sequence[int | None]) -> list[ModelResponse]:
+    """The pending rows of a run's ``item_ids`` by item and sample index (None among them: the run's attention
+    checks, rows without an item); all share one run object (with its endpoint and study attached), and the rows of
+    an item one item object."""
     if not item_ids:
         return []
-    sql, r, u, e, s, i = _pending_sql(connection.vendor, len(item_ids))
+    items = [pk for pk in item_ids if pk is not None]
+    sql, r, u, e, s, i = _pending_sql(connection.vendor, len(items), len(items) < len(item_ids))
     with connection.cursor() as cursor:
-        cursor.execute(sql, [run_id, *item_ids, PENDING])
+        cursor.execute(sql, [run_id, *items, PENDING])
         found = cursor.fetchall()
     if not found:
         return []
@@ -90,10 +95,10 @@ def pending_rows(run_id: int, item_ids: Sequence[int]) -> list[ModelResponse]:
     rows = []
     for values in found:
         row = r.build(values)
-        if row.item_id not in items:
+        if row.item_id is not None and row.item_id not in items:
             items[row.item_id] = i.build(values[starts[4]:])
         ModelResponse.run.field.set_cached_value(row, run)
-        ModelResponse.item.field.set_cached_value(row, items[row.item_id])
+        ModelResponse.item.field.set_cached_value(row, items.get(row.item_id) if row.item_id is not None else None)
         rows.append(row)
     return rows
 

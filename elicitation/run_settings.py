@@ -66,6 +66,8 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
     if run.study_id and run.study.kind.shape.whole_reply and mode not in (Mode.GREEDY, Mode.SAMPLED):
         errors["mode"] = (f"a {run.study.kind.shape.name.replace('_', ' ')} answer is the model's whole reply: use "
                           "the greedy or sampled mode.")
+    if run.study_id and mode not in (Mode.GREEDY, Mode.SAMPLED) and (problem := questions_problem(run.study)):
+        errors["mode"] = problem
     if run.study_id:
         styles = run.study.kind.prompt_styles
         if run.prompt_style not in styles:
@@ -73,6 +75,20 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
                                       f"{' or '.join(repr(s) for s in styles)}, not {run.prompt_style!r}.")
     errors.update(refinement_errors(run))
     return errors
+
+
+def questions_problem(study) -> str:
+    """Why a study with ``[[questions]]`` can be asked only in the greedy or sampled mode ("" when it need not):
+    its questions asked together (one JSON reply, read as text), or a free-text question (the whole reply)."""
+    definition = study.definition or {}
+    questions = definition.get("questions") or []
+    if questions and (definition.get("prompt") or {}).get("questions") == "together":
+        return ("the study asks its questions together ([prompt] questions = \"together\": one JSON reply, read as "
+                "text): use the greedy or sampled mode.")
+    free = [q["key"] for q in questions if (q.get("answer") or {}).get("shape") == "free_text"]
+    if free:
+        return f"question {free[0]!r} is answered in free text (the model's whole reply): use the greedy or sampled mode."
+    return ""
 
 
 def likelihood_errors(run: ElicitationRun) -> dict[str, str]:

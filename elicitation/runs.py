@@ -21,6 +21,7 @@ from .destinations import url_problem
 from .estimate import MICRO, requests_per_answer
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
+from .question_prompts import agent_asks_checks, question_keys
 from .run_settings import settings_errors
 
 redis = lazy_module("redis")  # imported only when the limits' Redis fails
@@ -124,30 +125,39 @@ def create_run(study: Study, endpoint: ModelEndpoint, mode: str = Mode.GREEDY, *
 
 
 def ensure_rows(run: ElicitationRun) -> int:
-    """Create the pending row of every (item, sample) the run still lacks; the number of rows. A run with
-    personas asks every item once per persona per sample: sample index = persona index × samples per item +
-    sample, and the row carries the persona's field values."""
+    """Create the pending row of every (item, sample, question) the run still lacks; the number of rows. A run
+    with personas asks every item once per persona per sample: sample index = persona index × samples per item +
+    sample, and the row carries the persona's field values. A study with ``[[questions]]`` has a row per question
+    of each (its key in ``question``; elicitation/question_prompts.py), else one with ``question`` "". An agent with
+    ``checks = true`` has a row per attention check, persona and sample too (no item; ``check_key``)."""
     item_ids = list(run.target_items().values_list("pk", flat=True))
     personas = [p["fields"] for p in run.personas] if run.personas else [None]
     per = run.samples_per_item
+    questions = [""] if run.refines_id is not None else question_keys(run.study)
     ModelResponse.objects.bulk_create(
-        [ModelResponse(run=run, item_id=item_id, sample_index=p * per + s, persona=fields, condition=run.condition)
-         for item_id in item_ids for p, fields in enumerate(personas) for s in range(per)],
+        [ModelResponse(run=run, item_id=item_id, sample_index=p * per + s, question=question, persona=fields,
+                       condition=run.condition)
+         for item_id in item_ids for p, fields in enumerate(personas) for s in range(per) for question in questions]
+        + [ModelResponse(run=run, item=None, check_key=key, sample_index=p * per + s, persona=fields,
+                         condition=run.condition)
+           for key in agent_asks_checks(run) for p, fields in enumerate(personas) for s in range(per)],
         ignore_conflicts=True, batch_size=500,
     )
     return ModelResponse.objects.filter(run=run).count()
 
 
-def pending_item_ids(run: ElicitationRun) -> list[int]:
-    return list(ModelResponse.objects.filter(run=run, status=ModelResponse.Status.PENDING)
-                .values_list("item_id", flat=True).distinct().order_by("item_id"))
+def pending_item_ids(run: ElicitationRun) -> list[int | None]:
+    """The items with a pending row, in order; None (last) stands for the run's pending attention checks."""
+    found = set(ModelResponse.objects.filter(run=run, status=ModelResponse.Status.PENDING)
+                .values_list("item_id", flat=True).distinct().order_by())
+    return sorted(i for i in found if i is not None) + ([None] if None in found else [])
 
 
 def items_per_task(run: ElicitationRun, n_items: int) -> int:
     """How many items the next task answers when ``n_items`` are left to queue: as many as make about
     ``ELICITATION_REQUESTS_PER_TASK`` requests (8), and no more than an equal share of them per endpoint slot
     (``task_groups``). One item per task for sampled and multi-request runs whose item alone asks that many."""
-    per_item = run.answers_per_item() * requests_per_answer(run)
+    per_item = run.answers_per_item() * run.requests_per_sample() * requests_per_answer(run)
     by_requests = int(conf.requests_per_task() // max(1.0, per_item))
     share = math.ceil(n_items / max(1, run.endpoint.max_concurrency))
     return max(1, min(by_requests, share))
@@ -321,7 +331,8 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
     counts = {status: n for status, n in rows.values_list("status").annotate(n=Count("id")).order_by()}
     total = sum(counts.values())
     if total == 0 and run.status == Status.DRAFT:
-        total = run.target_items().count() * run.answers_per_item()
+        total = (run.target_items().count() * run.questions_per_answer() + len(agent_asks_checks(run))) \
+            * run.answers_per_item()
     sums = rows.aggregate(prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"),
                           cost=Sum("cost_usd"), requests=Sum("requests"))
     now = timezone.now()
@@ -365,7 +376,7 @@ def progress(run: ElicitationRun, failures: int = 50) -> dict[str, Any]:
         "answers_per_second": rate,
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "failures": [{"item": r.item.key, "item_id": r.item_id, "sample_index": r.sample_index, "error": r.error,
-                      "attempts": r.attempts} for r in failed_rows],
+        "failures": [{"item": r.item.key if r.item_id else f"check {r.check_key}", "item_id": r.item_id,
+                      "sample_index": r.sample_index, "error": r.error, "attempts": r.attempts} for r in failed_rows],
     }
 

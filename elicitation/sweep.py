@@ -69,8 +69,9 @@ def _running() -> Any:
                                         run__source=ElicitationRun.Source.LIVE)
 
 
-def _items_by_run(rows: Any) -> dict[int, list[int]]:
-    found: dict[int, list[int]] = {}
+def _items_by_run(rows: Any) -> dict[int, list[int | None]]:
+    """Run → its items with such rows (None: its attention checks' rows, which have no item)."""
+    found: dict[int, list[int | None]] = {}
     for run_id, item_id in rows.values_list("run_id", "item_id").distinct().order_by("run_id", "item_id"):
         found.setdefault(run_id, []).append(item_id)
     return found
@@ -94,7 +95,8 @@ def sweep(*, backlog: int | None = None, ask_broker: bool = True, min_age: float
         idle = _running().filter(lease_until__isnull=True).filter(
             Q(run__last_started_at__isnull=True) | Q(run__last_started_at__lt=now - timedelta(seconds=min_age)))
         for run_id, item_ids in _items_by_run(idle).items():
-            requeue[run_id] = sorted(set(requeue.get(run_id, [])) | set(item_ids))
+            requeue[run_id] = sorted(set(requeue.get(run_id, [])) | set(item_ids),
+                                     key=lambda pk: (pk is None, pk or 0))  # None: the run's checks, last
     for run in ElicitationRun.objects.filter(pk__in=requeue):
         enqueue(run, requeue[run.pk])
     for run_id in (ElicitationRun.objects.filter(status=Status.RUNNING, source=ElicitationRun.Source.LIVE)

@@ -42,8 +42,9 @@ from .client import Attempted, EndpointClient, RequestFailed, Stopped, call_with
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
-from .modes import (Mode, Outcome, call_full_distribution, complete, full_distribution_outcome, parse_text,
-                    request_params, top_logprobs_outcome)
+from .modes import (Mode, Outcome, answered, call_full_distribution, complete, full_distribution_outcome,
+                    parse_text, request_params, top_logprobs_outcome)
+from .question_prompts import asks_together, check_item, check_kind, parse_together, question_keys, question_kind
 from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
                       store_prompt, stored_or_new)
 from .sqlite_writes import Statement
@@ -136,11 +137,18 @@ class RunContext:
             w.done(result)
         return [count for count, _ in results[len(waiting):]]
 
+    def kind_of(self, row: ModelResponse) -> Instrument:
+        """The kind that parses ``row``'s answer: the study's, its question's (``[[questions]]``) or its attention
+        check's (an agent with ``checks = true``)."""
+        if row.check_key:
+            return check_kind(self.run.study, row.check_key)
+        return question_kind(self.run.study, row.question) if row.question else self.kind
+
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
         if self.run.mode == Mode.LIKELIHOOD:
             return likelihood.scored_text(self.kind, item)
-        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations)
+        prompt = prompt_for_run(self.run, item, row.sample_index, self.demonstrations, row.question, row.check_key)
         if prompt.record:
             self.records[row.pk] = prompt.record
         return prompt_content(prompt, self.endpoint.api_style)
@@ -242,19 +250,58 @@ def give_back(owner: str) -> None:
         pass
 
 
-def interpret(ctx: RunContext, value: Any, item: Item | None = None) -> Outcome:
-    mode = ctx.run.mode
+def interpret(ctx: RunContext, value: Any, item: Item | None = None, kind: Instrument | None = None) -> Outcome:
+    mode, kind = ctx.run.mode, kind or ctx.kind
     if ctx.run.refines_id is not None:  # self-refinement: chosen and proposed intervals (elicitation/refinement.py)
         from .refinement import refinement_outcome
 
-        return refinement_outcome(ctx.kind, value)
+        return refinement_outcome(kind, value)
     if mode == Mode.FULL_DISTRIBUTION:
-        return full_distribution_outcome(ctx.kind, value)
+        return full_distribution_outcome(kind, value)
     if mode == Mode.TOP_LOGPROBS:
-        return top_logprobs_outcome(ctx.kind, value, ctx.run.top_logprobs)
+        return top_logprobs_outcome(kind, value, ctx.run.top_logprobs)
     if mode == Mode.LIKELIHOOD:
         return likelihood.outcome(value)
-    return parse_text(ctx.kind, value, item)
+    return parse_text(kind, value, item)
+
+
+def together_outcomes(ctx: RunContext, completion: Any, item: Item,
+                      rows: Sequence[ModelResponse]) -> list[Outcome]:
+    """The outcome of each of ``rows`` (one item's questions asked in one prompt, ``[prompt] questions =
+    "together"``): the reply's JSON value under the row's question, parsed by that question's kind; the same raw
+    output on every row, each with its own parse error. The usage is the first row's (the request is counted once)."""
+    kinds = [ctx.kind_of(row) for row in rows]
+    parts = parse_together(kinds, completion.text, item)
+    outcomes = []
+    for n, (kind, part) in enumerate(zip(kinds, parts)):
+        base = dict(raw_output=completion.text, system_fingerprint=completion.system_fingerprint,
+                    detail={"finish_reason": completion.finish_reason},
+                    prompt_tokens=completion.prompt_tokens if n == 0 else 0,
+                    completion_tokens=completion.completion_tokens if n == 0 else 0)
+        if part.parsed.ok:
+            outcomes.append(answered(kind, part.parsed.answer, ModelResponse.Status.OK, **base))
+        else:
+            outcomes.append(Outcome(status=ModelResponse.Status.UNPARSEABLE, parse_error=part.parsed.error[:300],
+                                    **base))
+    return outcomes
+
+
+def write_siblings(ctx: RunContext, lead: ModelResponse, siblings: Sequence[ModelResponse],
+                   fields: Sequence[dict[str, Any]], provenance: dict[str, Any] | None = None) -> None:
+    """Write the answers of ``siblings`` (asked in ``lead``'s prompt, ``[prompt] questions = "together"``) with the
+    task's next write: ``fields`` each, plus ``detail.asked_with`` naming the lead's question; no request or token is
+    counted on them (the lead's row holds the request)."""
+    extra = dict(provenance or {})
+    stored = extra.pop("prompt", None)
+    if stored is not None:
+        if stored.pk is None:  # stored by another worker first: named by its hash
+            stored = row_sql.stored_prompts([stored.sha256]).get(stored.sha256, stored)
+        if stored.pk is not None:
+            extra["prompt"] = stored
+    for sibling, values in zip(siblings, fields):
+        values = dict(values)
+        values["detail"] = {**(values.get("detail") or {}), "asked_with": lead.question}
+        ctx.defer(sibling, {**written_fields(values), **extra})
 
 
 def written_fields(fields: dict[str, Any]) -> dict[str, Any]:
@@ -271,18 +318,22 @@ def prompt_detail(run: ElicitationRun, params: dict[str, Any], record: dict[str,
     return detail
 
 
-def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
-    """Ask for one (item, sample). Returns seconds until another worker's lease on the row runs out
+def answer_row(ctx: RunContext, row: ModelResponse, item: Item,
+               siblings: Sequence[ModelResponse] = ()) -> float | None:
+    """Ask for one (item, sample, question). Returns seconds until another worker's lease on the row runs out
     (the row is busy), else None. Raises Stopped when the run is no longer running. The answer is written with
-    the task's next write (``RunContext.commit``)."""
+    the task's next write (``RunContext.commit``). ``siblings``: the pending rows of the item's other questions,
+    asked in the same prompt (``[prompt] questions = "together"``) and written with it, the request counted on
+    ``row`` alone."""
     lease = lease_seconds(ctx.endpoint)
-    built = build_request(ctx, row, item, lease)
+    built = build_request(ctx, row, item, lease, siblings)
     if built is None:
         return None
     content, stored, params = built
     asking = Asking.estimated(ctx, row, item, content, params, lease)
     provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=ctx.endpoint.base_url,
                       model_id=ctx.endpoint.model)
+    asking.siblings, asking.provenance = list(siblings), provenance
     drawn = prompt_detail(ctx.run, params, ctx.records.pop(row.pk, {}))
     if ctx.run.budget_usd is not None:  # before the claim, which counts this answer's first request
         ctx.commit()  # the answers written so far count with their settled cost
@@ -293,18 +344,19 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     return None
 
 
-def build_request(ctx: RunContext, row: ModelResponse, item: Item,
-                  lease: float) -> tuple[PromptContent, StoredPrompt, dict[str, Any]] | None:
+def build_request(ctx: RunContext, row: ModelResponse, item: Item, lease: float,
+                  siblings: Sequence[ModelResponse] = ()) -> tuple[PromptContent, StoredPrompt, dict[str, Any]] | None:
     """What is sent for ``row``: its content, stored prompt and parameters. None when the instrument cannot build
-    the item's prompt: the row is then claimed and its failure recorded (never dropped)."""
+    the item's prompt: the row (and its ``siblings``) is then claimed and its failure recorded (never dropped)."""
     try:
         content, stored = ctx.prompt_of(row, item)
         return content, stored, request_params(ctx.run, ctx.endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
         log.exception("run %s item %s: cannot build the prompt", ctx.run.pk, item.pk)
         if ctx.commit(row_sql.claim_statement(row, ctx.owner, lease))[0]:
-            ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
-                                           "error": f"cannot build the prompt: {exc!r}"[:2000]}))
+            failed = {"status": ModelResponse.Status.FAILED, "error": f"cannot build the prompt: {exc!r}"[:2000]}
+            ctx.defer(row, written_fields(failed))
+            write_siblings(ctx, row, siblings, [failed] * len(siblings))
         return None
 
 
@@ -346,6 +398,9 @@ class Asking:
     slot_renewed: float = 0.0
     slot: int | None = None
     history: list[str] = field(default_factory=list)
+    siblings: list[ModelResponse] = field(default_factory=list)  # asked in the same prompt (questions together)
+    provenance: dict[str, Any] = field(default_factory=dict)  # the claim's prompt, hash, parameters, endpoint
+    together: list[Outcome] = field(default_factory=list)  # the outcome of the row and of each sibling
 
     @classmethod
     def estimated(cls, ctx: RunContext, row: ModelResponse, item: Item, content: PromptContent,
@@ -419,12 +474,12 @@ class Asking:
                                      base=endpoint.retry_backoff_seconds, cap=endpoint.retry_backoff_max_seconds,
                                      timeout=endpoint.timeout_seconds, before_attempt=self.before_attempt,
                                      sleep=lambda t: ctx.pause(t, self.keep_lease), history=self.history)
-            self.write(done, interpret(ctx, done.value, self.item), drawn)
+            self.write(done, self.outcome(done.value), drawn)
         except RequestFailed as failed:
-            ctx.defer(self.row, written_fields({"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
-                                                "raw_output": failed.failure.raw,
-                                                "detail": {**drawn, "attempt_errors": failed.history}}),
-                      self.settlement(attempts=failed.attempts))
+            lost = {"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
+                    "raw_output": failed.failure.raw, "detail": {**drawn, "attempt_errors": failed.history}}
+            ctx.defer(self.row, written_fields(lost), self.settlement(attempts=failed.attempts))
+            write_siblings(ctx, self.row, self.siblings, [lost] * len(self.siblings), self.provenance)
         except Stopped:
             release(ctx, self.row, self.settlement(attempts=self.attempts), self.history)
             raise
@@ -433,14 +488,23 @@ class Asking:
         except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
             log.exception("run %s item %s sample %s: unexpected error", ctx.run.pk, self.item.pk,
                           self.row.sample_index)
-            ctx.defer(self.row, written_fields({"status": ModelResponse.Status.FAILED,
-                                                "error": f"internal error: {exc!r}"[:2000],
-                                                "detail": {"attempt_errors": self.history} if self.history else None}),
-                      self.settlement(attempts=self.attempts))
+            broken = {"status": ModelResponse.Status.FAILED, "error": f"internal error: {exc!r}"[:2000],
+                      "detail": {"attempt_errors": self.history} if self.history else None}
+            ctx.defer(self.row, written_fields(broken), self.settlement(attempts=self.attempts))
+            write_siblings(ctx, self.row, self.siblings, [broken] * len(self.siblings), self.provenance)
+
+    def outcome(self, value: Any) -> Outcome:
+        """The row's outcome; with the item's questions asked together, each sibling's too (``together``)."""
+        ctx, row = self.ctx, self.row
+        if self.siblings or (row.question and asks_together(ctx.run.study)):
+            self.together = together_outcomes(ctx, value, self.item, [row, *self.siblings])
+            return self.together[0]
+        return interpret(ctx, value, self.item, ctx.kind_of(row))
 
     def write(self, done: Attempted, outcome: Outcome, drawn: dict[str, Any]) -> None:
         """The answer's row as written (with the task's next write): the outcome, its tokens — those the endpoint
-        did not report estimated (characters / 4; max_tokens) and flagged — and its requests settled."""
+        did not report estimated (characters / 4; max_tokens) and flagged — and its requests settled; with
+        ``together``, the outcomes of the sibling rows asked in the same prompt (written without tokens)."""
         run, client = self.ctx.run, self.ctx.client
         prompt_tokens = (outcome.prompt_tokens if outcome.prompt_tokens is not None
                          else self.est_prompt * outcome.requests)
@@ -460,6 +524,11 @@ class Asking:
             "error": outcome.error, "detail": detail or None, "latency_ms": done.latency_ms,
             "system_fingerprint": outcome.system_fingerprint[:200],
         }), self.settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
+        write_siblings(self.ctx, self.row, self.siblings, [{
+            "status": other.status, "raw_output": other.raw_output, **other.answer_columns(),
+            "parse_error": other.parse_error, "error": other.error, "detail": {**drawn, **(other.detail or {})},
+            "latency_ms": done.latency_ms, "system_fingerprint": other.system_fingerprint[:200],
+        } for other in self.together[1:]], self.provenance)
 
 
 def send(ctx: RunContext, item: Item, content: PromptContent, params: dict[str, Any]) -> Any:
@@ -507,11 +576,13 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
                      demonstrations=row_sql.demonstrations(run.study) if run.few_shot else [],
                      client=client_for(run.endpoint), owner=owner or new_owner(), sleep=sleep)
     retry_in: float | None = None
-    ctx.prepare(rows)
+    asked = asked_rows(run, rows)
+    ctx.prepare([row for row, _ in asked])
     ctx.client.guard.should_stop = ctx.check_running  # a cancel reaches the request in flight
     try:
-        for row in rows:
-            busy = answer_row(ctx, row, row.item)
+        for row, siblings in asked:
+            item = row.item if row.item_id is not None else check_item(run.study, row.check_key)
+            busy = answer_row(ctx, row, item, siblings)
             if busy is not None:
                 retry_in = busy if retry_in is None else min(retry_in, busy)
     except Stopped:
@@ -521,6 +592,27 @@ def process_items(run_id: int, item_ids: Sequence[int], *, owner: str | None = N
         ctx.commit()  # the task's last answer (or release)
     finish_if_done(run.pk)
     return retry_in
+
+
+def asked_rows(run: ElicitationRun, rows: Sequence[ModelResponse]) -> list[tuple[ModelResponse,
+                                                                                 list[ModelResponse]]]:
+    """The prompts a task sends for ``rows``: each row alone, or, when the study asks an item's questions
+    together, one per (item, sample) on the row of its first pending question, with the rows of its other pending
+    questions (written with it)."""
+    if run.refines_id is not None or not asks_together(run.study):
+        return [(row, []) for row in rows]
+    order = {key: n for n, key in enumerate(question_keys(run.study))}
+    groups: dict[tuple[int, int], list[ModelResponse]] = {}
+    out: list[tuple[ModelResponse, list[ModelResponse]]] = []
+    for row in rows:
+        if row.check_key:  # an attention check: asked alone
+            out.append((row, []))
+        else:
+            groups.setdefault((row.item_id, row.sample_index), []).append(row)
+    for group in groups.values():
+        group.sort(key=lambda r: order.get(r.question, len(order)))
+        out.append((group[0], group[1:]))
+    return out
 
 
 def finish_if_done(run_id: int) -> bool:

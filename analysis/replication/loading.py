@@ -238,7 +238,8 @@ def _models(study: Any, files: dict[str, bytes], items: dict[str, Any], versions
         where = f"data/model_answers.jsonl line {n}"
         if row.get("prompt") and row["prompt"] not in prompts:
             raise PackageDataError(f"{where}: prompt {row['prompt']} is not in data/prompts.jsonl")
-        answers.append(ModelResponse(run_id=row["run"], item=_item(items, row.get("item"), where),
+        check = bool(row.get("check_key")) and row.get("item") is None  # an attention check asked of an agent
+        answers.append(ModelResponse(run_id=row["run"], item=None if check else _item(items, row.get("item"), where),
                                      prompt=prompts.get(row.get("prompt")),
                                      **_typed(ModelResponse, row, "data/model_answers.jsonl", n,
                                               {"run", "item", "prompt"})))

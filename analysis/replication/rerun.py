@@ -84,7 +84,8 @@ def total_variation(a: list[Any], b: list[Any]) -> float:
 
 
 def distance(pairs: list[tuple[Any, tuple, tuple]]) -> tuple[float | None, str]:
-    """(mean over items of the distance between packaged and new answers, its name)."""
+    """(mean over items (each question of an item apart) of the distance between packaged and new answers, its
+    name)."""
     from scipy.stats import wasserstein_distance
 
     by_item: dict[Any, tuple[list, list]] = defaultdict(lambda: ([], []))
@@ -119,7 +120,7 @@ def asked_runs(study: Any) -> list[tuple[Any, str | None]]:
 
 def answers_of(run: Any) -> Any:
     """The answers of ``run`` that are asked again: those with a stored prompt, in a fixed order."""
-    return run.responses.filter(status__in=("ok", "unparseable"), prompt__isnull=False) \
+    return run.responses.filter(status__in=("ok", "unparseable"), prompt__isnull=False, check_key="") \
         .select_related("item", "prompt").order_by("item_id", "sample_index", "pk")
 
 
@@ -159,9 +160,11 @@ def ask_again(run: Any, endpoint: Any, client: Any, approved: dict[int, dict[str
     """(item, packaged answer, new answer) for each answer of ``run`` that has a stored prompt, asked with the
     ``approved`` parameters (answer id → parameters) and nothing else."""
     from elicitation.client import RequestFailed, call_with_retries
-    from elicitation.modes import complete, parse_text
+    from elicitation.modes import complete
+    from elicitation.question_prompts import asks_together, question_outcome
 
-    kind = run.study.kind
+    together = asks_together(run.study)
+    replies: dict[tuple[int, int], Any] = {}  # asked together: one request per (item, sample), as the run asked
     pairs = []
     for row in answers_of(run):
         if row.pk not in approved:
@@ -173,12 +176,17 @@ def ask_again(run: Any, endpoint: Any, client: Any, approved: dict[int, dict[str
             return complete(client.openai, endpoint, content, params)
 
         try:
-            done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
-                                     cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds)
-            new = parsed(parse_text(kind, done.value, row.item))
+            asked = (row.item_id, row.sample_index)
+            if together and asked in replies:
+                done = replies[asked]
+            else:
+                done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
+                                         cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds)
+                replies[asked] = done
+            new = parsed(question_outcome(run.study, row.question, done.value, row.item))
         except RequestFailed:
             new = ("failed",)
-        pairs.append((row.item_id, parsed(row), new))
+        pairs.append(((row.item_id, row.question) if row.question else row.item_id, parsed(row), new))
     return pairs
 
 

@@ -152,7 +152,7 @@ def model_answer_rows(study: Any) -> list[dict[str, Any]]:
     rows = []
     for m in ModelResponse.objects.filter(run__study=study).select_related("item", "prompt").order_by("pk"):
         row = columns(m)
-        row.update(run=m.run_id, item=m.item.key, prompt=m.prompt.sha256 if m.prompt_id else None,
+        row.update(run=m.run_id, item=m.item.key if m.item_id else None, prompt=m.prompt.sha256 if m.prompt_id else None,
                    persona=without(m.persona, dropped[m.run_id]))
         rows.append(row)
     return rows

@@ -169,7 +169,7 @@ def refinement_answers(runs: list[ElicitationRun], items: pd.DataFrame, reading:
     rows = []
     for run in runs:
         label = refinement_label(run)
-        answers = (ModelResponse.objects.filter(run=run, status__in=ANSWER_STATUSES)
+        answers = (ModelResponse.objects.filter(run=run, status__in=ANSWER_STATUSES, check_key="")
                    .order_by("item_id", "sample_index").values_list("item_id", "lower", "upper", "detail"))
         for item_id, lower, upper, detail in answers.iterator():
             chosen, proposed, kept = refinement_pair(run.prompt_style, lower, upper, detail, reading)

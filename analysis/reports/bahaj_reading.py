@@ -31,7 +31,7 @@ CASE_COLUMNS = ["agent", "case", "rule", "answers"]
 def raw_outputs(answers: pd.DataFrame) -> pd.Series:
     """The ``raw_output`` of each model answer of ``answers`` (rows with a ``run_id``), "" for the others."""
     runs = sorted({int(r) for r in answers["run_id"].dropna()}) if "run_id" in answers.columns else []
-    raw = pd.DataFrame(list(ModelResponse.objects.filter(run_id__in=runs)
+    raw = pd.DataFrame(list(ModelResponse.objects.filter(run_id__in=runs, check_key="")
                             .values_list("run_id", "item_id", "sample_index", "raw_output")),
                        columns=["run_id", "item_id", "sample_index", "raw_output"])
     if raw.empty:

@@ -64,7 +64,7 @@ def likelihood_choices(run_ids: list[int]) -> pd.DataFrame:
     runs = list(ElicitationRun.objects.filter(pk__in=run_ids, mode=ElicitationRun.Mode.LIKELIHOOD)
                 .values_list("pk", flat=True))
     rows = []
-    for run_id, item_id, detail in (ModelResponse.objects.filter(run_id__in=runs, status__in=["ok", "unparseable"])
+    for run_id, item_id, detail in (ModelResponse.objects.filter(run_id__in=runs, status__in=["ok", "unparseable"], check_key="")
                                     .values_list("run_id", "item_id", "detail")):
         chosen = (detail or {}).get("choice_by") or {}
         rows.append({"run_id": run_id, "item_id": item_id, **{f"choice_{s}": chosen.get(s) or "" for s in SCORES}})

@@ -80,7 +80,7 @@ def read_answers(answers: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, dic
     (under the text reading: the number it would touch). ``answers`` has run_id, item_id, sample_index,
     choices and the text reading's ``choice``."""
     runs = answers["run_id"].unique().tolist()
-    raw = pd.DataFrame(list(ModelResponse.objects.filter(run_id__in=runs, status__in=ANSWER_STATUSES)
+    raw = pd.DataFrame(list(ModelResponse.objects.filter(run_id__in=runs, status__in=ANSWER_STATUSES, check_key="")
                             .values_list("run_id", "item_id", "sample_index", "raw_output")),
                        columns=["run_id", "item_id", "sample_index", "raw_output"])
     styles = dict(ElicitationRun.objects.filter(pk__in=runs).values_list("pk", "prompt_style"))

@@ -371,10 +371,15 @@ class AgentTable(Table):
     persona: PersonaTable | None = None
     cells: list[str] = Field(default_factory=list, description="With [[factors]]: the cells the agent is asked "
                              "under (one run per cell); empty: every cell.")
+    checks: bool = Field(False, description="Ask the agent the study's [[checks]] too, once per persona and sample "
+                         "(their results in the export's check columns); default: models skip them.")
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        return _without_empty(handler(self), ("cells",))
+        dump = _without_empty(handler(self), ("cells",))
+        if not dump.get("checks"):
+            dump.pop("checks", None)  # left out at its default: a file from before it dumps the same
+        return dump
 
 
 class Demonstration(Table):
@@ -388,7 +393,7 @@ class Demonstration(Table):
 class CheckTable(Table):
     """``[[checks]]``: an attention check every participant gets, whatever items are drawn (surveys/checks.py).
     Its wording is its own (the instruction is in the question, as Prolific asks); its answers are stored
-    apart from the items' (``CheckAnswer``) and models are not asked it."""
+    apart from the items' (``CheckAnswer``); models are asked it only by an agent with ``checks = true``."""
 
     key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40, description="The check's name in the "
                      "data and the export (lower case, digits, - and _).")
@@ -521,6 +526,8 @@ class Definition(Table):
             every = cells or set(_crossing(self.factors))
             if unknown := [c for c in agent.cells if c not in every]:
                 raise ValueError(f"agents[{number}].cells: no cell {', '.join(map(repr, unknown))}")
+            if agent.checks and not self.checks:
+                raise ValueError(f"agents[{number}].checks: the study declares no [[checks]] to ask")
         return self
 
 

@@ -392,34 +392,84 @@ def is_missing(raw: str) -> bool:
     return (raw or "").strip().lower() in MISSING
 
 
+def _fields_named_like_the_items(names: Iterable[str] | Mapping[str, Any], settings: ModelAnswerFile) -> dict[str, str]:
+    """The columns (or keys) named like the item's fields, when the settings name none: ``key`` alone if there
+    is one."""
+    fields = {f: f for f in MATCH_FIELDS if f in names and f not in settings.fixed
+              and f not in (settings.answer, settings.sample)}
+    return {"key": "key"} if "key" in fields else fields
+
+
+def _answer_columns(settings: ModelAnswerFile, composed: bool) -> list[str]:
+    """The columns an answer is read from: the authors' reply keys (a composed refinement reply), else one."""
+    return list(REPLY_KEYS) if composed else [settings.answer]
+
+
+def _required(settings: ModelAnswerFile, fields: Mapping[str, str], composed: bool) -> list[str]:
+    """The columns every row of a long file must have."""
+    return [*_answer_columns(settings, composed), *fields.values(), *([settings.sample] if settings.sample else [])]
+
+
+@dataclass
+class _LongRecords:
+    """The rows of a long file, the columns naming the item's fields, and whether the answer is composed of the
+    authors' reply keys."""
+
+    records: list[tuple[int, Mapping[str, str]]]
+    fields: dict[str, str]
+    composed: bool
+
+
+def _read_long(settings: ModelAnswerFile, data: bytes, fmt: str) -> _LongRecords:
+    """The rows of a long file (CSV or JSON Lines), each with every required column; ImportFailed otherwise."""
+    fields = dict(settings.fields)
+    if fmt == "csv":
+        first = [h.strip() for h in next(csv.reader(io.StringIO(_decode(io.BytesIO(data)))), [])]
+        if not fields:  # the columns named like the item's fields
+            fields = _fields_named_like_the_items(first, settings)
+        composed = settings.refines is not None and has_reply_keys(first)
+        required = _required(settings, fields, composed)
+        records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), required)]
+        return _LongRecords(records, fields, composed)
+    records, errors = read_jsonl(data)
+    if not fields and records:  # the keys named like the item's fields, in the first line
+        fields = _fields_named_like_the_items(records[0][1], settings)
+    composed = settings.refines is not None and bool(records) and has_reply_keys(records[0][1])
+    errors += [RowError(line, key, "is missing from this line") for line, row in records
+               for key in _required(settings, fields, composed) if key not in row]
+    if errors:
+        raise ImportFailed(sorted(errors, key=lambda e: e.line))
+    return _LongRecords(records, fields, composed)
+
+
+def _matched_item(matcher: ItemMatcher, fields: Mapping[str, str], row: Mapping[str, str],
+                  settings: ModelAnswerFile) -> Item:
+    """The item a long file's row names by its fields' columns (or the one item the fixed values leave)."""
+    if fields:
+        values = {f: (column, row.get(column, "")) for f, column in fields.items()}
+        if "expression" in values:
+            values["expression"] = (fields["expression"], aliased(values["expression"][1], settings.aliases))
+        return matcher.match(values)
+    if len(matcher.items) == 1:
+        return matcher.items[0]
+    raise _CellError("-", f"the fixed values{matcher.fixed_text()[1:]} match {len(matcher.items)} "
+                          "items: give a column naming the item")
+
+
+def _sample_of(row: Mapping[str, str], settings: ModelAnswerFile) -> int | None:
+    """The row's sample index, from the sample column if the settings name one."""
+    if not settings.sample:
+        return None
+    text = (row.get(settings.sample) or "").strip()
+    if not text.isdigit():
+        raise _CellError(settings.sample, f"{text!r} is not a sample index (0, 1, 2 …)")
+    return int(text)
+
+
 def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
     """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
-    fields = dict(settings.fields)
-    first = [h.strip() for h in next(csv.reader(io.StringIO(_decode(io.BytesIO(data)))), [])] if fmt == "csv" else []
-    if not fields and fmt == "csv":  # the columns named like the item's fields
-        fields = {f: f for f in MATCH_FIELDS if f in first and f not in settings.fixed
-                  and f not in (settings.answer, settings.sample)}
-        if "key" in fields:
-            fields = {"key": "key"}
-    composed = settings.refines is not None and has_reply_keys(first)
-    answer_columns = list(REPLY_KEYS) if composed else [settings.answer]
-    required = [*answer_columns, *fields.values(), *([settings.sample] if settings.sample else [])]
-    if fmt == "csv":
-        records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), required)]
-    else:
-        records, errors = read_jsonl(data)
-        if not fields and records:  # the keys named like the item's fields, in the first line
-            fields = {f: f for f in MATCH_FIELDS if f in records[0][1] and f not in settings.fixed
-                      and f not in (settings.answer, settings.sample)}
-            if "key" in fields:
-                fields = {"key": "key"}
-        composed = settings.refines is not None and bool(records) and has_reply_keys(records[0][1])
-        answer_columns = list(REPLY_KEYS) if composed else [settings.answer]
-        required = [*answer_columns, *fields.values(), *([settings.sample] if settings.sample else [])]
-        errors += [RowError(line, key, "is missing from this line") for line, row in records
-                   for key in required if key not in row]
-        if errors:
-            raise ImportFailed(sorted(errors, key=lambda e: e.line))
+    read = _read_long(settings, data, fmt)
+    records, fields, composed = read.records, read.fields, read.composed
     if not records:
         raise ImportFailed([RowError(2, "-", "the file has no rows")])
     authors_rows = (settings.refines is not None and not fields and not settings.fixed
@@ -429,29 +479,14 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
     elif not fields and not settings.fixed:
         raise ImportFailed([RowError(1, "-", "no column identifies the item: give the key column or the columns "
                                              f"of the item's fields ({', '.join(MATCH_FIELDS)})")])
-    names = list(fields)
-    matcher = ItemMatcher(study, names, settings.fixed)
+    matcher = ItemMatcher(study, list(fields), settings.fixed)
+    column = "+".join(_answer_columns(settings, composed))
     cells, errors, missing = [], [], 0
     for line, row in records:
         try:
-            if authors_rows:
-                item = authors_record_item(ordered, row, settings.refine_setting)
-            elif names:
-                values = {f: (fields[f], row.get(fields[f], "")) for f in names}
-                if "expression" in values:
-                    values["expression"] = (fields["expression"], aliased(values["expression"][1], settings.aliases))
-                item = matcher.match(values)
-            elif len(matcher.items) == 1:
-                item = matcher.items[0]
-            else:
-                raise _CellError("-", f"the fixed values{matcher.fixed_text()[1:]} match {len(matcher.items)} "
-                                      "items: give a column naming the item")
-            sample = None
-            if settings.sample:
-                text = (row.get(settings.sample) or "").strip()
-                if not text.isdigit():
-                    raise _CellError(settings.sample, f"{text!r} is not a sample index (0, 1, 2 …)")
-                sample = int(text)
+            item = (authors_record_item(ordered, row, settings.refine_setting) if authors_rows
+                    else _matched_item(matcher, fields, row, settings))
+            sample = _sample_of(row, settings)
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
@@ -460,85 +495,105 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                 and not settings.keep_missing:
             missing += 1
             continue
-        cells.append(_Cell(line, "+".join(answer_columns), item, sample, raw))
+        cells.append(_Cell(line, column, item, sample, raw))
     return cells, missing, errors
 
 
 @dataclass
-class _WideResult:
+class _FileCells:
+    """The answers read from a file, the number of missing ones, the errors, and what was left out and how the
+    columns were read (wide and Tang RQ2 files)."""
+
     cells: list[_Cell]
     missing: int
     errors: list[RowError]
-    ignored_rows: list[str]
-    ignored_columns: list[str]
-    mapping: str
+    ignored_rows: list[str] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)
+    mapping: str = ""
 
 
-def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _WideResult:
+Target = tuple[int, str, Item, int]  # a wide row's answer cell: (cell index, column, item, sample)
+
+
+class _WideLayout:
+    """A wide file's columns: the WEP column, the answer columns (summaries and ignored ones left out), and how an
+    answer column names its item (``settings.columns``: a field, the samples of one item, or by position)."""
+
+    def __init__(self, study: Study, settings: ModelAnswerFile, header: list[str]):
+        if settings.wep is not None and settings.wep not in header:
+            raise ImportFailed([RowError(1, settings.wep, "required column is missing from the header")])
+        self.settings, self.header = settings, header
+        self.wep_at = header.index(settings.wep) if settings.wep is not None else 0
+        self.wep_name = header[self.wep_at] or "column 1"
+        ignore = {c.strip().lower() for c in SUMMARY_COLUMNS + tuple(settings.ignore)}
+        self.answer_cols = [(i, h or f"column {i + 1}") for i, h in enumerate(header)
+                            if i != self.wep_at and h.lower() not in ignore]
+        self.ignored_columns = [h for i, h in enumerate(header) if i != self.wep_at and h.lower() in ignore]
+        if not self.answer_cols:
+            raise ImportFailed([RowError(1, "-", "no answer column: the file has only the WEP column and summaries")])
+        self.matcher = ItemMatcher(study, ["expression"], settings.fixed)
+        self.labels = {normalise_expression(i.label) for i in self.matcher.items}
+        self.by_field = None
+        if settings.columns in MATCH_FIELDS:
+            self.by_field = ItemMatcher(study, ["expression", settings.columns], settings.fixed)
+
+    def targets(self, wep: str, label: str, candidates: list[Item]) -> tuple[list[Target], str]:
+        """The answer cells of the row of ``wep`` (whose label is ``label``, which ``candidates`` have) and how
+        they were matched."""
+        settings, wep_name = self.settings, self.wep_name
+        if self.by_field is not None:
+            return ([(i, name, self.by_field.match({"expression": (wep_name, wep),
+                                                    settings.columns: (name, self.header[i])}), 0)
+                     for i, name in self.answer_cols], f"columns matched by {settings.columns}")
+        if settings.columns == "samples" or (settings.columns == "auto" and len(candidates) == 1):
+            if len(candidates) != 1:
+                raise _CellError(wep_name, f"{label!r} matches {len(candidates)} items of the study, which "
+                                           f"differ in {tell_apart(candidates)}: the columns cannot be samples "
+                                           "of one item (match them by position or by a field)")
+            return ([(i, name, candidates[0], k) for k, (i, name) in enumerate(self.answer_cols)],
+                    "each column a sample of the row's item (sample index = column position)")
+        ordered = sorted(candidates, key=lambda it: (_natural(it.statement_id), it.pk))
+        if len(ordered) != len(self.answer_cols):
+            raise _CellError(wep_name, f"{label!r} has {len(ordered)} items in the study (differing in "
+                                       f"{tell_apart(ordered)}) but the file has {len(self.answer_cols)} answer "
+                                       "columns: the columns stand for the items in order of statement id "
+                                       "only when the counts agree")
+        return ([(i, name, item, 0) for (i, name), item in zip(self.answer_cols, ordered)],
+                "columns matched to the items by position (in order of statement id: "
+                f"{ordered[0].statement_id or ordered[0].key} … {ordered[-1].statement_id or ordered[-1].key})")
+
+
+def _wide_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> _FileCells:
     """The answers of a wide file: one row per WEP, one column per context or sample."""
     header, rows = read_table(data)
     if not rows:
         raise ImportFailed([RowError(2, "-", "the file has no rows")])
-    if settings.wep is not None and settings.wep not in header:
-        raise ImportFailed([RowError(1, settings.wep, "required column is missing from the header")])
-    wep_at = header.index(settings.wep) if settings.wep is not None else 0
-    wep_name = header[wep_at] or "column 1"
-    ignore = {c.strip().lower() for c in SUMMARY_COLUMNS + tuple(settings.ignore)}
-    answer_cols = [(i, h or f"column {i + 1}") for i, h in enumerate(header) if i != wep_at and h.lower() not in ignore]
-    ignored_columns = [h for i, h in enumerate(header) if i != wep_at and h.lower() in ignore]
-    if not answer_cols:
-        raise ImportFailed([RowError(1, "-", "no answer column: the file has only the WEP column and summaries")])
-    matcher = ItemMatcher(study, ["expression"], settings.fixed)
-    labels = {normalise_expression(i.label) for i in matcher.items}
-    by_field = None
-    if settings.columns in MATCH_FIELDS:
-        by_field = ItemMatcher(study, ["expression", settings.columns], settings.fixed)
+    layout = _WideLayout(study, settings, header)
     cells, errors, ignored_rows, missing, mappings = [], [], [], 0, set()
     for line, row in rows:
-        wep = aliased(row[wep_at], settings.aliases)
+        wep = aliased(row[layout.wep_at], settings.aliases)
         try:
-            label = cell_value("expression", wep, wep_name)
+            label = cell_value("expression", wep, layout.wep_name)
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
-        if label not in labels:
+        if label not in layout.labels:
             ignored_rows.append(wep.strip())
             continue
-        candidates = matcher.candidates({"expression": (wep_name, wep)})
-        targets: list[tuple[int, str, Item | None, int]] = []  # (cell index, column, item, sample)
+        candidates = layout.matcher.candidates({"expression": (layout.wep_name, wep)})
         try:
-            if by_field is not None:
-                mappings.add(f"columns matched by {settings.columns}")
-                for i, name in answer_cols:
-                    item = by_field.match({"expression": (wep_name, wep), settings.columns: (name, header[i])})
-                    targets.append((i, name, item, 0))
-            elif settings.columns == "samples" or (settings.columns == "auto" and len(candidates) == 1):
-                if len(candidates) != 1:
-                    raise _CellError(wep_name, f"{label!r} matches {len(candidates)} items of the study, which "
-                                               f"differ in {tell_apart(candidates)}: the columns cannot be samples "
-                                               "of one item (match them by position or by a field)")
-                mappings.add("each column a sample of the row's item (sample index = column position)")
-                targets = [(i, name, candidates[0], k) for k, (i, name) in enumerate(answer_cols)]
-            else:
-                ordered = sorted(candidates, key=lambda it: (_natural(it.statement_id), it.pk))
-                if len(ordered) != len(answer_cols):
-                    raise _CellError(wep_name, f"{label!r} has {len(ordered)} items in the study (differing in "
-                                               f"{tell_apart(ordered)}) but the file has {len(answer_cols)} answer "
-                                               "columns: the columns stand for the items in order of statement id "
-                                               "only when the counts agree")
-                mappings.add("columns matched to the items by position (in order of statement id: "
-                             f"{ordered[0].statement_id or ordered[0].key} … {ordered[-1].statement_id or ordered[-1].key})")
-                targets = [(i, name, item, 0) for (i, name), item in zip(answer_cols, ordered)]
+            targets, mapping = layout.targets(wep, label, candidates)
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
+        mappings.add(mapping)
         for i, name, item, sample in targets:
             raw = row[i]
             if is_missing(raw) and not settings.keep_missing:
                 missing += 1
                 continue
             cells.append(_Cell(line, name, item, sample, raw))
-    return _WideResult(cells, missing, errors, ignored_rows, ignored_columns, "; ".join(sorted(mappings)))
+    return _FileCells(cells, missing, errors, ignored_rows, layout.ignored_columns, "; ".join(sorted(mappings)))
 
 
 def shapes() -> tuple[str, ...]:
@@ -666,6 +721,27 @@ def _already_imported(study: Study, sha: str) -> ElicitationRun | None:
 
 def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile) -> ModelImportSummary:
     """Import a file of model answers into ``study`` as one imported run. All or nothing."""
+    settings = _checked_settings(study, settings)
+    data, name, sha = _new_file(study, source)
+    read = _answers_of(study, settings, data, _format_of(settings, name))
+    cells, kind = read.cells, study.kind
+    refinement = settings.refines is not None
+    percent, scale_note = (False, "") if refinement else choose_scale(kind, settings, cells)
+    refinement_style = settings.prompt_style if refinement else None
+    parsed = [(cell, *outcome_of(kind, cell, percent, refinement_style)) for cell in cells]
+    unanswered = _unanswered_expressions(study, settings, cells)
+    if not refinement:  # refinement runs are not agents of Table 4: the report names each by its run
+        refuse_second_run_of_agent(study, settings, {c.item.pk for c in cells})
+    run = _save(study, settings, name, sha, parsed)
+    unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
+    return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
+                              items=len({c.item.pk for c in cells}), missing=read.missing, scale_note=scale_note,
+                              mapping_note=read.mapping, ignored_rows=read.ignored_rows,
+                              ignored_columns=read.ignored_columns, unanswered_expressions=unanswered)
+
+
+def _checked_settings(study: Study, settings: ModelAnswerFile) -> ModelAnswerFile:
+    """``settings`` with a refinement's prompt style filled in; ImportFailed naming every problem with them."""
     problems = settings.problems()
     kind = study.kind
     if settings.refines is not None:
@@ -683,6 +759,12 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
                         f"({', '.join(kind.prompt_styles)})")
     if problems:
         raise ImportFailed([RowError(1, "-", p) for p in problems])
+    return settings
+
+
+def _new_file(study: Study, source: Source) -> tuple[bytes, str, str]:
+    """The file's bytes, name and SHA-256; ImportFailed if it was imported into the study before, or if the study
+    has no items to answer."""
     data, name = _read(source)
     sha = hashlib.sha256(data).hexdigest()
     earlier = _already_imported(study, sha)
@@ -692,47 +774,43 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
                                              "imported again")])
     if not study.main_items().exists():
         raise ImportFailed([RowError(1, "-", f"study {study.slug!r} has no items: import or generate its items first")])
-    fmt = _format_of(settings, name)
-    ignored_rows: list[str] = []
-    ignored_columns: list[str] = []
-    mapping = ""
+    return data, name, sha
+
+
+def _answers_of(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> _FileCells:
+    """The file's answers in its shape (long, wide, a family's importer), each with its sample index; ImportFailed naming
+    every bad cell, or when there is no answer at all."""
     try:
         if settings.shape == "wide":
-            wide = _wide_cells(study, settings, data)
-            cells, missing, errors = wide.cells, wide.missing, wide.errors
-            ignored_rows, ignored_columns, mapping = wide.ignored_rows, wide.ignored_columns, wide.mapping
+            read = _wide_cells(study, settings, data)
         elif settings.shape == "long":
-            cells, missing, errors = _long_cells(study, settings, data, fmt)
+            read = _FileCells(*_long_cells(study, settings, data, fmt))
         else:
             cells, missing, errors, mapping = _family_cells(study, settings, data)
+            read = _FileCells(cells, missing, errors, mapping=mapping)
     except _CellError as exc:  # a fixed value naming nothing
         raise ImportFailed([RowError(1, exc.column, exc.message)]) from None
-    errors += _number_samples(cells)
+    errors = read.errors + _number_samples(read.cells)
     if errors:
         raise ImportFailed(sorted(errors, key=lambda e: e.line))
-    if not cells:
-        raise ImportFailed([RowError(2, "-", f"the file has no answers ({missing} missing cells)")])
-    refinement = settings.refines is not None
-    percent, scale_note = (False, "") if refinement else choose_scale(kind, settings, cells)
-    refinement_style = settings.prompt_style if refinement else None
-    parsed = [(cell, *outcome_of(kind, cell, percent, refinement_style)) for cell in cells]
+    if not read.cells:
+        raise ImportFailed([RowError(2, "-", f"the file has no answers ({read.missing} missing cells)")])
+    return read
+
+
+def _unanswered_expressions(study: Study, settings: ModelAnswerFile, cells: list[_Cell]) -> list[str]:
+    """The study's WEPs a wide file has no answer for (none for other shapes); ImportFailed when there are some
+    and the settings do not allow them."""
+    if settings.shape != "wide":
+        return []
     answered_labels = {c.item.label for c in cells}
-    unanswered = []
-    if settings.shape == "wide":
-        unanswered = sorted({normalise_expression(i.label) for i in ItemMatcher(study, [], settings.fixed).items}
-                            - {normalise_expression(label) for label in answered_labels})
-        if unanswered and not settings.allow_missing:
-            raise ImportFailed([RowError(1, "-", f"the file has no answer for {len(unanswered)} WEP(s) of the study: "
-                                                 f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
-                                                 "to import it without them)")])
-    if not refinement:  # refinement runs are not agents of Table 4: the report names each by its run
-        refuse_second_run_of_agent(study, settings, {c.item.pk for c in cells})
-    run = _save(study, settings, name, sha, parsed)
-    unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
-    return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
-                              items=len({c.item.pk for c in cells}), missing=missing, scale_note=scale_note,
-                              mapping_note=mapping, ignored_rows=ignored_rows, ignored_columns=ignored_columns,
-                              unanswered_expressions=unanswered)
+    unanswered = sorted({normalise_expression(i.label) for i in ItemMatcher(study, [], settings.fixed).items}
+                        - {normalise_expression(label) for label in answered_labels})
+    if unanswered and not settings.allow_missing:
+        raise ImportFailed([RowError(1, "-", f"the file has no answer for {len(unanswered)} WEP(s) of the study: "
+                                             f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
+                                             "to import it without them)")])
+    return unanswered
 
 
 def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:

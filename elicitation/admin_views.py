@@ -17,9 +17,11 @@ from django.urls import reverse
 
 from access.ownership import require, visible
 from config.permissions import allowed, check, can_see_raw_ids
+from surveys.instruments import Prompt
 from surveys.models import Item, Response, Study
 
 from . import preflight
+from .api_styles import styles
 from .estimate import estimate_run
 from .item_answers import answer_of, category_shares, mean_text
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
@@ -182,8 +184,14 @@ def run_agents_view(model_admin, request: HttpRequest, slug: str) -> HttpRespons
         model_admin, request, f"Run the declared agents of {study.slug}", study=study, rows=rows))
 
 
+def prompt_in_every_style(prompt: Prompt) -> list[dict[str, str]]:
+    """``prompt`` as each registered API style sends it: the style's name, the content as text, its hash."""
+    return [{"name": style.name, "text": render_for_display(content), "hash": prompt_hash(content)}
+            for style in styles() for content in [style.content(prompt)]]
+
+
 def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpResponse:
-    """One item as a participant sees it, beside the prompt a model gets (both API styles) and the
+    """One item as a participant sees it, beside the prompt a model gets (in every API style) and the
     prompts actually sent for it."""
     check(request.user, *ITEM_PROMPT_PERMS)
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
@@ -206,8 +214,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     return TemplateResponse(request, "elicitation/admin/item_prompt.html", _context(
         model_admin, request, f"Page and prompt: {item.key}", item=item, study=study, q=q, page_html=page_html,
         few_shot=few_shot, shots=prompt.shots, shots_label=shots_label(prompt.shots), few_shot_shots=few_shot_shots,
-        completions_text=prompt.text, completions_hash=prompt_hash(prompt.text),
-        chat_text=render_for_display(prompt.messages), chat_hash=prompt_hash(prompt.messages),
+        styles=prompt_in_every_style(prompt),
         sent_prompts=sent, answers_url=reverse("admin:elicitation_item_answers", args=[item.pk]),
     ))
 

@@ -1,16 +1,23 @@
 """The choices of the endpoint's API style and the run's mode (``ModelEndpoint.ApiStyle``, ``ElicitationRun.Mode``).
 
 They sit below the models so that code the models call (elicitation/run_settings.py) can name them without
-importing the models.
+importing the models. The API styles are those registered in elicitation/api_styles/: ``api_style_choices`` is
+what the model fields offer (a callable, so that a new style needs no migration), ``ApiStyle`` names the built-in
+ones (``ApiStyle.CHAT``, ``ApiStyle.COMPLETIONS``).
 """
 from __future__ import annotations
 
 from django.db import models
 
+from .api_styles import styles
 
-class ApiStyle(models.TextChoices):
-    CHAT = "chat", "chat completions"
-    COMPLETIONS = "completions", "text completions"
+
+def api_style_choices() -> list[tuple[str, str]]:
+    """(name, label) of every registered API style."""
+    return [(style.name, style.label) for style in styles()]
+
+
+ApiStyle = models.TextChoices("ApiStyle", [(name.upper(), (name, label)) for name, label in api_style_choices()])
 
 
 class Mode(models.TextChoices):

@@ -22,6 +22,7 @@ except ModuleNotFoundError:  # pragma: no cover
     httpx = lazy_module("httpx")
 
 from . import conf
+from .api_styles.base import MalformedResponse, Unsupported
 from .destinations import AddressRefused
 from .models import ModelEndpoint
 
@@ -29,20 +30,6 @@ openai = lazy_module("openai")  # imported by the first request or error, not by
 T = TypeVar("T")
 E = TypeVar("E", bound=BaseException)
 RETRYABLE_STATUS = {408, 409, 429}
-
-
-class MalformedResponse(Exception):
-    """The endpoint answered 200 with a body that is not a completion (a body that is not JSON at all is not
-    repeated in the message: see :func:`not_an_api_response`)."""
-
-    def __init__(self, body: Any):
-        self.body = body
-        shown = f"{len(body)} characters that are not JSON" if isinstance(body, (str, bytes)) else str(body)[:300]
-        super().__init__(f"malformed response (not a completion): {shown}")
-
-
-class Unsupported(Exception):
-    """The endpoint cannot do what the mode needs (e.g. it returns no logprobs); retrying will not help."""
 
 
 class Stopped(Exception):
@@ -124,24 +111,6 @@ class EndpointClient:
 
     def close(self) -> None:
         self.openai.close()
-
-
-# what ``create`` of the chat and the text completions resources pass the client besides the body: the request is
-# authenticated with the API key (a bearer token)
-_CREATE_OPTIONS: Any = {"security": {"bearer_auth": True}}
-
-
-def create_completion(client: openai.OpenAI, chat: bool, body: dict[str, Any]) -> Any:
-    """``client.chat.completions.create(**body)`` (``chat``), else ``client.completions.create(**body)``, for a
-    non-streaming ``body`` of plain JSON values (strings, numbers, booleans, and lists and dicts of them: what the
-    modes send), posted through the client's own ``post`` as it is. ``create`` first walks the body against its
-    typed parameters (``maybe_transform``), which leaves such a body as it is and costs as much CPU as the rest
-    of the request (1–3 ms for a few-shot chat prompt); the request sent is the same, headers and body
-    (tests/test_elicitation_modes.py holds the two to it)."""
-    if chat:
-        return client.post("/chat/completions", cast_to=openai.types.chat.ChatCompletion, body=body,
-                           options=_CREATE_OPTIONS)
-    return client.post("/completions", cast_to=openai.types.Completion, body=body, options=_CREATE_OPTIONS)
 
 
 def parse_retry_after(headers: Any) -> float | None:

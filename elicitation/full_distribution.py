@@ -8,7 +8,8 @@ et al. (2024, App. C.6.1) therefore report the *corrected probability* of a digi
 
 and pick the greedy answer as the arg-max over the numbers 0–100 under it. This module computes that
 distribution through the plain OpenAI *completions* API with ``logprobs=k`` (top-k alternatives at one
-position), one request per answer prefix that matters:
+position; the requests are sent and read by the endpoint's API style, elicitation/api_styles/, which must
+continue a text), one request per answer prefix that matters:
 
 1. the prompt itself → the distribution of the first answer token;
 2. the prompt plus a leading whitespace token (" " — the answer after "Correct answer:" usually starts
@@ -69,9 +70,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from config.env import env_bool
+
+from .api_styles import ApiStyleAdapter, adapter_for
 
 MAX_NUMBER = 100
 DEFAULT_TOP_LOGPROBS = 20
@@ -82,12 +85,9 @@ DEFAULT_MAX_LEADING_SPACE_TOKENS = 1
 # Sent first when ``reset_cache`` is on: a prompt that shares nothing but the BOS token with a real one,
 # so that the server's prefix cache holds no part of the prompt (see "Reproducibility" in the module doc).
 CACHE_RESET_PROMPT = "0"
+DEFAULT_STYLE = "completions"  # the API style asked when none is given (elicitation/api_styles/)
 
 _TOKEN = re.compile(r"(\s*)(\d*)(.*)", re.DOTALL)
-
-
-class CompletionsClient(Protocol):  # what we use of openai.OpenAI
-    completions: Any
 
 
 @dataclass
@@ -265,38 +265,19 @@ class _Answer:
     fingerprint: str
 
 
-def _top_of(choice: Any) -> dict[str, float] | None:
-    """The top-k alternatives (token text → logprob) at the first generated position of ``choice``."""
-    logprobs = getattr(choice, "logprobs", None)
-    tops = getattr(logprobs, "top_logprobs", None) if logprobs is not None else None
-    if not tops or tops[0] is None:
-        return None
-    top = dict(tops[0])
-    tokens = getattr(logprobs, "tokens", None) or []
-    token_lps = getattr(logprobs, "token_logprobs", None) or []
-    if tokens and token_lps and token_lps[0] is not None:
-        top.setdefault(tokens[0], token_lps[0])  # the chosen token, should the list omit it
-    return top
-
-
-def _fetch(client: CompletionsClient, model: str, prompt: str, k: int, stream: bool,
+def _fetch(style: ApiStyleAdapter, client: Any, model: str, prompt: str, k: int, stream: bool,
            extra: dict[str, Any]) -> _Answer:
-    """One completions request for one token with top-``k`` logprobs.
+    """One request for one token with top-``k`` logprobs (the style's ``next_token``).
 
     Streamed by default: llama-cpp-python's server then computes log-probabilities for the generated
     position only, instead of for every prompt position (3–20× faster per request in our measurements).
     """
-    kwargs = dict(model=model, prompt=prompt, max_tokens=1, temperature=0, logprobs=k, **extra)
-    if stream:
-        chunks = list(client.completions.create(stream=True, stream_options={"include_usage": True}, **kwargs))
-    else:
-        chunks = [client.completions.create(**kwargs)]
     top: dict[str, float] | None = None
     usage = None
     fingerprint = ""
-    for chunk in chunks:
+    for chunk in style.next_token(client, model, prompt, k, extra, stream):
         if top is None and getattr(chunk, "choices", None):
-            top = _top_of(chunk.choices[0])
+            top = style.top_alternatives(chunk.choices[0])
         usage = getattr(chunk, "usage", None) or usage
         fingerprint = getattr(chunk, "system_fingerprint", None) or fingerprint
     if top is None:
@@ -307,9 +288,126 @@ def _fetch(client: CompletionsClient, model: str, prompt: str, k: int, stream: b
                    fingerprint=fingerprint)
 
 
-def full_distribution(client: CompletionsClient, model: str, prompt: str, params: dict) -> FullDistribution:
+@dataclass
+class _Settings:
+    """The settings of one full distribution, read from its ``params`` (see :func:`full_distribution`)."""
+
+    k: int
+    max_requests: int
+    min_mass: float
+    tolerance: float
+    stream: bool
+    max_spaces: int
+    reset_cache: bool
+    extra: dict[str, Any]  # sent with every request besides the prompt: the seed
+
+    @classmethod
+    def of(cls, params: dict) -> "_Settings":
+        extra: dict[str, Any] = {}
+        if params.get("seed") is not None:
+            extra["seed"] = int(params["seed"])
+        return cls(k=int(params.get("top_logprobs") or DEFAULT_TOP_LOGPROBS),
+                   max_requests=max(1, int(params.get("max_requests") or DEFAULT_MAX_REQUESTS)),
+                   min_mass=float(params.get("min_prefix_mass", DEFAULT_MIN_PREFIX_MASS)),
+                   tolerance=float(params.get("tolerance", DEFAULT_TOLERANCE)),
+                   stream=bool(params.get("stream", True)),
+                   max_spaces=int(params.get("max_leading_space_tokens", DEFAULT_MAX_LEADING_SPACE_TOKENS)),
+                   reset_cache=bool(params.get("reset_cache",
+                                               env_bool("FULL_DISTRIBUTION_RESET_CACHE", default=False))),
+                   extra=extra)
+
+
+class _Requests:
+    """The requests of one full distribution (through the endpoint's API style) and what they reported."""
+
+    def __init__(self, style: ApiStyleAdapter, client: Any, model: str, prompt: str, settings: _Settings):
+        self.style, self.client, self.model, self.prompt, self.settings = style, client, model, prompt, settings
+        self.prompt_tokens = self.completion_tokens = 0
+        self.usage_missing = 0
+        self.fingerprints: list[str] = []
+        self.fetched: list[dict[str, Any]] = []
+
+    def reset_cache(self) -> None:
+        """The tiny request that replaces the server's cached prefix (module doc, "Reproducibility")."""
+        reset = self.style.reset_cache(self.client, self.model, CACHE_RESET_PROMPT, self.settings.extra)
+        usage = getattr(reset, "usage", None)
+        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+
+    def fetch(self, node: _Node, mass: float) -> None:
+        """Read the next-token alternatives after ``node``'s prefix (which carries ``mass``) into the node."""
+        answer = _fetch(self.style, self.client, self.model, self.prompt + node.text, self.settings.k,
+                        self.settings.stream, self.settings.extra)
+        node.top = _prob_items(answer.top)
+        if answer.prompt_tokens is None:
+            self.usage_missing += 1
+        self.prompt_tokens += int(answer.prompt_tokens or 0)
+        self.completion_tokens += int(answer.completion_tokens or 0)
+        if answer.fingerprint and answer.fingerprint not in self.fingerprints:
+            self.fingerprints.append(answer.fingerprint)
+        self.fetched.append({"prefix": node.text, "mass": mass, "alternatives": len(node.top),
+                             "top_mass": sum(node.top.values())})
+
+
+def _next_prefix(flow: _Flow, settings: _Settings) -> tuple[float, str] | None:
+    """(mass, text) of the prefix to read next: the most probable one that can still grow into a longer number
+    (down to ``min_mass``), else the most probable one left while more than ``tolerance`` is unread; None: done."""
+    pending = [(m, t) for t, m in flow.pending.items() if m > 0]
+    growing = [(m, t) for m, t in pending if m >= settings.min_mass and _can_grow(t)]
+    if growing:
+        return max(growing, key=lambda c: (c[0], -len(c[1])))
+    if pending and sum(m for m, _ in pending) > settings.tolerance:
+        return max(pending, key=lambda c: (c[0], -len(c[1])))
+    return None
+
+
+def _result(flow: _Flow, settings: _Settings, requests: _Requests) -> FullDistribution:
+    """The FullDistribution of the last flow, with every approximation in its ``detail``."""
+    probs = {n: p for n, p in sorted(flow.numbers.items()) if p > 0}
+    total = sum(probs.values())
+    if total > 1.0:  # float noise on logprobs that sum to 1; never report more than all of the mass
+        probs = {n: p / total for n, p in probs.items()}
+        total = 1.0
+    approximated = flow.unseen_start + flow.unseen_after_digits + flow.assumed_complete + flow.unresolved
+    not_expanded = {t: m for t, m in flow.pending.items() if m > 0}
+    detail = {
+        "method": "corrected probability (Belem et al. 2024, App. C.6.1) from completions top-k logprobs",
+        "top_logprobs": settings.k,
+        "coverage": max(0.0, 1.0 - approximated),
+        "number_mass": total,
+        "nonnumber_seen": flow.nonnumber_seen,
+        "unseen_start": flow.unseen_start,
+        "unseen_after_digits": flow.unseen_after_digits,
+        "assumed_complete": flow.assumed_complete,
+        "unresolved": flow.unresolved,
+        "argmax": max(sorted(probs), key=lambda n: probs[n]) if probs else None,
+        "requests": requests.fetched,
+        "not_expanded": dict(sorted(not_expanded.items(), key=lambda kv: -kv[1])[:20]),
+        "not_expanded_count": len(not_expanded),
+        "max_requests": settings.max_requests,
+        "min_prefix_mass": settings.min_mass,
+        "tolerance": settings.tolerance,
+        "streamed": settings.stream,
+        "usage_reported": requests.usage_missing == 0,
+        "cache_reset": settings.reset_cache,
+    }
+    return FullDistribution(
+        probs=probs,
+        nonnumber=max(0.0, 1.0 - total),
+        prompt_tokens=requests.prompt_tokens,
+        completion_tokens=requests.completion_tokens,
+        requests=len(requests.fetched) + int(settings.reset_cache),
+        system_fingerprint=",".join(requests.fingerprints),
+        detail=detail,
+    )
+
+
+def full_distribution(client: Any, model: str, prompt: str, params: dict,
+                      style: ApiStyleAdapter | None = None) -> FullDistribution:
     """The probability of each number 0–100 as a complete answer to ``prompt`` (App. C.6.1 of Belem et al.).
 
+    ``client`` is an ``openai.OpenAI``; ``style`` the endpoint's API style (elicitation/api_styles/; default the
+    completions style), which sends each request and reads its reply: it must continue a text.
     ``params`` (all optional): ``top_logprobs`` (k alternatives per position, default 20), ``max_requests``
     (default 48), ``min_prefix_mass`` (growable prefixes read down to this mass, default 0.001),
     ``tolerance`` (then read the most probable prefixes left until at most this much mass is
@@ -321,92 +419,20 @@ def full_distribution(client: CompletionsClient, model: str, prompt: str, params
     only the logprobs are used.
     Raises the client's errors (the caller retries) and ValueError when the endpoint returns no logprobs.
     """
-    k = int(params.get("top_logprobs") or DEFAULT_TOP_LOGPROBS)
-    max_requests = max(1, int(params.get("max_requests") or DEFAULT_MAX_REQUESTS))
-    min_mass = float(params.get("min_prefix_mass", DEFAULT_MIN_PREFIX_MASS))
-    tolerance = float(params.get("tolerance", DEFAULT_TOLERANCE))
-    stream = bool(params.get("stream", True))
-    max_spaces = int(params.get("max_leading_space_tokens", DEFAULT_MAX_LEADING_SPACE_TOKENS))
-    extra: dict[str, Any] = {}
-    if params.get("seed") is not None:
-        extra["seed"] = int(params["seed"])
-
+    settings = _Settings.of(params)
+    requests = _Requests(style or adapter_for(DEFAULT_STYLE), client, model, prompt, settings)
     nodes: dict[str, _Node] = {"": _Node("")}
-    prompt_tokens = completion_tokens = 0
-    usage_missing = 0
-    fingerprints: list[str] = []
-    fetched: list[dict[str, Any]] = []
-
-    def fetch(node: _Node, mass: float) -> None:
-        nonlocal prompt_tokens, completion_tokens, usage_missing
-        answer = _fetch(client, model, prompt + node.text, k, stream, extra)
-        node.top = _prob_items(answer.top)
-        if answer.prompt_tokens is None:
-            usage_missing += 1
-        prompt_tokens += int(answer.prompt_tokens or 0)
-        completion_tokens += int(answer.completion_tokens or 0)
-        if answer.fingerprint and answer.fingerprint not in fingerprints:
-            fingerprints.append(answer.fingerprint)
-        fetched.append({"prefix": node.text, "mass": mass, "alternatives": len(node.top),
-                        "top_mass": sum(node.top.values())})
-
-    reset_cache = bool(params.get("reset_cache", env_bool("FULL_DISTRIBUTION_RESET_CACHE", default=False)))
-    if reset_cache:
-        reset = client.completions.create(model=model, prompt=CACHE_RESET_PROMPT, max_tokens=1, temperature=0,
-                                          **extra)
-        usage = getattr(reset, "usage", None)
-        prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-    fetch(nodes[""], 1.0)
+    if settings.reset_cache:
+        requests.reset_cache()
+    requests.fetch(nodes[""], 1.0)
     while True:
-        flow = _Flow(nodes, max_spaces)
+        flow = _Flow(nodes, settings.max_spaces)
         flow.run()
-        if len(fetched) >= max_requests:
+        if len(requests.fetched) >= settings.max_requests:
             break
-        pending = [(m, t) for t, m in flow.pending.items() if m > 0]
-        growing = [(m, t) for m, t in pending if m >= min_mass and _can_grow(t)]
-        if growing:
-            mass, text = max(growing, key=lambda c: (c[0], -len(c[1])))
-        elif pending and sum(m for m, _ in pending) > tolerance:
-            mass, text = max(pending, key=lambda c: (c[0], -len(c[1])))
-        else:
+        chosen = _next_prefix(flow, settings)
+        if chosen is None:
             break
-        fetch(nodes[text], mass)
-
-    probs = {n: p for n, p in sorted(flow.numbers.items()) if p > 0}
-    total = sum(probs.values())
-    if total > 1.0:  # float noise on logprobs that sum to 1; never report more than all of the mass
-        probs = {n: p / total for n, p in probs.items()}
-        total = 1.0
-    approximated = flow.unseen_start + flow.unseen_after_digits + flow.assumed_complete + flow.unresolved
-    not_expanded = {t: m for t, m in flow.pending.items() if m > 0}
-    detail = {
-        "method": "corrected probability (Belem et al. 2024, App. C.6.1) from completions top-k logprobs",
-        "top_logprobs": k,
-        "coverage": max(0.0, 1.0 - approximated),
-        "number_mass": total,
-        "nonnumber_seen": flow.nonnumber_seen,
-        "unseen_start": flow.unseen_start,
-        "unseen_after_digits": flow.unseen_after_digits,
-        "assumed_complete": flow.assumed_complete,
-        "unresolved": flow.unresolved,
-        "argmax": max(sorted(probs), key=lambda n: probs[n]) if probs else None,
-        "requests": fetched,
-        "not_expanded": dict(sorted(not_expanded.items(), key=lambda kv: -kv[1])[:20]),
-        "not_expanded_count": len(not_expanded),
-        "max_requests": max_requests,
-        "min_prefix_mass": min_mass,
-        "tolerance": tolerance,
-        "streamed": stream,
-        "usage_reported": usage_missing == 0,
-        "cache_reset": reset_cache,
-    }
-    return FullDistribution(
-        probs=probs,
-        nonnumber=max(0.0, 1.0 - total),
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        requests=len(fetched) + int(reset_cache),
-        system_fingerprint=",".join(fingerprints),
-        detail=detail,
-    )
+        mass, text = chosen
+        requests.fetch(nodes[text], mass)
+    return _result(flow, settings, requests)

@@ -38,7 +38,8 @@ from typing import Any
 from surveys.instruments import Instrument
 from surveys.models import Item
 
-from .client import MalformedResponse, Unsupported
+from .api_styles import MalformedResponse, Unsupported, adapter_for
+from .api_styles.base import fingerprint_of, usage_of
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .outcomes import Outcome
 
@@ -86,22 +87,18 @@ def _choice(reply: Any) -> Any:
 
 def score_text(client: Any, endpoint: ModelEndpoint, text: str, params: dict[str, Any]) -> TextScore:
     """One request: the log-likelihood of ``text``. Unsupported if the reply has no prompt log-probabilities."""
-    reply = client.completions.create(model=endpoint.model, prompt=text, **params)
-    choice = _choice(reply)
-    logprobs = getattr(choice, "logprobs", None)
-    offsets = getattr(logprobs, "text_offset", None) if logprobs is not None else None
-    values = getattr(logprobs, "token_logprobs", None) if logprobs is not None else None
+    style = adapter_for(endpoint)
+    reply = style.echo(client, endpoint.model, text, params)
+    offsets, values = style.prompt_logprobs(_choice(reply))
     if not values or not offsets or len(offsets) != len(values):
         raise Unsupported("the endpoint returned no log-probabilities for the prompt's tokens "
                           "(it does not support echo with logprobs on completions)")
     scored = [float(v) for offset, v in zip(offsets, values) if offset < len(text) and v is not None]
     if not scored or not all(math.isfinite(v) and v <= 1e-6 for v in scored):
         raise Unsupported(f"the endpoint's prompt log-probabilities are unusable: {values[:8]}")
-    usage = getattr(reply, "usage", None)
-    return TextScore(text=text, logprob=math.fsum(scored), tokens=len(scored),
-                     prompt_tokens=getattr(usage, "prompt_tokens", None),
-                     completion_tokens=getattr(usage, "completion_tokens", None),
-                     fingerprint=getattr(reply, "system_fingerprint", None) or "")
+    prompt_tokens, completion_tokens = usage_of(reply)
+    return TextScore(text=text, logprob=math.fsum(scored), tokens=len(scored), prompt_tokens=prompt_tokens,
+                     completion_tokens=completion_tokens, fingerprint=fingerprint_of(reply))
 
 
 @dataclass
@@ -172,10 +169,10 @@ def check_endpoint(endpoint: ModelEndpoint, client: Any | None = None) -> None:
     """Refuse (LikelihoodUnavailable) an endpoint that cannot return prompt log-probabilities: a chat endpoint,
     or a completions endpoint whose answer to one echo + logprobs probe has none. Called before a likelihood
     run starts, so that no run is started that could not get a single score."""
-    if endpoint.api_style != ModelEndpoint.ApiStyle.COMPLETIONS:
+    if not adapter_for(endpoint).continues_text:
         raise LikelihoodUnavailable(
-            f"endpoint {endpoint.name!r} is a chat endpoint: the likelihood mode needs a completions endpoint that "
-            "returns prompt log-probabilities (echo + logprobs)")
+            f"endpoint {endpoint.name!r} is a {endpoint.api_style} endpoint: the likelihood mode needs a completions "
+            "endpoint that returns prompt log-probabilities (echo + logprobs)")
     from .client import EndpointClient, classify
 
     signature = (endpoint.base_url, endpoint.model)

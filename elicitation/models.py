@@ -15,7 +15,7 @@ from django.db.models import Q
 
 from surveys.models import INTERVAL_ORDERED, Item, Study, TypedAnswer
 
-from .choices import ApiStyle, Mode
+from .choices import ApiStyle, Mode, api_style_choices
 from .destinations import url_problem
 from .key_env import check_key_variable, key_variable_problem
 from .prompt_versions import PROMPT_VERSION_DEFAULT, default_prompt_version, prompt_shots
@@ -30,7 +30,7 @@ class ModelEndpoint(models.Model):
     name = models.SlugField(unique=True)
     base_url = models.URLField(help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
     model = models.CharField(max_length=200, help_text="Model id sent in each request.")
-    api_style = models.CharField(max_length=12, choices=ApiStyle.choices, default=ApiStyle.CHAT)
+    api_style = models.CharField(max_length=12, choices=api_style_choices, default=ApiStyle.CHAT)
     api_key_env = models.CharField(
         max_length=100, blank=True,
         help_text="NAME of the environment variable that holds the API key (the key itself is never stored).",
@@ -219,7 +219,7 @@ class StoredPrompt(models.Model):
     """A prompt exactly as sent, stored once and addressed by its SHA-256 hash."""
 
     sha256 = models.CharField(max_length=64, unique=True)
-    api_style = models.CharField(max_length=12, choices=ModelEndpoint.ApiStyle.choices)
+    api_style = models.CharField(max_length=12, choices=api_style_choices)
     content = models.JSONField(help_text="The text (completions) or the message list (chat).")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -6,8 +6,11 @@
 - top_logprobs: ``top_logprobs`` alternatives at the answer position (the first generated token that
   is not whitespace); number tokens 0–100 go to the instrument's bins, everything else (other tokens
   and the mass outside the top-k) to the "-1" bin; ``coverage`` is the mass the top-k list covers.
-- full_distribution: delegated to ``elicitation.full_distribution.full_distribution`` (completions
-  endpoints only); numbers 0–100 are binned with the instrument's ``score``.
+- full_distribution: delegated to ``elicitation.full_distribution.full_distribution`` (endpoints whose API style
+  continues a text); numbers 0–100 are binned with the instrument's ``score``.
+
+What a request looks like in each API style, and how its reply is read, is the style's adapter's
+(elicitation/api_styles/).
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from typing import Any
 from surveys.instruments import Answer, Instrument
 from surveys.models import Item
 
-from .client import MalformedResponse, Unsupported, create_completion
+from .api_styles import adapter_for
+from .client import Unsupported
 from .likelihood import request_params as likelihood_params
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
 from .outcomes import Completion, Outcome, TokenLogprobs
@@ -42,60 +46,15 @@ def request_params(run: ElicitationRun, endpoint: ModelEndpoint, sample_index: i
     if run.seed is not None and endpoint.supports_seed:
         params["seed"] = int(run.seed) + (sample_index if run.mode == Mode.SAMPLED else 0)
     if run.mode == Mode.TOP_LOGPROBS:
-        if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT:
-            params.update(logprobs=True, top_logprobs=int(run.top_logprobs))
-        else:
-            params["logprobs"] = int(run.top_logprobs)
+        params.update(adapter_for(endpoint).top_logprobs_params(int(run.top_logprobs)))
     if run.mode == Mode.FULL_DISTRIBUTION:
         params["top_logprobs"] = int(run.top_logprobs)
     return params
 
 
-def _positions(choice: Any, api_style: str) -> list[TokenLogprobs] | None:
-    logprobs = getattr(choice, "logprobs", None)
-    if logprobs is None:
-        return None
-    if api_style == ModelEndpoint.ApiStyle.CHAT:
-        content = getattr(logprobs, "content", None)
-        if content is None:
-            return None
-        return [TokenLogprobs(p.token, float(p.logprob), [(t.token, float(t.logprob)) for t in (p.top_logprobs or [])])
-                for p in content]
-    tokens = getattr(logprobs, "tokens", None)
-    if tokens is None:
-        return None
-    token_logprobs = logprobs.token_logprobs or [None] * len(tokens)
-    tops = logprobs.top_logprobs or [None] * len(tokens)
-    return [TokenLogprobs(tok, float(lp) if lp is not None else float("nan"),
-                          [(t, float(v)) for t, v in (top or {}).items()])
-            for tok, lp, top in zip(tokens, token_logprobs, tops)]
-
-
 def complete(client: Any, endpoint: ModelEndpoint, content: Any, params: dict[str, Any]) -> Completion:
     """Send one request in the endpoint's API style; MalformedResponse if the reply is not a completion."""
-    chat = endpoint.api_style == ModelEndpoint.ApiStyle.CHAT
-    reply = create_completion(client, chat, {"model": endpoint.model, "messages" if chat else "prompt": content,
-                                             **params})
-    choices = getattr(reply, "choices", None)
-    if isinstance(reply, (str, bytes)) or not choices:
-        raise MalformedResponse(reply)
-    choice = choices[0]
-    if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT:
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None) if message is not None else None
-    else:
-        text = getattr(choice, "text", None)
-    if text is None and getattr(choice, "finish_reason", None) is None:
-        raise MalformedResponse(reply)
-    usage = getattr(reply, "usage", None)
-    return Completion(
-        text=text or "",
-        positions=_positions(choice, endpoint.api_style),
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-        system_fingerprint=getattr(reply, "system_fingerprint", None) or "",
-        finish_reason=getattr(choice, "finish_reason", None) or "",
-    )
+    return adapter_for(endpoint).complete(client, endpoint.model, content, params)
 
 
 def empty_bins(kind: Instrument) -> dict[str, float]:
@@ -206,10 +165,11 @@ def full_distribution_outcome(kind: Instrument, result: Any) -> Outcome:
 
 
 def call_full_distribution(client: Any, endpoint: ModelEndpoint, prompt: str, params: dict[str, Any]) -> Any:
-    """Helper C2's ``full_distribution`` (imported late: the module is optional until it lands)."""
+    """Helper C2's ``full_distribution`` (imported late: the module is optional until it lands), through the
+    endpoint's API style."""
     from .full_distribution import full_distribution
 
     try:
-        return full_distribution(client, endpoint.model, prompt, params)
+        return full_distribution(client, endpoint.model, prompt, params, style=adapter_for(endpoint))
     except ValueError as exc:  # its way of saying the endpoint gives no usable logprobs
         raise Unsupported(f"full distribution: {exc}") from exc

@@ -2,8 +2,8 @@
 on it, and what failed in plain words, naming the URL.
 
 The request is a one-token completion in the endpoint's API style (``POST …/chat/completions`` or
-``…/completions``, ``max_tokens`` 1), so it checks what a run needs: the server answers at that URL, the key is
-accepted and the model exists. A check that passed is remembered for :data:`VALID_SECONDS` per endpoint setting
+``…/completions``, ``max_tokens`` 1, the style's ``probe_content``: elicitation/api_styles/), so it checks what a
+run needs: the server answers at that URL, the key is accepted and the model exists. A check that passed is remembered for :data:`VALID_SECONDS` per endpoint setting
 (base URL, model, API style, key), so starting several runs on one endpoint sends one request.
 
 Every caller offers an explicit way to skip it (``--no-check``, ``"check": false``, the admin's "skip the
@@ -17,6 +17,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from .api_styles import adapter_for
 from .client import EndpointClient, MalformedResponse, cause_of, classify, error_message, openai
 from .destinations import AddressRefused, url_problem
 from .models import ElicitationRun, ModelEndpoint
@@ -35,8 +36,7 @@ class PreflightFailed(RunStateError):
 
 def request_url(endpoint: ModelEndpoint) -> str:
     """The URL the check (and every request of a run) is sent to."""
-    path = "chat/completions" if endpoint.api_style == ModelEndpoint.ApiStyle.CHAT else "completions"
-    return f"{endpoint.base_url.rstrip('/')}/{path}"
+    return f"{endpoint.base_url.rstrip('/')}/{adapter_for(endpoint).path}"
 
 
 def _signature(endpoint: ModelEndpoint) -> tuple:
@@ -90,10 +90,8 @@ def problem(endpoint: ModelEndpoint) -> str:
         return ""
     timeout = min(float(endpoint.timeout_seconds), TIMEOUT_SECONDS)
     client = EndpointClient(endpoint, timeout=timeout)
-    chat = endpoint.api_style == ModelEndpoint.ApiStyle.CHAT
-    content: Any = [{"role": "user", "content": "Reply with OK."}] if chat else "OK"
     try:
-        complete(client.openai, endpoint, content, {"max_tokens": 1, "temperature": 0.0})
+        complete(client.openai, endpoint, adapter_for(endpoint).probe_content(), {"max_tokens": 1, "temperature": 0.0})
     except Exception as exc:  # noqa: BLE001 - every failure is reported in words
         try:
             return describe(exc, endpoint, timeout)

@@ -14,11 +14,10 @@ from surveys.instruments import Prompt
 from surveys.models import Item, Study
 
 from . import row_sql, sqlite_writes
+from .api_styles import PromptContent, adapter_for
 from .persona_prompts import persona_prompt
-from .models import ModelEndpoint, StoredPrompt
+from .models import StoredPrompt
 from .sqlite_writes import Statement
-
-PromptContent = str | list[dict[str, str]]
 
 
 def build_prompt(study: Study, item: Item, few_shot: bool, demonstrations: list[Item] | None = None,
@@ -62,8 +61,8 @@ def prompt_for_run(run: Any, item: Item, sample_index: int = 0, demonstrations: 
 
 
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:
-    """What is sent: the text (completions endpoints) or the message list (chat endpoints)."""
-    return prompt.messages if api_style == ModelEndpoint.ApiStyle.CHAT else prompt.text
+    """What is sent in ``api_style``: e.g. the text (completions endpoints) or the message list (chat endpoints)."""
+    return adapter_for(api_style).content(prompt)
 
 
 def canonical_bytes(content: PromptContent) -> bytes:

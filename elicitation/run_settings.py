@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
 
-from .choices import ApiStyle, Mode
+from .api_styles import adapter_for
+from .choices import Mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import ElicitationRun
@@ -52,9 +53,9 @@ def settings_errors(run: ElicitationRun) -> dict[str, str]:
         errors["temperature"] = "sampled mode needs a temperature above 0 (temperature 0 gives n copies of one answer)."
     if mode == Mode.TOP_LOGPROBS and not 1 <= run.top_logprobs <= 20:
         errors["top_logprobs"] = "OpenAI-compatible endpoints return between 1 and 20 alternatives per position."
-    if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and run.endpoint.api_style != ApiStyle.COMPLETIONS:
+    if run.endpoint_id and mode == Mode.FULL_DISTRIBUTION and not adapter_for(run.endpoint).continues_text:
         errors["mode"] = ("the full distribution needs a completions endpoint (it continues the prompt text); "
-                          f"{run.endpoint.name} is a chat endpoint.")
+                          f"{run.endpoint.name} is a {run.endpoint.api_style} endpoint.")
     if run.endpoint_id and (key_problem := run.endpoint.key_problem()):
         errors["endpoint"] = f"{run.endpoint.name}: {key_problem}"
     if run.max_tokens < 1:
@@ -79,10 +80,10 @@ def likelihood_errors(run: ElicitationRun) -> dict[str, str]:
     if run.mode != Mode.LIKELIHOOD:
         return {}
     errors: dict[str, str] = {}
-    if run.endpoint_id and run.endpoint.api_style != ApiStyle.COMPLETIONS:
+    if run.endpoint_id and not adapter_for(run.endpoint).continues_text:
         errors["mode"] = (f"the likelihood mode scores texts through a completions endpoint (echo + logprobs); "
-                          f"{run.endpoint.name} is a chat endpoint, which cannot return the log-probabilities "
-                          "of a prompt.")
+                          f"{run.endpoint.name} is a {run.endpoint.api_style} endpoint, which cannot return the "
+                          "log-probabilities of a prompt.")
     if run.study_id and not hasattr(run.study.kind, "likelihood_candidates"):
         errors["mode"] = (f"{run.study.instrument} items have no candidate texts to score; the likelihood mode "
                           "is for verbalisation-choice studies.")

@@ -38,7 +38,7 @@ from surveys.models import Item
 
 from . import conf, likelihood, row_sql, sqlite_writes, throttle
 from .accounting import PerRequest, Settlement, charge_request, settle_locked, settlement_statement
-from .client import EndpointClient, RequestFailed, Stopped, call_with_retries
+from .client import Attempted, EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
@@ -275,138 +275,205 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item) -> float | None:
     """Ask for one (item, sample). Returns seconds until another worker's lease on the row runs out
     (the row is busy), else None. Raises Stopped when the run is no longer running. The answer is written with
     the task's next write (``RunContext.commit``)."""
-    run, endpoint = ctx.run, ctx.endpoint
-    lease = lease_seconds(endpoint)
+    lease = lease_seconds(ctx.endpoint)
+    built = build_request(ctx, row, item, lease)
+    if built is None:
+        return None
+    content, stored, params = built
+    asking = Asking.estimated(ctx, row, item, content, params, lease)
+    provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=ctx.endpoint.base_url,
+                      model_id=ctx.endpoint.model)
+    drawn = prompt_detail(ctx.run, params, ctx.records.pop(row.pk, {}))
+    if ctx.run.budget_usd is not None:  # before the claim, which counts this answer's first request
+        ctx.commit()  # the answers written so far count with their settled cost
+        check_budget(ctx.run, asking.next_cost)
+    if not claim(ctx, row, lease, asking.per_request, provenance):
+        return busy_seconds(row)
+    asking.ask(drawn)
+    return None
+
+
+def build_request(ctx: RunContext, row: ModelResponse, item: Item,
+                  lease: float) -> tuple[PromptContent, StoredPrompt, dict[str, Any]] | None:
+    """What is sent for ``row``: its content, stored prompt and parameters. None when the instrument cannot build
+    the item's prompt: the row is then claimed and its failure recorded (never dropped)."""
     try:
         content, stored = ctx.prompt_of(row, item)
-        params = request_params(run, endpoint, row.sample_index)
+        return content, stored, request_params(ctx.run, ctx.endpoint, row.sample_index)
     except Exception as exc:  # the instrument cannot build this item's prompt: record it, never drop it
-        log.exception("run %s item %s: cannot build the prompt", run.pk, item.pk)
+        log.exception("run %s item %s: cannot build the prompt", ctx.run.pk, item.pk)
         if ctx.commit(row_sql.claim_statement(row, ctx.owner, lease))[0]:
             ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
                                            "error": f"cannot build the prompt: {exc!r}"[:2000]}))
         return None
-    provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=endpoint.base_url,
-                      model_id=endpoint.model)
-    drawn = prompt_detail(run, params, ctx.records.pop(row.pk, {}))
-    est_prompt = approx_tokens(content)
-    per_request = PerRequest.estimate(endpoint, est_prompt, completion_tokens_per_request(run))
-    per_answer = requests_per_answer(run)
-    next_cost = cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer)
-    if run.budget_usd is not None:  # before the claim, which counts this answer's first request
-        ctx.commit()  # the answers written so far count with their settled cost
-        check_budget(run, next_cost)
-    # the lease and the first request's count in one statement, committed with the previous answer
+
+
+def claim(ctx: RunContext, row: ModelResponse, lease: float, per_request: PerRequest,
+          provenance: dict[str, Any]) -> bool:
+    """Lease ``row`` and count its first request in one statement, committed with the previous answer; False when
+    the row is not (or no longer) this task's to ask."""
     first = (per_request.prompt_tokens, per_request.completion_tokens, per_request.cost)
-    if not ctx.commit(row_sql.claim_statement(row, ctx.owner, lease, first, **provenance))[0]:
-        current = ModelResponse.objects.filter(pk=row.pk).values("status", "lease_until").first()
-        if current is None or current["status"] != ModelResponse.Status.PENDING or current["lease_until"] is None:
-            return None
-        return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
+    return bool(ctx.commit(row_sql.claim_statement(row, ctx.owner, lease, first, **provenance))[0])
 
-    made = {"attempts": 0, "charged": 1, "unsent": 1}  # the claim counted the first request, not yet sent
-    renewed = {"row": time.monotonic(), "slot": 0.0}
-    slot: dict[str, int | None] = {"index": None}
-    ctx.client.reset_counts()
-    history: list[str] = []
 
-    def settlement(usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
+def busy_seconds(row: ModelResponse) -> float | None:
+    """Seconds until another worker's lease on ``row`` runs out; None when the row is answered (or gone)."""
+    current = ModelResponse.objects.filter(pk=row.pk).values("status", "lease_until").first()
+    if current is None or current["status"] != ModelResponse.Status.PENDING or current["lease_until"] is None:
+        return None
+    return max(0.5, (current["lease_until"] - timezone.now()).total_seconds())
+
+
+@dataclass
+class Asking:
+    """One claimed (item, sample) being asked: what is sent, the estimates its requests are counted with, and
+    this execution's requests (attempts made, requests charged, the first one not yet sent, when the row's and
+    the slot's leases were last renewed)."""
+
+    ctx: RunContext
+    row: ModelResponse
+    item: Item
+    content: PromptContent
+    params: dict[str, Any]
+    lease: float
+    est_prompt: int  # the prompt's tokens, estimated (characters / 4)
+    per_request: PerRequest
+    next_cost: Decimal  # the whole answer's estimated cost (checked against the budget)
+    attempts: int = 0
+    charged: int = 1  # the claim counted the first request…
+    unsent: int = 1  # …not yet sent
+    row_renewed: float = 0.0
+    slot_renewed: float = 0.0
+    slot: int | None = None
+    history: list[str] = field(default_factory=list)
+
+    @classmethod
+    def estimated(cls, ctx: RunContext, row: ModelResponse, item: Item, content: PromptContent,
+                  params: dict[str, Any], lease: float) -> "Asking":
+        run, endpoint = ctx.run, ctx.endpoint
+        est_prompt = approx_tokens(content)
+        per_answer = requests_per_answer(run)
+        return cls(ctx, row, item, content, params, lease, est_prompt,
+                   PerRequest.estimate(endpoint, est_prompt, completion_tokens_per_request(run)),
+                   cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer))
+
+    def settlement(self, usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
         """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate
         back; the others (no reply) stay counted with it; the claim's, if never sent, is taken back out, and so
         are those whose connection never opened (the endpoint never received them)."""
-        undelivered = ctx.client.undelivered
-        return Settlement(endpoint, per_request,
-                          replied=min(ctx.client.requests - undelivered, ctx.client.refused + replied),
-                          usage=usage, attempts=attempts, charged=made["charged"],
-                          unsent=made["unsent"] + undelivered)
+        client = self.ctx.client
+        undelivered = client.undelivered
+        return Settlement(self.ctx.endpoint, self.per_request,
+                          replied=min(client.requests - undelivered, client.refused + replied),
+                          usage=usage, attempts=attempts, charged=self.charged, unsent=self.unsent + undelivered)
 
-    def keep_lease() -> None:  # renew once a quarter of the lease has passed (fewer writes); the slot too
+    def keep_lease(self) -> None:
+        """Renew the row's lease once a quarter of it has passed (fewer writes); the slot's too."""
         now = time.monotonic()
-        if now - renewed["row"] > lease / 4:
-            renew(row, ctx.owner, lease)
-            renewed["row"] = now
-        if slot["index"] is not None and now - renewed["slot"] > lease / 4:
-            throttle.limits().renew_slot(endpoint, slot["index"], ctx.owner, lease)
-            renewed["slot"] = now
+        if now - self.row_renewed > self.lease / 4:
+            renew(self.row, self.ctx.owner, self.lease)
+            self.row_renewed = now
+        if self.slot is not None and now - self.slot_renewed > self.lease / 4:
+            throttle.limits().renew_slot(self.ctx.endpoint, self.slot, self.ctx.owner, self.lease)
+            self.slot_renewed = now
 
-    try:
-        def before_attempt(n: int) -> None:
-            if n > 1:  # the claim just found the run running, and the budget was checked before it
-                ctx.check_running()
-                check_budget(run, next_cost)
-            keep_lease()
+    def before_attempt(self, n: int) -> None:
+        if n > 1:  # the claim just found the run running, and the budget was checked before it
+            self.ctx.check_running()
+            check_budget(self.ctx.run, self.next_cost)
+        self.keep_lease()
 
-        def before_request() -> None:  # every HTTP request: the endpoint's rate limits; counted before it is sent
-            throttle.take_rate(endpoint, per_request.prompt_tokens + per_request.completion_tokens, sleep=ctx.sleep)
-            if made["unsent"]:  # the first: counted by the claim
-                made["unsent"] = 0
-            else:
-                charge_request(row.pk, ctx.owner, lease, per_request)  # also renews the row's lease
-                made["charged"] += 1
-                renewed["row"] = time.monotonic()
-            keep_lease()  # the slot's, on a long multi-request answer
+    def before_request(self) -> None:
+        """Every HTTP request: the endpoint's rate limits; counted before it is sent."""
+        throttle.take_rate(self.ctx.endpoint, self.per_request.prompt_tokens + self.per_request.completion_tokens,
+                           sleep=self.ctx.sleep)
+        if self.unsent:  # the first: counted by the claim
+            self.unsent = 0
+        else:
+            charge_request(self.row.pk, self.ctx.owner, self.lease, self.per_request)  # also renews the row's lease
+            self.charged += 1
+            self.row_renewed = time.monotonic()
+        self.keep_lease()  # the slot's, on a long multi-request answer
 
-        ctx.client.before_request = before_request
+    def attempt(self) -> Any:
+        """One attempt in an endpoint slot: the mode's request(s)."""
+        ctx = self.ctx
+        with throttle.endpoint_slot(ctx.endpoint, ctx.owner, self.lease, should_stop=ctx.check_running,
+                                    sleep=ctx.sleep) as self.slot:
+            self.slot_renewed = time.monotonic()  # a slot lease just taken
+            try:
+                self.keep_lease()
+                self.attempts += 1
+                return send(ctx, self.item, self.content, self.params)
+            finally:
+                self.slot = None
 
-        def attempt() -> Any:
-            with throttle.endpoint_slot(endpoint, ctx.owner, lease, should_stop=ctx.check_running,
-                                        sleep=ctx.sleep) as slot["index"]:
-                renewed["slot"] = time.monotonic()  # a slot lease just taken
-                try:
-                    keep_lease()
-                    made["attempts"] += 1
-                    if run.mode == Mode.FULL_DISTRIBUTION:
-                        return call_full_distribution(ctx.client.openai, endpoint, content, params)
-                    if run.mode == Mode.LIKELIHOOD:
-                        return likelihood.score_item(ctx.client.openai, endpoint, ctx.kind, item, params)
-                    if run.refines_id is not None:  # self-refinement: the authors' asks again (refinement.py)
-                        from .refinement import ask
+    def ask(self, drawn: dict[str, Any]) -> None:
+        """Ask (with retries) and write the answer, the failure, or the release of a stopped run's row."""
+        ctx, endpoint = self.ctx, self.ctx.endpoint
+        self.row_renewed = time.monotonic()
+        ctx.client.reset_counts()
+        try:
+            ctx.client.before_request = self.before_request
+            done = call_with_retries(self.attempt, max_retries=endpoint.max_retries,
+                                     base=endpoint.retry_backoff_seconds, cap=endpoint.retry_backoff_max_seconds,
+                                     timeout=endpoint.timeout_seconds, before_attempt=self.before_attempt,
+                                     sleep=lambda t: ctx.pause(t, self.keep_lease), history=self.history)
+            self.write(done, interpret(ctx, done.value, self.item), drawn)
+        except RequestFailed as failed:
+            ctx.defer(self.row, written_fields({"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
+                                                "raw_output": failed.failure.raw,
+                                                "detail": {**drawn, "attempt_errors": failed.history}}),
+                      self.settlement(attempts=failed.attempts))
+        except Stopped:
+            release(ctx, self.row, self.settlement(attempts=self.attempts), self.history)
+            raise
+        except TRANSIENT_ERRORS:  # the database (or the limits' Redis) went away: nothing to record; retried (tasks.py)
+            raise
+        except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
+            log.exception("run %s item %s sample %s: unexpected error", ctx.run.pk, self.item.pk,
+                          self.row.sample_index)
+            ctx.defer(self.row, written_fields({"status": ModelResponse.Status.FAILED,
+                                                "error": f"internal error: {exc!r}"[:2000],
+                                                "detail": {"attempt_errors": self.history} if self.history else None}),
+                      self.settlement(attempts=self.attempts))
 
-                        return ask(run, ctx.client.openai, endpoint, content, params)
-                    return complete(ctx.client.openai, endpoint, content, params)
-                finally:
-                    slot["index"] = None
-
-        done = call_with_retries(attempt, max_retries=endpoint.max_retries, base=endpoint.retry_backoff_seconds,
-                                 cap=endpoint.retry_backoff_max_seconds, timeout=endpoint.timeout_seconds,
-                                 before_attempt=before_attempt, sleep=lambda t: ctx.pause(t, keep_lease),
-                                 history=history)
-        outcome = interpret(ctx, done.value, item)
-        # tokens the endpoint did not report are estimated (characters / 4; max_tokens), and flagged
-        prompt_tokens = outcome.prompt_tokens if outcome.prompt_tokens is not None else est_prompt * outcome.requests
+    def write(self, done: Attempted, outcome: Outcome, drawn: dict[str, Any]) -> None:
+        """The answer's row as written (with the task's next write): the outcome, its tokens — those the endpoint
+        did not report estimated (characters / 4; max_tokens) and flagged — and its requests settled."""
+        run, client = self.ctx.run, self.ctx.client
+        prompt_tokens = (outcome.prompt_tokens if outcome.prompt_tokens is not None
+                         else self.est_prompt * outcome.requests)
         completion_tokens = (outcome.completion_tokens if outcome.completion_tokens is not None
                              else completion_tokens_per_request(run) * outcome.requests)
         detail = {**drawn, **(outcome.detail or {})}
-        if history:
-            detail["attempt_errors"] = history
+        if self.history:
+            detail["attempt_errors"] = self.history
         if outcome.prompt_tokens is None or outcome.completion_tokens is None:
             detail["usage_estimated"] = True
-        unreplied = ctx.client.requests - ctx.client.refused - ctx.client.undelivered - outcome.requests
+        unreplied = client.requests - client.refused - client.undelivered - outcome.requests
         if unreplied > 0:
             detail["requests_without_reply"] = unreplied  # counted with estimated tokens (see accounting)
-        ctx.defer(row, written_fields({
+        self.ctx.defer(self.row, written_fields({
             "status": outcome.status, "raw_output": outcome.raw_output, **outcome.answer_columns(),
             "parse_error": outcome.parse_error, "distribution": outcome.distribution, "coverage": outcome.coverage,
             "error": outcome.error, "detail": detail or None, "latency_ms": done.latency_ms,
             "system_fingerprint": outcome.system_fingerprint[:200],
-        }), settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
-    except RequestFailed as failed:
-        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED, "error": failed.failure.reason,
-                                       "raw_output": failed.failure.raw,
-                                       "detail": {**drawn, "attempt_errors": failed.history}}),
-                  settlement(attempts=failed.attempts))
-    except Stopped:
-        release(ctx, row, settlement(attempts=made["attempts"]), history)
-        raise
-    except TRANSIENT_ERRORS:  # the database (or the limits' Redis) went away: nothing to record; retried (tasks.py)
-        raise
-    except Exception as exc:  # a bug or an unexpected reply: record it on the row, never drop it
-        log.exception("run %s item %s sample %s: unexpected error", run.pk, item.pk, row.sample_index)
-        ctx.defer(row, written_fields({"status": ModelResponse.Status.FAILED,
-                                       "error": f"internal error: {exc!r}"[:2000],
-                                       "detail": {"attempt_errors": history} if history else None}),
-                  settlement(attempts=made["attempts"]))
-    return None
+        }), self.settlement((prompt_tokens, completion_tokens), outcome.requests, done.attempts))
+
+
+def send(ctx: RunContext, item: Item, content: PromptContent, params: dict[str, Any]) -> Any:
+    """The request(s) of one attempt, by the run's mode (the endpoint's API style is its adapter's business)."""
+    run, endpoint, client = ctx.run, ctx.endpoint, ctx.client.openai
+    if run.mode == Mode.FULL_DISTRIBUTION:
+        return call_full_distribution(client, endpoint, content, params)
+    if run.mode == Mode.LIKELIHOOD:
+        return likelihood.score_item(client, endpoint, ctx.kind, item, params)
+    if run.refines_id is not None:  # self-refinement: the authors' asks again (refinement.py)
+        from .refinement import ask
+
+        return ask(run, client, endpoint, content, params)
+    return complete(client, endpoint, content, params)
 
 
 def process_item(run_id: int, item_id: int, *, owner: str | None = None, sleep: Sleep = time.sleep) -> float | None:

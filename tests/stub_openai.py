@@ -99,6 +99,7 @@ class RecordedRequest:
     received_wall: float  # time.time()
     finished_at: float | None = None  # time.monotonic() when the reply was sent (None: never)
     abandoned_at: float | None = None  # time.monotonic() when the client was found to have hung up mid-reply
+    raw: bytes = b""  # the body exactly as it arrived (tests/test_elicitation_request_bodies.py)
 
     @property
     def prompt_text(self) -> str:
@@ -345,7 +346,7 @@ class StubOpenAI:
                 except json.JSONDecodeError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 record = RecordedRequest(path=self.path, body=body, headers=dict(self.headers.items()),
-                                         received_at=time.monotonic(), received_wall=time.time())
+                                         received_at=time.monotonic(), received_wall=time.time(), raw=raw)
                 with stub._lock:
                     stub.requests.append(record)
                     stub._in_flight += 1

@@ -146,6 +146,7 @@ def test_item_page_and_prompt_side_by_side(admin_client, stub, imported_nv):
     assert 'class="sb-item"' in page  # rendered with the participant page's own item template
     prompt = build_prompt(imported_nv, item, True)
     assert prompt_hash(prompt.text) in page and prompt_hash(prompt.messages) in page
+    assert 'id="prompt-completions"' in page and 'id="prompt-chat"' in page  # one section per API style
     assert "Correct answer:" in text and "Example Question 1" in text
     # the prompt actually sent is listed with the run that sent it
     sent_hash = ModelResponse.objects.get(run=run).prompt_hash

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from elicitation import full_distribution as real_full_distribution
 from elicitation import modes
 from elicitation.models import ElicitationRun, ModelResponse, StoredPrompt
 from elicitation.prompts import build_prompt, prompt_hash
@@ -195,7 +196,7 @@ def test_full_distribution_mode_bins_numbers_with_the_instrument(stub, imported_
     params; its FullDistribution is binned with score() and stored."""
     calls = []
 
-    def fake_full_distribution(client, model, prompt, params):
+    def fake_full_distribution(client, model, prompt, params, style=None):
         # one real request through the client we were given, to show it is wired to the endpoint
         reply = client.completions.create(model=model, prompt=prompt, max_tokens=1, logprobs=5)
         calls.append((model, prompt, params, reply.choices[0].text))
@@ -205,6 +206,7 @@ def test_full_distribution_mode_bins_numbers_with_the_instrument(stub, imported_
 
     fake_module = types.ModuleType("elicitation.full_distribution")
     fake_module.full_distribution = fake_full_distribution
+    fake_module.DEFAULT_MAX_REQUESTS = real_full_distribution.DEFAULT_MAX_REQUESTS  # the estimate's (elicitation.conf)
     monkeypatch.setitem(sys.modules, "elicitation.full_distribution", fake_module)
     items = first_items(imported_nv, 1)
     endpoint = make_endpoint(stub, api_style="completions", price_prompt_per_1k="1")
@@ -307,12 +309,13 @@ def test_full_distribution_without_logprobs_fails_with_a_reason_without_retrying
 def test_full_distribution_tokens_are_estimated_when_the_server_reports_no_usage(stub, imported_nv, monkeypatch):
     from elicitation.prompts import approx_tokens
 
-    def fake_full_distribution(client, model, prompt, params):
+    def fake_full_distribution(client, model, prompt, params, style=None):
         return FakeFullDistribution(probs={50: 0.9}, nonnumber=0.1, prompt_tokens=0, completion_tokens=0, requests=3,
                                     system_fingerprint="", detail={"coverage": 1.0, "usage_reported": False})
 
     fake_module = types.ModuleType("elicitation.full_distribution")
     fake_module.full_distribution = fake_full_distribution
+    fake_module.DEFAULT_MAX_REQUESTS = real_full_distribution.DEFAULT_MAX_REQUESTS  # the estimate's (elicitation.conf)
     monkeypatch.setitem(sys.modules, "elicitation.full_distribution", fake_module)
     items = first_items(imported_nv, 1)
     endpoint = make_endpoint(stub, api_style="completions", price_prompt_per_1k="1", price_completion_per_1k="1")
@@ -327,13 +330,13 @@ def test_full_distribution_tokens_are_estimated_when_the_server_reports_no_usage
 
 @pytest.mark.parametrize("study", ["demo", "tang-zh", "sileo-r"])
 def test_a_completion_is_requested_as_the_clients_create_would(stub, study):
-    """``client.create_completion`` posts the body through the client as it is, without ``create``'s walk over its
-    typed parameters: for prompts of the baseline's studies, in both API styles and with every mode's parameters,
-    ``create`` would have sent the same request (path, headers, JSON body)."""
+    """An API style's ``send`` (elicitation/api_styles/) posts the body through the client as it is, without
+    ``create``'s walk over its typed parameters: for prompts of the baseline's studies, in both API styles and
+    with every mode's parameters, ``create`` would have sent the same request (path, headers, JSON body)."""
     import openai
 
     import prompt_baseline
-    from elicitation.client import create_completion
+    from elicitation.api_styles import adapter_for
 
     prompt_baseline.build_studies([study])
     client = openai.OpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0)
@@ -345,7 +348,7 @@ def test_a_completion_is_requested_as_the_clients_create_would(stub, study):
             for extra in params + [{"max_tokens": 1, **({"logprobs": True, "top_logprobs": 20} if chat
                                                         else {"logprobs": 5})}]:
                 body = {"model": "stub-model", "messages" if chat else "prompt": content, **extra}
-                ours = create_completion(client, chat, body)
+                ours = adapter_for("chat" if chat else "completions").send(client, body)
                 theirs = (client.chat.completions if chat else client.completions).create(**body)
                 assert type(ours) is type(theirs) and ours.choices[0] == theirs.choices[0]
                 sent += 2

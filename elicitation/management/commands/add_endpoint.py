@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from access.cli import add_as_argument, acting_user
 from access.ownership import may
 from elicitation import preflight
+from elicitation.api_styles import styles
 from elicitation.models import ModelEndpoint
 
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("name", help="short name (letters, digits, - and _), used with elicit --endpoint")
         parser.add_argument("--base-url", help="e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
         parser.add_argument("--model", help="model id sent with each request, e.g. gpt-4o-2024-08-06")
-        parser.add_argument("--api-style", choices=[c for c, _ in ModelEndpoint.ApiStyle.choices],
+        parser.add_argument("--api-style", choices=[style.name for style in styles()],
                             help="chat (messages) or completions (plain prompt text); default chat")
         parser.add_argument("--key-env", help="name of the environment variable holding the API key")
         parser.add_argument("--max-concurrency", type=int, help="requests in flight at once over all workers")

@@ -27,7 +27,7 @@ Two shapes of file:
   run is a refinement run and the report scores it in its self-refinement table (analysis/refinement_import.py).
 
 - **tang-rq2**: Tang et al.'s ``rq2_result.txt`` / ``rq2_cot_result.txt`` as published, one Python dict literal
-  per line, matched to the study's tang-rq2 items (analysis/tang_rq2_import.py).
+  per line, matched to the study's tang-rq2 items (families/tang/importer_rq2.py).
 
 Numbers written on a 0–1 scale (Tang's models answered probabilities 0–1) are read on the instrument's 0–100
 scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
@@ -609,7 +609,7 @@ def importers() -> list[tuple[str, str]]:
 def _family_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> tuple[list[_Cell], int, list[RowError], str]:
     """The answers of an authors' file read by a family's importer (config.registry, kind ``importers``: an
     object with ``ANSWER_COLUMN`` and ``read_answers(study, data) -> ([(line, item, raw)], errors, note)``, e.g.
-    analysis/tang_rq2_import.py)."""
+    families/tang/importer_rq2.py)."""
     importer = registry.get("importers", settings.shape)
     try:
         rows, errors, note = importer.read_answers(study, data)

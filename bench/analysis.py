@@ -32,7 +32,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem  # noqa: E402
-from analysis.metrics.tang_divergence import tang_table  # noqa: E402
+from families.tang.metrics.divergence import tang_table  # noqa: E402
 
 EXPRESSIONS = ("almost certain", "highly likely", "very likely", "likely", "probable", "somewhat likely",
                "somewhat unlikely", "uncertain", "possible", "unlikely", "not likely", "doubtful",

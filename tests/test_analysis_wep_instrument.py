@@ -10,7 +10,7 @@ from surveys.answer_import import _ensure_items
 from surveys.page_tokens import slot_token
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import AnswerError, get_instrument
-from surveys.instruments.wep_probability import CANONICAL_ORDER, EXPRESSIONS
+from families.tang.wep_probability import CANONICAL_ORDER, EXPRESSIONS
 from surveys.models import Item, Participant, Response, Study
 
 SILEO_MEDIANS = {

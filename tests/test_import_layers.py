@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT = Path(sys.executable).with_name("lint-imports")
-PACKAGES = ("config", "access", "surveys", "prolific", "elicitation", "analysis")
+PACKAGES = ("config", "access", "surveys", "prolific", "elicitation", "analysis", "families")
 
 
 def lint(folder: Path) -> subprocess.CompletedProcess:
@@ -48,3 +48,18 @@ def test_an_upward_import_breaks_the_layers_and_is_named(tmp_path):
     assert "surveys.flow -> analysis.exports" in broken.stdout  # a deferred import counts
     assert "analysis.metrics is not allowed to import django" in broken.stdout
     assert "analysis.metrics.bahaj_draws -> django" in broken.stdout
+
+
+def test_the_core_importing_the_tang_family_breaks_its_contract(tmp_path):
+    folder = copy_project(tmp_path)
+    commands = folder / "surveys" / "management" / "commands" / "generate_items.py"
+    commands.write_text(commands.read_text(encoding="utf-8") + "\nfrom families.tang.design_rq2 import PAPER\n",
+                        encoding="utf-8")
+    metric = folder / "families" / "tang" / "metrics" / "divergence.py"
+    metric.write_text(metric.read_text(encoding="utf-8") + "\nfrom surveys.models import Item\n", encoding="utf-8")
+    broken = lint(folder)
+    assert broken.returncode == 1
+    assert "The core never imports the tang family BROKEN" in broken.stdout
+    assert "surveys.management.commands.generate_items -> families.tang.design_rq2" in broken.stdout
+    assert "families.tang.metrics is not allowed to import surveys.models" in broken.stdout
+    assert "families.tang.metrics.divergence -> surveys.models" in broken.stdout

@@ -18,7 +18,7 @@ from analysis.model_answer_import import IMPORTED_BASE_URL, IMPORTED_NOTES, Mode
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.runs import RunStateError, resume_run, start_run
 from surveys.importers import ImportFailed, import_items
-from surveys.instruments.wep_probability import EXPRESSIONS
+from families.tang.wep_probability import EXPRESSIONS
 from surveys.models import Item, Study
 
 SILEO_MEDIANS = {

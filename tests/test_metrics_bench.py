@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-METRIC_MODULES = sorted(  # every module of analysis/metrics/, new families included
-    f"analysis.metrics.{p.stem}" for p in (ROOT / "analysis" / "metrics").glob("*.py") if p.stem != "__init__")
+METRIC_MODULES = sorted(  # every module of analysis/metrics/ and of a family's metrics (families/<name>/metrics)
+    ".".join(p.relative_to(ROOT).with_suffix("").parts)
+    for p in [*(ROOT / "analysis" / "metrics").glob("*.py"), *ROOT.glob("families/*/metrics.py"),
+              *ROOT.glob("families/*/metrics/*.py")] if p.stem != "__init__")
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,7 @@ def test_bench_export_hook_exists(bench, capsys, sample):
 
 
 def test_metric_modules_import_without_django():
+    assert "families.tang.metrics.divergence" in METRIC_MODULES and "analysis.metrics.named" in METRIC_MODULES
     code = ("import sys; sys.modules['django'] = None\n"  # any `import django…` now fails
             f"import {', '.join(METRIC_MODULES)}\nprint('ok')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

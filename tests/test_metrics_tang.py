@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from analysis.metrics.answers import AnswersError
-from analysis.metrics.tang_divergence import abs_median_difference, brunner_munzel, kl_divergence, kl_histogram, tang_table
+from families.tang.metrics.divergence import abs_median_difference, brunner_munzel, kl_divergence, kl_histogram, tang_table
 
 FAGEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "fagen-ulmschneider-2015" / "survey-results.csv"
 

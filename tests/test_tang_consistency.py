@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.metrics.answers import AnswersError
-from analysis.metrics.tang_consistency import (
+from families.tang.metrics.consistency import (
     CONFIDENCES, LETTERS, compare_agents, compare_conditions, consistency_scores, expected_random, paired_test,
     random_baseline, truth_choice, unit_scores,
 )
-from surveys.designs.tang_rq2 import PAPER_NARROW, generate
+from families.tang.design_rq2 import PAPER_NARROW, generate
 
 WIDE = [150, 60, 101, 140, 22, 95, 130, 88, 177, 45, 99, 110, 70, 135, 100, 65, 180, 118, 84, 102]
 # Each interval's probability under the N(μ, σ) the points come from, at confidence c.

@@ -13,8 +13,9 @@ import pytest
 from django.core.management import call_command
 
 import prompt_baseline as baseline
+from families.tang import wep_choice, wep_probability
 from surveys.definition.files import STUDIES_DIR, read_definition, shipped_definition
-from surveys.instruments import get_instrument, wep_choice, wep_probability
+from surveys.instruments import get_instrument
 from surveys.models import Item, Study
 
 # shipped file → the baseline study built the old way (create_study + generate_items) with the same items
@@ -196,7 +197,7 @@ def test_default_definitions_are_shipped_files():
 
 @pytest.mark.django_db
 def test_the_shipped_rq2_replication_uses_the_authors_numbers():
-    from surveys.designs.tang_rq2 import PAPER_NARROW, PAPER_WIDE
+    from families.tang.design_rq2 import PAPER_NARROW, PAPER_WIDE
 
     load("tang-rq2/study.toml")
     study = Study.objects.get(slug=shipped_definition("tang-rq2/study.toml")["study"]["slug"])

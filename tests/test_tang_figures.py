@@ -7,11 +7,11 @@ import pytest
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-from analysis.metrics.tang_consistency import consistency_scores, random_baseline
-from analysis.metrics.tang_divergence import tang_table
-from analysis.reports.tang_rq1_figures import divergence_heatmap, divergence_heatmaps, significance_stars
-from analysis.reports.tang_rq2_figures import consistency_bars, standard_error
-from surveys.designs.tang_rq2 import PAPER_NARROW, generate
+from families.tang.metrics.consistency import consistency_scores, random_baseline
+from families.tang.metrics.divergence import tang_table
+from families.tang.figures_rq1 import divergence_heatmap, divergence_heatmaps, significance_stars
+from families.tang.figures_rq2 import consistency_bars, standard_error
+from families.tang.design_rq2 import PAPER_NARROW, generate
 
 WIDE = [150, 60, 101, 140, 22, 95, 130, 88, 177, 45, 99, 110, 70, 135, 100, 65, 180, 118, 84, 102]
 

@@ -18,7 +18,7 @@ from django.utils import translation
 
 from surveys.page_tokens import slot_token
 from surveys import flow
-from surveys.designs import tang_rq1
+from families.tang import design_rq1 as tang_rq1
 from surveys.flow import Step
 from surveys.models import Item, Participant, Study
 

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.metrics.tang_divergence import brunner_munzel, compare_two, pair_table
-from analysis.reports.tang_rq1 import model_pairs
+from families.tang.metrics.divergence import brunner_munzel, compare_two, pair_table
+from families.tang.report_rq1 import model_pairs
 
 
 def test_every_measure_by_hand():

@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from analysis.metrics.tang_consistency import reversed_pairs, unit_scores
-from analysis.metrics.tang_reading import authors_choices, cot_letter, standard_first_option
+from families.tang.metrics.consistency import reversed_pairs, unit_scores
+from families.tang.metrics.reading import authors_choices, cot_letter, standard_first_option
 from analysis.reports import build_report
 from test_tang_rq2_report import answer_run, rq2_study
 

@@ -18,7 +18,7 @@ from surveys.answer_import import import_wide
 from surveys.answer_bins import equal_width_index
 from analysis.reports import build_report
 from surveys.definition.files import shipped_definition
-from surveys.instruments.wep_orientation import AUTHORS
+from families.tang.orientation import AUTHORS
 from surveys.models import Study
 from test_analysis_importers import FAGEN
 
@@ -128,7 +128,7 @@ def test_the_tutorials_commands_on_the_authors_files_give_every_published_pair(t
 def test_orientation_rules_are_checked_and_match_settings_languages_and_agents():
     from django.core.management.base import CommandError
 
-    from surveys.instruments.wep_orientation import Sample, first_is_x
+    from families.tang.orientation import Sample, first_is_x
 
     call_command("create_study", "o", "--instrument", "wep_probability", stdout=io.StringIO())
     with pytest.raises(CommandError, match="report option 'orientation': 'MCNC FCNC' is not a rule 'A vs B'"):

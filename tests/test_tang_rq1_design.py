@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from surveys.designs import tang_rq1
+from families.tang import design_rq1 as tang_rq1
 from surveys.definition.files import shipped_definition
 from surveys.instruments import get_instrument
-from surveys.instruments.wep_probability import EXPRESSIONS
+from families.tang.wep_probability import EXPRESSIONS
 from surveys.models import Item, Study
 
 # The shipped Chinese wording's named texts (the WEPs' renderings are named by the English WEPs).

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from surveys.designs import tang_rq2
-from surveys.designs.tang_rq2 import PAPER_NARROW, DesignError, generate, interval_bounds, read_numbers
+from families.tang import design_rq2 as tang_rq2
+from families.tang.design_rq2 import PAPER_NARROW, DesignError, generate, interval_bounds, read_numbers
 from surveys.instruments import get_instrument
 from surveys.models import Item, Study
 
@@ -113,7 +113,7 @@ def test_items_fit_the_model(db):
 def test_generate_items_with_the_papers_numbers(db):
     from django.core.management import call_command
 
-    from analysis.metrics.tang_consistency import compare_agents
+    from families.tang.metrics.consistency import compare_agents
 
     study = Study.objects.create(slug="rq2-paper", title="RQ2", instrument="wep_choice")
     call_command("generate_items", "rq2-paper", "--design", "tang-rq2", "--numbers", "paper")

@@ -8,7 +8,7 @@ import pytest
 
 from analysis.model_answer_import import ModelAnswerFile, import_model_answers
 from analysis.reports import build_report
-from analysis.tang_rq2_import import interval_text
+from families.tang.importer_rq2 import interval_text
 from test_tang_rq2_report import rq2_study
 
 pytestmark = pytest.mark.django_db

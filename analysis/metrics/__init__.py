@@ -15,9 +15,8 @@ Per study family:
 - Belem et al.: ``belem_agreement`` (proportional agreement, %PA, MAE, Wasserstein), ``belem_attention`` (the
   Spearman attention filter), ``belem_knowledge_bias`` (verifiable statements), ``belem_tables`` (Tables 1, 2,
   5, 6, 7).
-- Tang et al.: ``tang_divergence`` (RQ1: KL divergence, Brunner–Munzel), ``tang_consistency`` (RQ2: the four
-  consistency metrics, baseline and paired comparisons), ``tang_reading`` (RQ2: the Methods' and the authors'
-  reading of answers).
+- Tang et al.: in its own package, ``families.tang.metrics`` (RQ1: KL divergence, Brunner–Munzel; RQ2: the four
+  consistency metrics, baseline and paired comparisons, the Methods' and the authors' reading of answers).
 - Bahaj et al.: ``bahaj_overprecision`` (hit rates and interval lengths by confidence), ``bahaj_aggregation``
   (several intervals of one question as one), ``bahaj_draws`` (seeded draws for the resampled tables).
 - Sileo & Moens: ``sileo_accuracy`` (verbalisation-validity accuracy, the human baseline's agreement).

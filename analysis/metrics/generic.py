@@ -16,7 +16,7 @@ H_a(k) the share of agent a's answers in bin k and P(k) the humans':
   (F = cumulative share; equals ``scipy.stats.wasserstein_distance(c, c, H_a, P)``), in the scale's units;
 - KL D_KL(P ‖ H_a) = Σ_k P(k)·ln(P(k)/H_a(k)), natural log, human first as in Tang et al.; an empty agent
   bin is set to ε = 1e−10 (H_a is not renormalised afterwards) and bins with P(k) = 0 add 0 — the smoothing
-  of :func:`analysis.metrics.tang_divergence.kl_divergence`;
+  of :func:`families.tang.metrics.divergence.kl_divergence`;
 - proportional agreement (Belem et al.) PA = Σ_k H_a(k)·P(k), the chance that one of the agent's answers and
   one human answer drawn at random fall in the same bin, ×100; %PA = PA / max_k P(k) ×100 (the PA of an
   agent always answering the humans' most frequent bin is 100%).

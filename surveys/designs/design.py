@@ -30,6 +30,13 @@ class Design:
         notes = getattr(importlib.import_module(self.module), "notes", None)
         return notes(items) if notes else []
 
+    def command_line(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The command line's options as the design takes them (the module's optional ``command_line(**options)``,
+        e.g. a file name read into the values it holds); unchanged by default. Only ``manage.py generate_items``
+        calls it: the API passes values, never a server path."""
+        hook = getattr(importlib.import_module(self.module), "command_line", None)
+        return hook(**options) if hook else options
+
     def options(self) -> list[str]:
         """The keyword options ``generate`` takes (besides the study)."""
         params = list(inspect.signature(self.function()).parameters.values())[1:]

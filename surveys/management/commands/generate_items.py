@@ -4,7 +4,6 @@ from django.core.management.base import BaseCommand, CommandError
 from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.designs import DesignError, designs, generate_items
-from surveys.designs.tang_rq2 import PAPER, read_numbers
 
 
 def design_help() -> str:
@@ -37,20 +36,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         study = get_study(options["study"], acting_user(options))
-        chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start")}
-        try:
-            # Paths are for the command line only: the file is read here and the design gets its values.
-            given = options["numbers"]
-            if given and given.strip().lower() == PAPER:
-                chosen["numbers"] = PAPER  # the authors' sets, a value
-            else:
-                chosen["numbers"] = read_numbers(given) if given else None
-        except (DesignError, OSError, UnicodeDecodeError) as exc:
-            raise CommandError(str(exc)) from None
+        chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start", "numbers")}
         if options["hints"]:
             chosen["hints"] = [h.strip().lower() for h in options["hints"].split(",") if h.strip()]
         if options["contexts"]:
             chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
+        try:
+            # Paths are for the command line only: the design's command_line hook reads a file named here
+            # (e.g. --numbers FILE) and generate_items gets its values.
+            chosen = designs()[options["design"]].command_line(chosen)
+        except (DesignError, OSError, UnicodeDecodeError) as exc:
+            raise CommandError(str(exc)) from None
         try:
             items = generate_items(study, options["design"], **chosen)
         except DesignError as exc:

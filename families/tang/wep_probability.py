@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from surveys.definition.files import shipped_definition
-
-from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
+from surveys.instruments.base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item

@@ -1,7 +1,7 @@
 """Tang et al. RQ1 figures: heat maps of the human–model divergence per WEP (like the paper's Figs. 2–4).
 
 :func:`divergence_heatmap` draws one comparison table — the output of
-:func:`analysis.metrics.tang_divergence.tang_table`, index (agent, WEP) — as a grid of WEPs (rows) × agents
+:func:`families.tang.metrics.divergence.tang_table`, index (agent, WEP) — as a grid of WEPs (rows) × agents
 (columns), shaded by a measure (KL divergence by default; darker = more divergent) and annotated with the
 value and the Brunner–Munzel significance stars (* p < 0.1, ** p < 0.05, *** p < 0.01: the paper's 90, 95 and
 99% levels). :func:`divergence_heatmaps` puts several such tables side by side on one colour scale (Fig. 4:

@@ -18,11 +18,11 @@ values given. Each scenario can therefore show different numbers; ``extra["sampl
 
 Each item keeps in ``extra``: scenario, choices (5/3), numbers ("narrow"/"wide"), mu, sigma, sample (the 20
 numbers), confidence, interval, low, high, share (the part of the sample strictly inside the interval),
-truth_choice (the ground-truth letter by the paper's ranges, :func:`surveys.families.tang.truth_choice`)
+truth_choice (the ground-truth letter by the paper's ranges, :func:`families.tang.rq2_items.truth_choice`)
 and seed; ``ground_truth`` = share. Key: ``scenario|choices|numbers|confidence|interval``, e.g.
 ``height|5|narrow|0.500|between``. The item's ``statement`` is the scenario sentence with its blank
 (:func:`rq2_scenario`) and ``extra["options"]`` its choices as [letter, phrase]; the WEP-choice instrument
-(surveys/instruments/wep_choice.py) words the page and the standard/CoT prompts around them from the study's
+(families/tang/wep_choice.py) words the page and the standard/CoT prompts around them from the study's
 definition (the shipped one: studies/tang-rq2/study.toml).
 """
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from families.tang.rq2_items import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS, truth_choice
 from surveys.designs import DesignError
-from surveys.families.tang import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS, truth_choice
 
 SCENARIOS: tuple[str, ...] = ("height", "score", "sound")
 # The smallest number each scenario's quantity allows: a height above 0 (integers: 1), a score or a loudness
@@ -139,6 +139,14 @@ def read_numbers(path: str | Path) -> dict[str, list[float]]:
     return parse_numbers(Path(path).read_text(encoding="utf-8"), str(path))
 
 
+def command_line(numbers: Any = None, **options: Any) -> dict[str, Any]:
+    """``generate_items``' options with ``--numbers`` as this design takes it: ``paper`` (the authors' sets) stays
+    a value, any other text names a file of the two sets, read here (:func:`read_numbers`)."""
+    if isinstance(numbers, str) and numbers:
+        numbers = PAPER if numbers.strip().lower() == PAPER else read_numbers(numbers)
+    return {**options, "numbers": numbers or None}
+
+
 def parse_numbers(text: str, source: str = "numbers") -> dict[str, list[float]]:
     """The two NUMBERS sets from text: two non-empty lines (narrow, then wide), numbers separated by commas
     and/or spaces; lines starting with # are ignored. DesignError names the line at fault."""
@@ -212,7 +220,7 @@ def item_key(extra: Mapping[str, Any]) -> str:
 
 def report_defaults(numbers: Any = None, **_: Any) -> dict[str, str]:
     """The paper's replication (``numbers="paper"``) reads answers the authors' way (report option
-    ``reading``, analysis/metrics/tang_reading.py); other studies keep the Methods' reading."""
+    ``reading``, families/tang/metrics/reading.py); other studies keep the Methods' reading."""
     return {"reading": "authors"} if isinstance(numbers, str) and numbers.strip().lower() == PAPER else {}
 
 

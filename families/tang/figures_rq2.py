@@ -1,7 +1,7 @@
 """Tang et al. RQ2 figures: consistency per agent and condition with the random baseline (like Figs. 5–6).
 
-:func:`consistency_bars` takes :func:`analysis.metrics.tang_consistency.consistency_scores` (index agent,
-``by``, metric; columns score 0–100 and n) and optionally :func:`~analysis.metrics.tang_consistency.random_baseline`
+:func:`consistency_bars` takes :func:`families.tang.metrics.consistency.consistency_scores` (index agent,
+``by``, metric; columns score 0–100 and n) and optionally :func:`~families.tang.metrics.consistency.random_baseline`
 for the same ``by``, and draws one panel per metric: groups = the levels of ``by`` (scenario for Fig. 5,
 choices or numbers for Fig. 6), one bar per agent (e.g. standard and CoT prompting) and a hatched grey bar for the
 random responder. Error bars: the standard error of a share of n units, 100·√(p(1−p)/n) with p = score/100,
@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from analysis.metrics.tang_consistency import METRIC_TITLES, METRICS  # noqa: E402
+from families.tang.metrics.consistency import METRIC_TITLES, METRICS  # noqa: E402
 
 RANDOM = "random"
 PALETTE = ("#1f4fd1", "#c2410c", "#1b7837", "#7c3aed", "#b45309", "#0e7490")

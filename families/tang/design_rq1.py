@@ -4,7 +4,7 @@ Four context settings (the paper's Methods): CNC (concise, gender-neutral), ENC 
 sentences), FCNC (she/her as the subject) and MCNC (he/him), in English or Chinese. Counts follow the paper's
 36 contexts: 15 CNC, 11 ENC and 10 gendered contexts (each asked once as FCNC and once as MCNC), the numbers
 of answers per WEP in the published results; so each WEP × setting has 15 / 11 / 10 / 10 answers per agent.
-The contexts are written for this project and live in ``tang_rq1_contexts.toml`` next to this module.
+The contexts are written for this project and live in ``rq1_contexts.toml`` next to this module.
 
 Each item: ``expression`` = the English WEP (so analyses line up across languages), ``statement`` = the
 context sentence — in English a template with ``{}`` where the WEP goes (the WEP written out, capitalised,
@@ -21,11 +21,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from surveys.instruments.wep_probability import EXPRESSIONS, WepProbability
+from families.tang.wep_probability import EXPRESSIONS, WepProbability
 
 SETTINGS: tuple[str, ...] = ("CNC", "ENC", "FCNC", "MCNC")
 LANGUAGES: tuple[str, ...] = ("en", "zh")
-DATA = Path(__file__).with_name("tang_rq1_contexts.toml")
+DATA = Path(__file__).with_name("rq1_contexts.toml")
 SLOT = "{}"
 
 

@@ -25,7 +25,7 @@
   3. in the pair-wise metric on 3 choices, the pair (unlikely, likely) — C for the first interval of a
      complementary pair (below low; between; below high) and A for the second — is *not* counted as
      complementary. This contradicts the Methods' "regardless of order": it is the authors' code, not the
-     definition (:func:`analysis.metrics.tang_consistency.unit_scores`, ``reading="authors"``).
+     definition (:func:`families.tang.metrics.consistency.unit_scores`, ``reading="authors"``).
 
 :func:`authors_choices` applies rules 1–2 to a table of answers and counts the answers each rule touched.
 """
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .tang_consistency import LETTERS, NO_OPTION, READINGS
+from .consistency import LETTERS, NO_OPTION, READINGS
 MARKER = "I choose:"
 LISTED = re.compile(r"(?<![A-Za-z])([A-E])\.\s*is\b")
 RULES = {

@@ -23,7 +23,7 @@ are not all in the table is not scored; scores are means ×100, so 0–100):
   {below_low, above_low}, {between, outside}, {below_high, above_high}): correct iff the two answers are a
   complementary pair, {almost certainly, almost certainly not}, {likely, unlikely} or {maybe, maybe}, i.e.
   r₁ + r₂ = n − 1 for a set of n choices. With ``reading="authors"`` (the authors' code,
-  analysis/metrics/tang_reading.py) a 3-choice pair answered (unlikely, likely) in that order, r₁ = 2 and
+  families/tang/metrics/reading.py) a 3-choice pair answered (unlikely, likely) in that order, r₁ = 2 and
   r₂ = 0, is not correct; the Methods' "regardless of their order" (``reading="text"``, default) counts it.
 - **monotonicity** (72 units: scenario × choices × numbers × interval; the 5 answers ordered by increasing
   confidence point): for below_low, outside and above_high the conveyed probability must not increase
@@ -58,12 +58,11 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from surveys.families import tang as design
-from surveys.families.tang import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS  # the item design's
+from analysis.metrics.answers import AnswersError
+from families.tang import rq2_items as design
+from families.tang.rq2_items import CHOICE_SETS, CONFIDENCES, INTERVALS, LETTERS  # the item design's
 
-from .answers import AnswersError
-
-#: an answer read as naming no option (the authors' reading, analysis/metrics/tang_reading.py): rank n
+#: an answer read as naming no option (the authors' reading, families/tang/metrics/reading.py): rank n
 NO_OPTION = "none"
 COMPLEMENTS: tuple[tuple[str, str], ...] = (("below_low", "above_low"), ("between", "outside"),
                                             ("below_high", "above_high"))
@@ -78,7 +77,7 @@ REQUIRED = ("agent", "scenario", "choices", "numbers", "confidence", "interval",
 
 def truth_choice(share: ArrayLike, choices: ArrayLike | int) -> NDArray[np.object_]:
     """Ground-truth letter(s) for share(s) of the sample inside the interval (ranges in the module docstring;
-    surveys.families.tang.truth_choice, which the item generator uses too); AnswersError for a bad share or set."""
+    families.tang.rq2_items.truth_choice, which the item generator uses too); AnswersError for a bad share or set."""
     try:
         return design.truth_choice(share, choices)
     except ValueError as exc:

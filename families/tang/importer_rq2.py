@@ -12,7 +12,7 @@ One Python dict literal per line (single quotes), read with ``ast.literal_eval``
 - ``id`` is the line's running number and not used.
 
 Each line is matched to the study's tang-rq2 item with the same scenario, choice set, (μ, σ), confidence
-point and interval text (surveys/designs/tang_rq2.py; generate the items with ``--numbers paper`` to have
+point and interval text (families/tang/design_rq2.py; generate the items with ``--numbers paper`` to have
 the authors' samples). A line that names no item, a malformed line and a second answer to one item are
 errors naming the line; nothing is imported then.
 """
@@ -22,7 +22,7 @@ import ast
 import io
 from typing import Any, Mapping
 
-from surveys.designs.tang_rq2 import (CHOICE_ORDER, INTERVAL_TEXT, PAPER_NARROW, PAPER_WIDE, SCENARIOS, _fmt)
+from families.tang.design_rq2 import (CHOICE_ORDER, INTERVAL_TEXT, PAPER_NARROW, PAPER_WIDE, SCENARIOS, _fmt)
 from surveys.importers import RowError, _decode
 from surveys.models import Item, Study
 

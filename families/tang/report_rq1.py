@@ -2,7 +2,7 @@
 
 Per model agent × context setting (CNC, ENC, FCNC, MCNC and the language, from the items the model answered;
 "" for items without a context) × WEP: KL divergence on 20 equal bins, Brunner–Munzel θ̂ with its 95% CI and
-p-value, and the absolute median difference (analysis/metrics/tang_divergence.py), as the table ``tang`` and
+p-value, and the absolute median difference (families/tang/metrics/divergence.py), as the table ``tang`` and
 as heat maps like the paper's Figs. 2–4 (θ̂ and KL per WEP × agent, one panel per setting, stars for the
 Brunner–Munzel p-value: * p < 0.1, ** p < 0.05, *** p < 0.01). Beside them, the Mann–Whitney U and
 Kolmogorov–Smirnov statistics and p-values the authors publish, and the signed median difference.
@@ -11,7 +11,7 @@ Model vs model (table ``tang_pairs``): every two agents in one context setting (
 GPT in Chinese) and every agent in two settings (she vs he: FCNC vs MCNC; Chinese vs English: CNC (zh) vs
 CNC (en)), per WEP, with the same measures. X is the sample named in column ``x``, Y the one in ``y``: by
 default the first in sort order, or as the study's report option ``orientation`` names it
-(surveys/instruments/wep_orientation.py; the shipped Tang definitions take the authors' orientation), which also
+(families/tang/orientation.py; the shipped Tang definitions take the authors' orientation), which also
 makes a model X against people where a rule says so (column ``x`` of ``tang``: "people" or "model"). KL is given
 both ways (``kl`` = D(X‖Y), ``kl_yx`` = D(Y‖X)); every table title says which sample is X.
 
@@ -42,10 +42,10 @@ from analysis.dataset import human_answers, study_answers
 from analysis.filtering import compute_attention_filter
 from analysis.metrics.answers import HUMAN
 from analysis.metrics.groups import Compare
-from analysis.metrics.tang_divergence import MEASURES, kl_divergence, pair_table, tang_table
 from analysis.reports import ReportError
 from analysis.reports.grouping import Grouping, grouping
-from surveys.instruments.wep_orientation import Sample, first_is_x
+from families.tang.metrics.divergence import MEASURES, kl_divergence, pair_table, tang_table
+from families.tang.orientation import Sample, first_is_x
 from surveys.models import Item, Study
 
 TITLES = {"tang": "Tang et al. RQ1 per model, context setting and WEP — X = people ({humans}), Y = the model "
@@ -84,7 +84,7 @@ class TangRQ1Section:
         grouped = self.grouped.figures(self.study.title) if self.grouped is not None else []
         if self.table.empty:
             return grouped
-        from analysis.reports.tang_rq1_figures import divergence_heatmaps
+        from families.tang.figures_rq1 import divergence_heatmaps
 
         panels = {setting or "no context": group.set_index(["agent", "label"])
                   for setting, group in self.table.groupby("setting", sort=True)}
@@ -169,7 +169,7 @@ def setting_parts(setting: str) -> tuple[str, str]:
 def model_pairs(models: pd.DataFrame, orientation: str = "",
                 settings: dict[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     """Every two samples of one setting (two agents) or of one agent (two settings): X first in sort order, or
-    as ``orientation`` (the report option's rules, surveys/instruments/wep_orientation.py) orients the pair.
+    as ``orientation`` (the report option's rules, families/tang/orientation.py) orients the pair.
     ``settings``: setting label → (context, language) (default: read from the label)."""
     keys = sorted((agent, setting) for agent, setting in models[["agent", "setting"]].drop_duplicates().itertuples(index=False))
     samples = {sample_name(a, s): g[["label", "value"]] for (a, s), g in models.groupby(["agent", "setting"], sort=True)}

@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 from scipy.special import rel_entr
 
-from .answers import CONTROL, HUMAN, AnswersError, check_answers, compact
+from analysis.metrics.answers import CONTROL, HUMAN, AnswersError, check_answers, compact
 from surveys.answer_bins import SCALE_MAX, equal_width_index, to_percent
 
 KL_BINS = 20

@@ -1,7 +1,7 @@
-"""Tang et al. RQ2's item design, shared by its item generator (surveys/designs/tang_rq2.py) and its consistency
-metrics (analysis/metrics/tang_consistency.py): the letters, the two choice sets, the confidence points, the
+"""Tang et al. RQ2's item design, shared by its item generator (families/tang/design_rq2.py) and its consistency
+metrics (families/tang/metrics/consistency.py): the letters, the two choice sets, the confidence points, the
 intervals and the ground-truth letter of a share. numpy only (no Django): the metrics stay pure, and the design
-imports nothing from the analysis layer above it. The ranges are in tang_consistency's docstring.
+imports nothing from the metrics. The ranges are in metrics/consistency.py's docstring.
 """
 from __future__ import annotations
 

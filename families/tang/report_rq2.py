@@ -1,7 +1,7 @@
 """Tang et al. RQ2 report section: how consistently each model maps statistical uncertainty to WEP choices.
 
 Per model agent (one run each, e.g. ``gpt4 (greedy)`` and ``gpt4 (greedy, cot)`` for the standard and the
-chain-of-thought prompt): the four consistency metrics of analysis/metrics/tang_consistency.py overall and per
+chain-of-thought prompt): the four consistency metrics of families/tang/metrics/consistency.py overall and per
 scenario, choice set and number set, each beside the random responder's score (10 seeded draws, mean and sd)
 — table ``consistency`` (written as consistency.csv); paired comparisons — table ``consistency_tests``
 (consistency_tests.csv): every two agents that differ only in their prompt style, per scenario and metric,
@@ -10,7 +10,7 @@ agent × scenario with the random baseline (the paper's Figs. 5–6).
 
 The study's report option ``reading`` (surveys/report_options.py) says how answers are read and the
 pair-wise metric scored: "text" (the Methods; default for new studies) or "authors" (the authors' code;
-analysis/metrics/tang_reading.py). The report names the reading in its tables' titles and in its meta
+families/tang/metrics/reading.py). The report names the reading in its tables' titles and in its meta
 (``reading``, ``reading_rules``: how many answers — pair-wise units for the order rule — each of the
 authors' rules touched; under the text reading the counts say what the authors' reading would change).
 
@@ -34,12 +34,12 @@ import pandas as pd
 from analysis.agents import ANSWER_STATUSES, choose_runs, used_run_ids
 from analysis.dataset import model_answers
 from analysis.metrics.answers import AnswersError
-from analysis.metrics.tang_consistency import (compare_agents, compare_conditions, consistency_scores,
-                                               random_baseline, reversed_pairs)
-from analysis.metrics.tang_reading import RULES, authors_choices
 from analysis.reports import ReportError
 from analysis.reports.grouping import Grouping, grouping
 from elicitation.models import ElicitationRun, ModelResponse
+from families.tang.metrics.consistency import (compare_agents, compare_conditions, consistency_scores,
+                                               random_baseline, reversed_pairs)
+from families.tang.metrics.reading import RULES, authors_choices
 from surveys.models import Study
 
 DESIGN_FIELDS = ("scenario", "choices", "numbers", "confidence", "interval", "truth_choice")
@@ -159,7 +159,7 @@ class TangRQ2Section:
 
     def figures(self) -> list[tuple[str, Any]]:
         """Bars per agent with the random baseline: by scenario (Fig. 5), by choice set and number set (Fig. 6)."""
-        from analysis.reports.tang_rq2_figures import consistency_bars
+        from families.tang.figures_rq2 import consistency_bars
 
         return [(f"consistency-by-{by}", consistency_bars(*self.scopes[by], by=by))
                 for by in ("scenario", "choices", "numbers")] + (

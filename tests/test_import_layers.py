@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT = Path(sys.executable).with_name("lint-imports")
-PACKAGES = ("config", "access", "surveys", "prolific", "elicitation", "analysis")
+PACKAGES = ("config", "access", "surveys", "prolific", "elicitation", "analysis", "families")
 
 
 def lint(folder: Path) -> subprocess.CompletedProcess:
@@ -48,3 +48,21 @@ def test_an_upward_import_breaks_the_layers_and_is_named(tmp_path):
     assert "surveys.flow -> analysis.exports" in broken.stdout  # a deferred import counts
     assert "analysis.metrics is not allowed to import django" in broken.stdout
     assert "analysis.metrics.bahaj_draws -> django" in broken.stdout
+
+
+def test_a_core_module_importing_a_moved_family_breaks_its_contract_and_is_named(tmp_path):
+    """The core reaches a family that has its own package only through the registry: a direct import of it,
+    even deferred inside a function, is named (issue 34 point 1); so is the family's metrics module importing
+    Django."""
+    folder = copy_project(tmp_path)
+    loader = folder / "surveys" / "demo" / "loader.py"
+    loader.write_text(loader.read_text(encoding="utf-8")
+                      + "\n\ndef _sileo():\n    from families.sileo.demo import load_verbalisation_demo\n",
+                      encoding="utf-8")
+    metrics = folder / "families" / "sileo" / "metrics.py"
+    metrics.write_text(metrics.read_text(encoding="utf-8") + "\nimport django.db\n", encoding="utf-8")
+    broken = lint(folder)
+    assert broken.returncode == 1
+    assert "The core never imports family sileo BROKEN" in broken.stdout
+    assert "surveys.demo.loader -> families.sileo.demo" in broken.stdout
+    assert "families.sileo.metrics -> django" in broken.stdout

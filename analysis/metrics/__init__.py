@@ -20,5 +20,5 @@ Per study family:
   reading of answers).
 - Bahaj et al.: ``bahaj_overprecision`` (hit rates and interval lengths by confidence), ``bahaj_aggregation``
   (several intervals of one question as one), ``bahaj_draws`` (seeded draws for the resampled tables).
-- Sileo & Moens: ``sileo_accuracy`` (verbalisation-validity accuracy, the human baseline's agreement).
+- Sileo & Moens: in its own package, ``families.sileo.metrics`` (accuracy, the human baseline's agreement).
 """

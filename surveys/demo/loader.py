@@ -4,9 +4,9 @@ The two speaker-belief demos are the shipped Belem definitions, loaded like any 
 (surveys.definition.loader, ``manage.py load_study``): ``studies/belem/study.toml`` → ``demo`` and
 ``studies/belem-verifiable/study.toml`` → ``demo-verifiable`` (texts, draw settings, demonstrations, and the
 items of the file beside each: every statement × the 14 expressions + one control), then made live, the
-verifiable one with ``demo`` as its reference study. The overprecision and verbalisation demos follow, loaded the
-same way from ``studies/bahaj/study.toml`` and ``studies/sileo/study.toml`` (surveys/demo/overprecision.py,
-verbalisation.py).
+verifiable one with ``demo`` as its reference study. The overprecision demo follows, loaded the same way from
+``studies/bahaj/study.toml`` (surveys/demo/overprecision.py), then the demos the installed families contribute
+(config.registry, kind ``demos``; e.g. families/sileo/demo.py: ``demo-sileo``).
 """
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from surveys.definition.loader import load_file
 from surveys.models import Study
 
 from .outcome import LoadOutcome
+from config import registry
+
 from .overprecision import load_overprecision_demo
-from .verbalisation import load_verbalisation_demo
 
 DEMO_DIR = Path(__file__).resolve().parent
 # The Belem demos (definitions under studies/), in load order: the verifiable set names the non-verifiable one it
@@ -52,5 +53,10 @@ def load_demo() -> list[LoadOutcome]:
                 continue
             outcomes.append(load_belem_demo(relative))
         outcomes.append(LoadOutcome(*load_overprecision_demo()))
-    outcomes.append(load_verbalisation_demo())
+    outcomes.extend(load_family_demos())
     return outcomes
+
+
+def load_family_demos() -> list[LoadOutcome]:
+    """The demos the installed families contribute (config.registry, kind ``demos``), in the families' order."""
+    return [registry.get("demos", name)() for name in registry.names("demos")]

@@ -12,7 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 METRIC_MODULES = sorted(  # every module of analysis/metrics/, and each family package's metrics module
     [f"analysis.metrics.{p.stem}" for p in (ROOT / "analysis" / "metrics").glob("*.py") if p.stem != "__init__"]
-    + [f"families.{p.parent.name}.metrics" for p in (ROOT / "families").glob("*/metrics.py")])
+    + [f"families.{p.parent.name}.metrics" for p in (ROOT / "families").glob("*/metrics.py")]
+    + [f"families.{p.parent.parent.name}.metrics.{p.stem}" for p in (ROOT / "families").glob("*/metrics/*.py")
+       if p.stem != "__init__"])
 
 
 @pytest.fixture(scope="module")

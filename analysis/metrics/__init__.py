@@ -12,9 +12,9 @@ The answer bins of the 0–100 scale are ``surveys.answer_bins`` (the instrument
 
 Per study family:
 
-- Belem et al.: ``belem_agreement`` (proportional agreement, %PA, MAE, Wasserstein), ``belem_attention`` (the
-  Spearman attention filter), ``belem_knowledge_bias`` (verifiable statements), ``belem_tables`` (Tables 1, 2,
-  5, 6, 7).
+- Belem et al.: ``belem_attention`` (the Spearman attention filter; the core's exclusion rule and Tang RQ1's
+  report apply it too); the rest in its own package, ``families.belem.metrics`` (agreement, knowledge bias,
+  the paper's tables).
 - Tang et al.: ``tang_divergence`` (RQ1: KL divergence, Brunner–Munzel), ``tang_consistency`` (RQ2: the four
   consistency metrics, baseline and paired comparisons), ``tang_reading`` (RQ2: the Methods' and the authors'
   reading of answers).

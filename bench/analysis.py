@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem  # noqa: E402
+from families.belem.metrics.tables import BelemAnalysis, analyse_belem  # noqa: E402
 from families.tang.metrics.divergence import tang_table  # noqa: E402
 
 EXPRESSIONS = ("almost certain", "highly likely", "very likely", "likely", "probable", "somewhat likely",

@@ -44,7 +44,7 @@ def run(args) -> None:
 
     call_command("migrate", verbosity=0)
     from surveys.assignment import assign, item_usage
-    from surveys.instruments.speaker_belief import EXPRESSIONS
+    from families.belem.instrument import EXPRESSIONS
     from surveys.models import Item, Participant, Study
 
     study = Study.objects.create(slug="big", title="Big", status=Study.Status.LIVE)

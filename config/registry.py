@@ -13,7 +13,9 @@ A family contributes, each under a name unique across the installed families:
   (``metric(answers: DataFrame) -> DataFrame``, analysis/reports/metrics.py);
 - ``sections``: report sections a study file may name in ``[report] sections`` (a module with ``build(study)``);
 - ``exclusion_rules``: rules a study file may name in ``[[exclusions]]`` (``surveys.definition.exclusion_rules.RuleSpec``);
-- ``importers``: readers of authors' answer files (``import_model_answers --shape NAME``).
+- ``importers``: readers of authors' answer files (``import_model_answers --shape NAME``);
+- ``demos``: demo studies ``manage.py load_demo`` creates (a callable without arguments returning a
+  ``surveys.demo.outcome.LoadOutcome``; each leaves an existing study of its slug untouched).
 
 A contribution is the object itself or a reference ``"package.module:attribute"`` (a module alone:
 ``"package.module"``) resolved on first use, so that declaring a family imports nothing heavy. The registry is
@@ -30,7 +32,7 @@ from importlib import metadata
 from typing import Any, Callable, Mapping
 
 GROUP = "hedgelab.families"
-KINDS = ("instruments", "designs", "readings", "metrics", "sections", "exclusion_rules", "importers")
+KINDS = ("instruments", "designs", "readings", "metrics", "sections", "exclusion_rules", "importers", "demos")
 
 
 class FamilyError(RuntimeError):
@@ -58,6 +60,7 @@ class Family:
     sections: Mapping[str, Any] = field(default_factory=dict)
     exclusion_rules: Mapping[str, Any] = field(default_factory=dict)
     importers: Mapping[str, Any] = field(default_factory=dict)
+    demos: Mapping[str, Any] = field(default_factory=dict)
 
     def contributions(self, kind: str) -> Mapping[str, Any]:
         if kind not in KINDS:

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 from django.utils import timezone
 
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
-from surveys.instruments.speaker_belief import EXPRESSIONS
+from families.belem.instrument import EXPRESSIONS
 from surveys.models import Assignment, Item, Participant, Response, Study
 
 # A plausible mean answer per label, highest first (roughly the Belem reference).

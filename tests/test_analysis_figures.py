@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from matplotlib.patches import Rectangle
 
-from analysis.metrics.belem_agreement import histograms
+from families.belem.metrics.agreement import histograms
 from analysis.metrics.answers import HUMAN
 from analysis.dataset import study_answers
-from analysis.reports.belem_figures import report_figures
+from families.belem.figures import report_figures
 from analysis.reports import build_report
 from test_analysis_factories import nv_and_v
 

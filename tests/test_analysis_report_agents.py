@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from analysis.agents import agent_name, choose_runs
-from analysis.reports.belem_figures import report_figures
+from families.belem.figures import report_figures
 from analysis.filtering import apply_attention_filter
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun

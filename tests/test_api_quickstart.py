@@ -13,7 +13,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from stub_openai import Reply, StubOpenAI
-from surveys.instruments.speaker_belief import EXPRESSIONS
+from families.belem.instrument import EXPRESSIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from surveys import flow
 from surveys.assignment import assign, item_usage
 from surveys.importers import import_items
-from surveys.instruments.speaker_belief import EXPRESSIONS, NAMES
+from families.belem.instrument import EXPRESSIONS, NAMES
 from surveys.models import Participant, Response, Study
 
 PRONOUNS = {"female": {"they": "she", "their": "her"}, "male": {"they": "he", "their": "his"}}

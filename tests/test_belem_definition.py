@@ -13,7 +13,8 @@ from elicitation.prompts import build_prompt, prompt_content, prompt_hash
 from surveys.definition.export import export_to
 from surveys.definition.files import STUDIES_DIR, read_definition, shipped_definition
 from surveys.definition.loader import load_file
-from surveys.instruments import get_instrument, speaker_belief
+from families.belem import instrument as speaker_belief
+from surveys.instruments import get_instrument
 from surveys.instruments.base import Instrument
 from surveys.models import Item, Study, StudyVersion
 

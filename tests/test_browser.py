@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.db import connections
 
-from surveys.instruments.speaker_belief import EXPRESSIONS
+from families.belem.instrument import EXPRESSIONS
 from surveys.models import Item, Participant, Response, Study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from analysis.exports import export_study, read_csv
 from surveys import flow
-from surveys.instruments.speaker_belief import EXPRESSIONS
+from families.belem.instrument import EXPRESSIONS
 from surveys.models import Participant, RecruitmentChannel, Study, Withdrawal
 from surveys.participation import participation, summary_line
 from surveys.raw_export import COLUMNS as RAW_COLUMNS, raw_rows

@@ -11,10 +11,11 @@ import pytest
 from django.core.management import call_command
 
 from surveys.assignment import assign
+from families.belem import demo as belem_demo
 from surveys.demo import loader
 from surveys.definition.errors import DefinitionError
 from surveys.definition.files import read_definition
-from surveys.instruments.speaker_belief import EXPRESSIONS, NAMES, PRONOUNS, paper_demonstrations
+from families.belem.instrument import EXPRESSIONS, NAMES, PRONOUNS, paper_demonstrations
 from surveys.models import Item, Participant, Study
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,7 @@ DEFINITION_DIRS = {"non-verifiable": "belem", "verifiable": "belem-verifiable"}
 
 def statements(name: str) -> list[dict[str, str]]:
     """The distinct statements of a demo's item file (studies/belem*/items.csv), in file order."""
-    path = loader.STUDIES_DIR / DEFINITION_DIRS[name] / "items.csv"
+    path = belem_demo.STUDIES_DIR / DEFINITION_DIRS[name] / "items.csv"
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     seen: dict[str, dict[str, str]] = {}
@@ -58,7 +59,7 @@ def test_statements_are_our_own(belem_dir):
     paper |= {d["statement"].lower() for which in ("non-verifiable", "verifiable") for d in paper_demonstrations(which)}
     ours = [s["statement"].lower() for s in statements("non-verifiable") + statements("verifiable")]
     for name in DEFINITION_DIRS.values():
-        definition, _ = read_definition(loader.STUDIES_DIR / name / "study.toml")
+        definition, _ = read_definition(belem_demo.STUDIES_DIR / name / "study.toml")
         ours += [d.statement.lower() for d in definition.demonstrations]
     assert not set(ours) & paper
 
@@ -145,10 +146,10 @@ def test_command_output_on_first_load(db, capsys):
 
 def test_a_bad_item_file_creates_nothing(db, tmp_path, monkeypatch):
     for name in DEFINITION_DIRS.values():
-        shutil.copytree(loader.STUDIES_DIR / name, tmp_path / name)
+        shutil.copytree(belem_demo.STUDIES_DIR / name, tmp_path / name)
     bad = tmp_path / "belem-verifiable" / "items.csv"
     bad.write_text(bad.read_text().replace("whales are mammals.", ""))
-    monkeypatch.setattr(loader, "STUDIES_DIR", tmp_path)
+    monkeypatch.setattr(belem_demo, "STUDIES_DIR", tmp_path)
     with pytest.raises(DefinitionError) as info:
         loader.load_demo()
     problems = info.value.problems

@@ -341,7 +341,7 @@ def test_item_answers_of_interval_and_pick_items(admin_client, stub):
     from django.utils import timezone
 
     from surveys.demo.overprecision import load_overprecision_demo
-    from surveys.demo.verbalisation import load_verbalisation_demo
+    from families.sileo.demo import load_verbalisation_demo
     from surveys.models import Assignment, Participant, Response
 
     for study, answers, reply in ((load_overprecision_demo()[0], [{"lower": 10, "upper": 20}, {"lower": 20, "upper": 40}],

@@ -15,7 +15,7 @@ from private_services import answer_confirmed
 from surveys.page_tokens import slot_token
 from surveys import flow
 from surveys.flow import Outcome, Step
-from surveys.instruments.speaker_belief import EXPRESSIONS
+from families.belem.instrument import EXPRESSIONS
 from surveys.models import Assignment, Participant, Response, Study
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"

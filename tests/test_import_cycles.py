@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "surveys", "elicitation", "analysis", "prolific", "access")
+PACKAGES = ("config", "surveys", "elicitation", "analysis", "prolific", "access", "families")
 
 
 @dataclass(frozen=True)

@@ -63,3 +63,21 @@ def test_the_core_importing_the_tang_family_breaks_its_contract(tmp_path):
     assert "surveys.management.commands.generate_items -> families.tang.design_rq2" in broken.stdout
     assert "families.tang.metrics is not allowed to import surveys.models" in broken.stdout
     assert "families.tang.metrics.divergence -> surveys.models" in broken.stdout
+
+
+def test_a_core_module_importing_a_moved_family_breaks_its_contract_and_is_named(tmp_path):
+    """The core reaches a family that has its own package only through the registry: a direct import of it,
+    even deferred inside a function, is named (issue 34 point 1); so is the family's metrics module importing
+    Django."""
+    folder = copy_project(tmp_path)
+    loader = folder / "surveys" / "demo" / "loader.py"
+    loader.write_text(loader.read_text(encoding="utf-8")
+                      + "\n\ndef _sileo():\n    from families.sileo.demo import load_verbalisation_demo\n",
+                      encoding="utf-8")
+    metrics = folder / "families" / "sileo" / "metrics.py"
+    metrics.write_text(metrics.read_text(encoding="utf-8") + "\nimport django.db\n", encoding="utf-8")
+    broken = lint(folder)
+    assert broken.returncode == 1
+    assert "The core never imports family sileo BROKEN" in broken.stdout
+    assert "surveys.demo.loader -> families.sileo.demo" in broken.stdout
+    assert "families.sileo.metrics -> django" in broken.stdout

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import wasserstein_distance
 
-from analysis.metrics.belem_agreement import (BIN_COLUMNS, agreement_by_expression, answer_counts, histograms, human_individual,
+from families.belem.metrics.agreement import (BIN_COLUMNS, agreement_by_expression, answer_counts, histograms, human_individual,
                                 human_individual_summary, mode_pa, mode_responder, pa_by_expression, percent_pa,
                                 random_baseline, reference_distribution, score_histograms, wasserstein_rows)
 from analysis.metrics.answers import AnswersError

@@ -30,7 +30,7 @@ def test_nan_is_no_bin_and_out_of_range_is_refused():
 
 
 def test_speaker_belief_score_is_the_same_binning():
-    from surveys.instruments.speaker_belief import SpeakerBelief
+    from families.belem.instrument import SpeakerBelief
 
     values = np.linspace(0, 100, 2001)
     score = SpeakerBelief().score

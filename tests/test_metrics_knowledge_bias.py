@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.metrics.belem_knowledge_bias import delta_pa, knowledge_bias_table, paired_gap, truth_gap, welch_gap
+from families.belem.metrics.knowledge_bias import delta_pa, knowledge_bias_table, paired_gap, truth_gap, welch_gap
 
 
 def rows(agent, data):

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.metrics.belem_agreement import BIN_COLUMNS, mode_pa, mode_responder, pa_by_expression, percent_pa, random_baseline
-from analysis.metrics.belem_tables import HUMAN_INDIVIDUAL, HUMAN_MODE, RANDOM, analyse_belem
+from families.belem.metrics.agreement import BIN_COLUMNS, mode_pa, mode_responder, pa_by_expression, percent_pa, random_baseline
+from families.belem.metrics.tables import HUMAN_INDIVIDUAL, HUMAN_MODE, RANDOM, analyse_belem
 
 
 def answers(rows):

@@ -23,7 +23,7 @@ from elicitation.runs import RunStateError, create_run, resume_run, start_run
 from stub_openai import make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys import flow
 from surveys.assignment import item_usage
-from surveys.instruments.speaker_belief import EXPRESSIONS
+from families.belem.instrument import EXPRESSIONS
 from surveys.models import Participant, Response, Study, Withdrawal
 from surveys.participation import participation
 from surveys.raw_export import COLUMNS as RAW_COLUMNS, raw_rows

@@ -226,7 +226,7 @@ def test_publish_asks_demonstrations_only_of_kinds_that_show_them(prolific, load
     """Intervals, verbalisations, WEP choice and a generated (Chinese) Tang RQ1 study show no worked examples:
     they are published without; a Belem study without its two demonstrations is refused, saying so."""
     from surveys.demo.overprecision import load_overprecision_demo
-    from surveys.demo.verbalisation import load_verbalisation_demo
+    from families.sileo.demo import load_verbalisation_demo
     from surveys.designs import generate_items
     from surveys.models import Study
 

@@ -268,7 +268,7 @@ def belem_pair(stub):
     and a contrarian in each and a greedy stub run on 30 items of each."""
     import random
 
-    from surveys.demo.loader import load_belem_demo
+    from families.belem.demo import load_belem_demo
     from test_analysis_factories import SHIFT, attentive, contrarian
 
     nv = load_belem_demo("belem/study.toml").study

@@ -17,8 +17,9 @@ from surveys.definition.export import export_to
 from surveys.definition.files import STUDIES_DIR, read_definition, shipped_definition
 from surveys.definition.loader import load_file
 from surveys.demo.overprecision import load_overprecision_demo
-from surveys.demo.verbalisation import load_verbalisation_demo
-from surveys.instruments import get_instrument, interval_confidence, verbalisation_choice
+from families.sileo.demo import load_verbalisation_demo
+from families.sileo import instrument as verbalisation_choice
+from surveys.instruments import get_instrument, interval_confidence
 from surveys.instruments.base import Instrument
 from surveys.instruments.interval_confidence import SourceRunNeeded
 from surveys.models import Item, Study

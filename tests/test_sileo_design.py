@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from surveys.designs import wep_reasoning
-from surveys.designs.wep_reasoning import enumerate_probability, generate, problog_probability, program
+from families.sileo import design as wep_reasoning
+from families.sileo.design import enumerate_probability, generate, problog_probability, program
 from surveys.instruments.wep_scale import (WEP_MEDIANS, WEP_TEMPLATES, closest_weps, distractor_weps, verbalise)
 from surveys.models import Item, Study
 

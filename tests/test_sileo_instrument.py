@@ -126,12 +126,12 @@ def test_case_of_the_hypothesis_inside_a_template(study):
 def test_load_demo_adds_the_verbalisation_study(db):
     from surveys.demo.loader import load_demo
 
-    outcomes = load_demo()
+    outcomes = {o.study.slug: o for o in load_demo()}
     study = Study.objects.get(slug="demo-sileo")
-    assert outcomes[-1].study == study and outcomes[-1].created
+    assert outcomes["demo-sileo"].study == study and outcomes["demo-sileo"].created
     assert study.status == Study.Status.LIVE and study.items_per_participant == 12
     datasets = [i.extra["dataset"] for i in study.main_items()]
     assert {d: datasets.count(d) for d in set(datasets)} == {"wep-reasoning-1hop": 8, "wep-reasoning-2hops": 8,
                                                              "wep-unli": 16}
-    again = load_demo()
-    assert not again[-1].created and "demo-sileo: already exists (32 items)" in again[-1].message
+    again = {o.study.slug: o for o in load_demo()}
+    assert not again["demo-sileo"].created and "demo-sileo: already exists (32 items)" in again["demo-sileo"].message

@@ -1,4 +1,4 @@
-"""Sileo & Moens metrics (analysis/metrics/sileo_accuracy.py), checked against hand computations."""
+"""Sileo & Moens metrics (families/sileo/metrics.py), checked against hand computations."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.metrics.sileo_accuracy import (CHANCE, accuracy, annotator_agreement, fleiss_kappa, score_accuracy,
-                                             table1, wep_distribution, wilson_interval)
+from families.sileo.metrics import (CHANCE, accuracy, annotator_agreement, fleiss_kappa, score_accuracy,
+                                    table1, wep_distribution, wilson_interval)
 
 
 def answers(rows):

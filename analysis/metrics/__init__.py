@@ -12,12 +12,12 @@ The answer bins of the 0–100 scale are ``surveys.answer_bins`` (the instrument
 
 Per study family:
 
-- Belem et al.: ``belem_agreement`` (proportional agreement, %PA, MAE, Wasserstein), ``belem_attention`` (the
-  Spearman attention filter), ``belem_knowledge_bias`` (verifiable statements), ``belem_tables`` (Tables 1, 2,
-  5, 6, 7).
+- Belem et al.: ``belem_attention`` (the Spearman attention filter; the core's exclusion rule and Tang RQ1's
+  report apply it too); the rest in its own package, ``families.belem.metrics`` (agreement, knowledge bias,
+  the paper's tables).
 - Tang et al.: in its own package, ``families.tang.metrics`` (RQ1: KL divergence, Brunner–Munzel; RQ2: the four
   consistency metrics, baseline and paired comparisons, the Methods' and the authors' reading of answers).
 - Bahaj et al.: ``bahaj_overprecision`` (hit rates and interval lengths by confidence), ``bahaj_aggregation``
   (several intervals of one question as one), ``bahaj_draws`` (seeded draws for the resampled tables).
-- Sileo & Moens: ``sileo_accuracy`` (verbalisation-validity accuracy, the human baseline's agreement).
+- Sileo & Moens: in its own package, ``families.sileo.metrics`` (accuracy, the human baseline's agreement).
 """

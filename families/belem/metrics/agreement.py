@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .answers import AnswersError, check_answers, dist_matrix, expressions_only, has_dist
+from analysis.metrics.answers import AnswersError, check_answers, dist_matrix, expressions_only, has_dist
 from surveys.answer_bins import BIN_CENTRES, BIN_WIDTH, N_BINS, bin_index
 
 NonNumber = Literal["renormalise", "miss"]

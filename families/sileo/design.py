@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from surveys.instruments.verbalisation_choice import verbalisation_fields
+from families.sileo.instrument import verbalisation_fields
+from surveys.designs.design import Design
 from surveys.instruments.wep_scale import WEP_MEDIANS, WEP_TEMPLATES, WEPS
 
 DATA = Path(__file__).with_name("wep_reasoning_factoids.toml")
@@ -42,6 +43,8 @@ DEFAULT_N = 100
 DEFAULT_SEED = 0
 MAX_N = 5000  # the paper's dataset size
 HYPOTHESIS = "hypothesis"
+DESIGN = Design("wep-reasoning", __name__, "verbalisation_choice",
+                "Sileo & Moens: WEP-Reasoning items, 1 or 2 hops, exact probabilities with ProbLog")
 
 
 @dataclass(frozen=True)

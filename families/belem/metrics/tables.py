@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .belem_agreement import (NonNumber, agreement_by_expression, average_over_expressions, human_individual,
-                        human_individual_summary, mode_pa, random_baseline, reference_distribution)
-from .answers import HUMAN, check_answers, compact, of_agent
-from .belem_attention import DEFAULT_THRESHOLD, attention_filter, keep_included, label_ranking
-from .belem_knowledge_bias import knowledge_bias_table
+from analysis.metrics.answers import HUMAN, check_answers, compact, of_agent
+from analysis.metrics.belem_attention import DEFAULT_THRESHOLD, attention_filter, keep_included, label_ranking
+from families.belem.metrics.agreement import (NonNumber, agreement_by_expression, average_over_expressions,
+                                              human_individual, human_individual_summary, mode_pa, random_baseline,
+                                              reference_distribution)
+from families.belem.metrics.knowledge_bias import knowledge_bias_table
 
 HUMAN_MODE = "Human Mode"
 HUMAN_INDIVIDUAL = "Human Individual"

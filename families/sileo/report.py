@@ -12,7 +12,7 @@ Tables (one CSV each):
   elicitation/likelihood.py), which is the one Table 1 uses.
 - ``sileo_correct_weps``: per dataset, the share of items whose valid verbalisation uses each WEP.
 Figures: accuracy per agent and dataset with the intervals and the chance line; the correct-WEP shares.
-Formulas: analysis/metrics/sileo_accuracy.py.
+Formulas: families/sileo/metrics.py.
 
 Grouped by participant fields and personas (analysis/reports/grouping.py, when ``[report] group_by`` names
 questionnaire fields and model answers carry personas): tables ``sileo_groups`` and ``sileo_group_differences``
@@ -28,8 +28,8 @@ import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import human_answers, model_answers
-from analysis.metrics.sileo_accuracy import (CHANCE, DATASETS, accuracy, annotator_agreement, correct, score_accuracy,
-                                             table1, wep_distribution)
+from families.sileo.metrics import (CHANCE, DATASETS, accuracy, annotator_agreement, correct, score_accuracy,
+                                    table1, wep_distribution)
 from analysis.reports import ReportError
 from analysis.reports.grouping import Grouping, grouping
 from elicitation.likelihood import DECIDING_SCORE, SCORES
@@ -94,7 +94,7 @@ class SileoSection:
         return out | (self.grouped.tables() if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
-        from analysis.reports.sileo_figures import accuracy_bars, correct_wep_bars
+        from families.sileo.figures import accuracy_bars, correct_wep_bars
 
         figures = [("sileo-correct-weps", correct_wep_bars(self.correct_weps, self.datasets))]
         if not self.accuracy.empty:

@@ -20,11 +20,11 @@ from django.utils.text import slugify  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from analysis.metrics.belem_agreement import answer_counts, histograms  # noqa: E402
 from analysis.metrics.answers import HUMAN  # noqa: E402
+from families.belem.metrics.agreement import answer_counts, histograms  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
-    from analysis.reports.belem import StudyReport
+    from families.belem.report import StudyReport
 
 COLOURS = {"true": "#1b7837", "false": "#c2410c", "non-verifiable": "#4b5563"}
 MARKERS = {"true": "o", "false": "s", "non-verifiable": "D"}

@@ -1,11 +1,11 @@
 """Belem et al.'s report section: Belem-shaped tables, the knowledge-bias table, descriptives and figures of
-one study (the figures in analysis/reports/belem_figures.py).
+one study (the figures in families/belem/figures.py).
 
 :func:`build` takes a study. A verifiable study (items with a truth value) is reported together
 with its ``reference_study``: the reference distribution, the label ranking of the attention filter and
 the non-verifiable columns of the tables come from there, ΔPA = PA(verifiable) − PA(non-verifiable). The
 attention filter is applied (and stored on the participants) first. The metric formulas live in the pure
-modules (analysis/metrics/belem_tables.py and what it calls); this module gathers the data and shapes the
+modules (families/belem/metrics/tables.py and what it calls); this module gathers the data and shapes the
 output: tables, HTML tables and figures (analysis.reports.Report writes them as JSON, CSV, PNG and SVG).
 
 Agents: ``human`` (completed participants; the tables use the attention-filtered ones) and one per model
@@ -31,13 +31,13 @@ from scipy import stats
 
 from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.metrics.answers import HUMAN, AnswersError
-from analysis.metrics.belem_tables import BelemAnalysis, analyse_belem
 from analysis.dataset import human_answers, study_answers
 from analysis.filtering import FilterError, FilterResult, compute_attention_filter, is_verifiable
 from analysis.metrics.generic import belem_binning
 from analysis.metrics.groups import binned_comparison
 from analysis.reports import ReportError, shared
 from analysis.reports.grouping import Grouping, grouping
+from families.belem.metrics.tables import BelemAnalysis, analyse_belem
 from surveys.models import Study
 
 SET_NAMES = {"nv": "non-verifiable", "v": "verifiable"}
@@ -155,7 +155,7 @@ class StudyReport:
         return titles | (self.grouped.titles if self.grouped is not None else {})
 
     def figures(self) -> list[tuple[str, Any]]:
-        from analysis.reports.belem_figures import report_figures
+        from families.belem.figures import report_figures
 
         figures = list(report_figures(self))
         if self.grouped is not None:

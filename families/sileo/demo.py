@@ -10,7 +10,7 @@ from surveys.definition.files import STUDIES_DIR
 from surveys.definition.loader import load_file
 from surveys.models import Study
 
-from .outcome import LoadOutcome
+from surveys.demo.outcome import LoadOutcome
 
 SLUG = "demo-sileo"
 DEFINITION = STUDIES_DIR / "sileo" / "study.toml"

@@ -6,7 +6,7 @@ reads inside a template), ``p`` (its probability given the premise, 0–1; also 
 and ``distractor_wep`` (surveys/instruments/wep_scale.py), ``options`` — the two verbalisations T_p(HYPOTHESIS)
 as ``[key, sentence]`` in the order drawn for this item ("A" first) — ``valid_key`` and ``dataset``
 (``wep-reasoning-1hop``, ``wep-reasoning-2hops`` or ``wep-unli``). Items come from the ``wep-reasoning`` design
-(surveys/designs/wep_reasoning.py) or from a file of (premise, hypothesis, p) triples (``import_items``).
+(families/sileo/design.py) or from a file of (premise, hypothesis, p) triples (``import_items``).
 
 This module is the family's logic; its wording (the task description, the page's question, the prompt) is in
 the shipped definition studies/sileo/study.toml, or in a study's own definition. The logic: the item's two options
@@ -22,9 +22,9 @@ import hashlib
 import random
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .base import ImportRowError, Instrument, Prompt
-from .shapes import Option, PickShape
-from .wep_scale import choose_pair, fact_case, verbalise
+from surveys.instruments.base import ImportRowError, Instrument, Prompt
+from surveys.instruments.shapes import Option, PickShape
+from surveys.instruments.wep_scale import choose_pair, fact_case, verbalise
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from surveys.definition.files import STUDIES_DIR
 
-from .base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
+from surveys.instruments.base import AnswerError, Demonstrations, ImportRowError, Instrument, Speaker, plain_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .answers import HUMAN, check_answers, expressions_only
+from analysis.metrics.answers import HUMAN, check_answers, expressions_only
 
 Method = Literal["paired", "welch"]
 OVERALL = "overall"

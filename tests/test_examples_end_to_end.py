@@ -2,7 +2,8 @@
 ``check_study`` prints its page and prompt and writes nothing, ``load_study`` loads it, people take it in a real
 Chromium (the questionnaire where it has one, the real widgets: scale buttons, a slider moved with the keyboard,
 options shown in the order drawn for each person, a text area), a model answers it against the loopback stub
-(``elicit --sync``), then ``report`` and ``export`` give the generic section grouped by the file's ``group_by``
+(``elicit --sync``; several questions per item: each asked, checks passed among the item pages), then ``report``
+and ``export`` give the generic section grouped by the file's ``group_by``
 (humans beside the model, a figure per group) and one row per answer with the questionnaire's columns.
 
 One Chromium and one stub serve the whole file."""
@@ -195,7 +196,8 @@ EXAMPLE = {
     "advice-estimates": Example(  # the same 2 × 2, two questions per item, checks among the items: one per cell
         answer_both, "value", "1 (Not at all sure) | 2 (Hardly sure) | 3 (Somewhat unsure) | 4 (Half sure) | "
         "5 (Fairly sure) | 6 (Very sure) | 7 (Completely sure)\n[chance] In how many cases out of 100 would this come "
-        "true?\n  answers: a slider from 0 to 100 in steps of 1, marked 0 (never), 50 (half of them), 100 (all of them)",
+        "true?\n  answers: a slider from 0 to 100 in steps of 1, marked 0 (never), 50 (half of them), "
+        "100 (all of them)",
         lambda request: Reply.answer("5" if "from 1 to 7" in request.prompt_text else "60"),
         questionnaires=[{}, {}, {}, {}],
         figures={"generic-condition-doctor-gain-expression-probably-sure",

@@ -2,7 +2,8 @@
 ``check_study`` prints its page and prompt and writes nothing, ``load_study`` loads it, people take it in a real
 Chromium (the questionnaire where it has one, the real widgets: scale buttons, a slider moved with the keyboard,
 options shown in the order drawn for each person, a text area), a model answers it against the loopback stub
-(``elicit --sync``), then ``report`` and ``export`` give the generic section grouped by the file's ``group_by``
+(``elicit --sync``; several questions per item: each asked, checks passed among the item pages), then ``report``
+and ``export`` give the generic section grouped by the file's ``group_by``
 (humans beside the model, a figure per group) and one row per answer with the questionnaire's columns.
 
 One Chromium and one stub serve the whole file."""
@@ -23,6 +24,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connections
 
+from analysis.export_columns import ITEM_PREFIX, SINGLE_QUESTION
 from analysis.exports import COLUMNS, read_csv, study_layout
 from elicitation.models import ElicitationRun, ModelResponse
 from stub_openai import RecordedRequest, Reply, StubOpenAI, make_endpoint
@@ -98,6 +100,30 @@ def choose_option(page, item: Item, person: int) -> str:
     return key
 
 
+# advice-estimates: how sure (1–7) by the word, a doctor above a friend (means 6 and 3, never the same answer on
+# 90 % of the items: straight-lining), and in how many cases out of 100 (a friend 20 lower, each person 1 higher)
+SURE = {"almost certainly": 7, "probably": 6, "good chance": 6, "possibly": 6, "unlikely": 5}
+CASES = {"almost certainly": 90, "probably": 70, "good chance": 65, "possibly": 40, "unlikely": 20}
+
+
+def answer_both(page, item: Item | None, person: int) -> dict[str, int] | None:
+    """advice-estimates' item page: both questions (the 1–7 buttons, the 0–100 slider), then a pause so that the
+    median item page takes over the too-fast rule's 2 seconds; a check page (``item`` None): passed."""
+    if item is None:
+        if page.get_by_text("I swim across the Atlantic Ocean").count():
+            page.get_by_text("Strongly disagree").click()
+        else:
+            assert page.get_by_text("To show that you are reading carefully").is_visible()
+            page.click("label[for=answer-1]")
+        return None
+    friend = "Your doctor tells you" not in page.inner_text("main")
+    sure = SURE[item.expression] - 3 * friend
+    page.click(f"label[for=q-sure-{sure}]")
+    cases = slide_to(page, CASES[item.expression] - 20 * friend + person)
+    page.wait_for_timeout(2100)
+    return {"sure": sure, "chance": cases}
+
+
 def write_comment(page, item: Item, person: int) -> str:
     text = f"Person {person}: ‘{item.expression}’ makes it sound {'unsure' if person == 1 else 'fairly sure'}."
     page.get_by_label("In your own words").fill(text)
@@ -167,6 +193,15 @@ EXAMPLE = {
         "5 (Fairly sure) | 6 (Very sure) | 7 (Completely sure)", lambda request: Reply.answer("5"),
         questionnaires=[{}, {}, {}, {}],  # no questionnaire: four people
         figures={"generic-condition-doctor-gain-expression-probably"}, grouped_by=["condition", "expression"]),
+    "advice-estimates": Example(  # the same 2 × 2, two questions per item, checks among the items: one per cell
+        answer_both, "value", "1 (Not at all sure) | 2 (Hardly sure) | 3 (Somewhat unsure) | 4 (Half sure) | "
+        "5 (Fairly sure) | 6 (Very sure) | 7 (Completely sure)\n[chance] In how many cases out of 100 would this come "
+        "true?\n  answers: a slider from 0 to 100 in steps of 1, marked 0 (never), 50 (half of them), "
+        "100 (all of them)",
+        lambda request: Reply.answer("5" if "from 1 to 7" in request.prompt_text else "60"),
+        questionnaires=[{}, {}, {}, {}],
+        figures={"generic-condition-doctor-gain-expression-probably-sure",
+                 "generic-condition-friend-loss-expression-unlikely-chance"}, grouped_by=["condition", "expression"]),
     "open-comments": Example(
         write_comment, "text", "free text, up to 500 characters",
         lambda request: Reply.answer(" It sounds unsure, because ‘doubt’ says the speaker expects the opposite.\n")),
@@ -237,12 +272,15 @@ def take_study(browser, live_server, study: Study, example: Example, person: int
     page.get_by_label(re.compile("I pledge to answer")).check()
     page.get_by_role("button", name="Start the questions").click()
     given: dict[str, object] = {}
-    total = study.items_per_participant
+    total = study.items_per_participant + len(study.definition.get("checks") or [])  # each check once, among them
     for number in range(1, total + 1):
         page.get_by_text(f"Question {number} of {total}").wait_for()
         page.wait_for_selector("form[data-answer-form][data-ready]", state="attached")  # flow.js is running
-        item = Item.objects.get(pk=int(page.locator("input[name=item]").get_attribute("value")))
-        given[item.key] = example.answer(page, item, person)
+        if not page.locator("input[name=item]").count():  # a check's page: answered, no item's answer
+            example.answer(page, None, person)
+        else:
+            item = Item.objects.get(pk=int(page.locator("input[name=item]").get_attribute("value")))
+            given[item.key] = example.answer(page, item, person)
         page.click("button:has-text('Next')")
     if "after" in when:
         fill_questionnaire(page, example.questionnaires[person - 1], "Finish")
@@ -285,7 +323,12 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         participant = Participant.objects.get(study=study, prolific_pid=pid(person))
         assert participant.status == Participant.Status.COMPLETED and participant.study_version == version
         assert participant.questionnaire == (example.stored[person - 1] if example.stored else {})
-        saved = {r.item.key: getattr(r, example.column) for r in participant.responses.select_related("item")}
+        saved: dict[str, object] = {}  # item key → the answer (several questions: question key → the answer)
+        for r in participant.responses.select_related("item"):
+            if r.question:
+                saved.setdefault(r.item.key, {})[r.question] = getattr(r, example.column)
+            else:
+                saved[r.item.key] = getattr(r, example.column)
         if example.column == "text":  # as the browser sent it
             answers = {k: v.replace("\n", "\r\n") for k, v in answers.items()}
         assert saved == answers
@@ -296,9 +339,12 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
     call_command("elicit", slug, "--endpoint", "stub", "--sync", "--no-check", stdout=io.StringIO())
     run = ElicitationRun.objects.get(study=study)
     assert run.status == ElicitationRun.Status.COMPLETED and run.study_version == version
-    items = study.main_items().count()
+    asked = [q["key"] for q in declared.get("questions", [])]  # several questions per item: one prompt each
+    items = study.main_items().count() * (len(asked) or 1)  # the model's answers
     assert len(stub.requests) == items
     assert ModelResponse.objects.filter(run=run, status=ModelResponse.Status.OK).count() == items
+    if asked:
+        assert {r.question: r.value for r in ModelResponse.objects.filter(run=run)} == {"sure": 5, "chance": 60}
 
     # the report: the generic section grouped by the file's group_by, the humans beside the model
     out = io.StringIO()
@@ -311,13 +357,13 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
     assert set(summary["agent"]) == {"human", AGENT}
     design = ["condition"] if declared.get("factors") else []  # cells first (a study with [[factors]])
     assert example.grouped_by == [c for c in summary.columns if c in [*design, *declared["report"].get("group_by", [])]]
-    human_answers = sum(len(a) for a in given.values())
+    human_answers = sum(len(v) if isinstance(v, dict) else 1 for a in given.values() for v in a.values())
     assert summary.loc[summary["agent"] == "human", "answers"].sum() == human_answers
     assert summary.loc[summary["agent"] == AGENT, "answers"].sum() == items
     written = {p.stem for p in (tmp_path / "report").glob("*.png")}
     assert example.figures <= written
-    if example.grouped_by:  # one figure per item group
-        groups = summary[example.grouped_by].drop_duplicates()
+    if example.grouped_by:  # one figure per item group (and question)
+        groups = summary[[*(["question"] if asked else []), *example.grouped_by]].drop_duplicates()
         assert len([name for name in written if name.startswith("generic-") and "-by-" not in name]) == len(groups)
     expect_report(slug, summary, tmp_path / "report", out.getvalue())
 
@@ -335,6 +381,12 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
         by_person = {example.stored[p - 1].get(name) for p in given}
         assert {None if pd.isna(v) else v for v in humans[name]} == by_person
     assert set(rows["study_version"]) == {version.number}  # every person and the run saw version 1
+    assert set(rows["question"]) == (set(asked) or {SINGLE_QUESTION})  # each answer's question
+    codebook = json.loads(export.with_name(f"{slug}-codebook.json").read_text(encoding="utf-8"))
+    assert [c["column"] for c in codebook] == list(rows.columns)  # every column named, in order
+    named = {c["column"] for c in codebook if c["source"] == "item"}  # every item field (the key is item_key)
+    assert {ITEM_PREFIX + f for f in item_fields(EXAMPLES / slug)} - named == {ITEM_PREFIX + declared.get(
+        "design", {}).get("key", "key")}
     if example.column == "text":  # free text exported as written, with no number
         assert rows["value"].isna().all() and rows["text"].str.len().gt(0).all()
         model = rows[rows["respondent_type"] == "model"]
@@ -364,7 +416,8 @@ def conditions_walk(slug: str, study: Study, stub, folder: Path, given: dict, it
     for person in people:
         saw = [s.item.key.split("-")[0] for s in person.assignments.select_related("item").order_by("position")]
         assert saw == [person.block_order[0]] * 5 + [person.block_order[1]] * 5
-        assert set(given[int(person.prolific_pid[-2:])].values()) == {6 if person.condition[0] == "d" else 3}
+        sure = [a["sure"] if isinstance(a, dict) else a for a in given[int(person.prolific_pid[-2:])].values()]
+        assert sum(sure) == (60 if person.condition[0] == "d" else 30)  # a doctor sounds surer: the cell was kept
     stub.reset()
     stub.responder = lambda request: Reply.answer("6" if "Your doctor" in request.prompt_text else "2")
     call_command("elicit", slug, "--all-agents", "--sync", "--no-check", stdout=io.StringIO())
@@ -372,7 +425,10 @@ def conditions_walk(slug: str, study: Study, stub, folder: Path, given: dict, it
     assert sorted(runs.values_list("condition", flat=True)) == sorted(people.values_list("condition", flat=True))
     assert all(r.status == ElicitationRun.Status.COMPLETED for r in runs)
     call_command("report", slug, "--out", str(folder / "cells"), stdout=io.StringIO())
-    cells = pd.read_csv(folder / "cells" / "generic_cells.csv").set_index(["condition", "agent"])
+    cells = pd.read_csv(folder / "cells" / "generic_cells.csv")
+    if "question" in cells.columns:  # several questions per item: the first one's (how sure)
+        cells = cells[cells["question"] == study.definition["questions"][0]["key"]]
+    cells = cells.set_index(["condition", "agent"])
     assert cells.loc[("doctor-loss", "human"), "mean"] == 6 and cells.loc[("doctor-loss", "advice-model"), "mean"] == 6
     assert cells.loc[("friend-gain", "human"), "mean"] == 3 and cells.loc[("friend-gain", "advice-model"), "mean"] == 2
     export = folder / "cells.csv"
@@ -481,10 +537,27 @@ def expect_report(slug: str, summary: pd.DataFrame, folder: Path, printed: str) 
         assert rows.loc[("friend-loss", "probably", "human"), "mean"] == 3
         assert rows.loc[("doctor-gain", "probably", AGENT), "mean"] == 5
         assert set(summary.loc[summary["agent"] == AGENT, "condition"]) == {"doctor-gain"}
+    elif slug == "advice-estimates":  # per question: each cell's people (one each), the hand-started run's first cell
+        rows = summary.set_index(["question", *EXAMPLE[slug].grouped_by, "agent"])
+        assert rows.loc[("sure", "doctor-gain", "almost certainly", "human"), "mean"] == 7
+        assert rows.loc[("sure", "friend-loss", "unlikely", "human"), "mean"] == 2
+        chance = rows.loc[("chance", "friend-gain", "probably", "human")]
+        assert chance["answers"] == 2 and chance["mean"] - 50 in {1, 2, 3, 4}  # 70 − 20 + the person's number
+        assert rows.loc[("sure", "doctor-gain", "probably", AGENT), "mean"] == 5
+        assert rows.loc[("chance", "doctor-gain", "probably", AGENT), "mean"] == 60
+        assert set(summary.loc[summary["agent"] == AGENT, "condition"]) == {"doctor-gain"}
+        assert summary.groupby("question")["answers"].sum().to_dict() == {"sure": 50, "chance": 50}
+        flow = pd.read_csv(folder / "exclusion_flow.csv").set_index("step")["participants"]  # all three rules judged
+        assert flow["analysed"] == 4 and flow.filter(like="excluded by").tolist() == [0, 0, 0, 0]
+        assert len(flow.filter(like="excluded by")) == 4
     else:  # free text: counted, no metric, no figure
         assert list(summary.columns) == ["agent", "answers"]
         assert "free-text answers: counted only, no metric" in printed
         assert not list(folder.glob("generic-*.png"))
+
+
+def item_fields(folder: Path) -> list[str]:
+    return (folder / "items.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
 
 
 def read_first_item(folder: Path) -> str:

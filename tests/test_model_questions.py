@@ -545,3 +545,20 @@ def test_a_package_keeps_each_questions_and_checks_model_answers_and_reruns_toge
     assert code == 0, printed
     assert "40 answers, 40 identical, agreement 1.000" in printed  # each question compared apart
     assert len(stub.requests) - asked == 20  # one request per item and persona, as the run asked
+
+
+def test_a_package_with_peoples_answers_to_both_questions_reproduces(tmp_path):
+    """People's two answers per item page share one slot: the package loads it once (not twice: a UNIQUE failure)."""
+    from surveys.models import Response
+
+    text = WORKED.read_text(encoding="utf-8").replace("[report]", '[[questionnaire]]\nname = "age"\nlabel = '
+                                                      '"How old are you?"\ntype = "number"\n\n[report]')
+    study = load(text.encode(), str(WORKED), files_beside(WORKED), commit=True).study
+    study.status = Study.Status.LIVE
+    study.save(update_fields=["status"])
+    take_both_questions(study, "PID00001")
+    assert Response.objects.filter(participant__study=study).count() == 20
+    out = tmp_path / "package.zip"
+    call_command("package", study.slug, "--out", str(out), stdout=io.StringIO())
+    printed, code = _reproduce(out)
+    assert code == 0 and "no differences" in printed, printed

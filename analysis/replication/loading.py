@@ -184,12 +184,14 @@ def _people(study: Any, files: dict[str, bytes], items: dict[str, Any], versions
         statuses[person.id] = person.status
         person.status = Participant.Status.STARTED
     Participant.objects.bulk_create(people)
-    slots, answers = [], []
+    slots, answers, answered = [], [], set()
     for n, row in _rows(files, "human_answers"):
         where = f"data/human_answers.jsonl line {n}"
         item = _item(items, row.get("item"), where)
-        slots.append(Assignment(id=row["slot_id"], participant_id=row["participant"], item=item,
-                                **_typed(Assignment, row.get("slot") or {}, "data/human_answers.jsonl", n, set())))
+        if row["slot_id"] not in answered:  # several questions per item: one slot, an answer per question
+            answered.add(row["slot_id"])
+            slots.append(Assignment(id=row["slot_id"], participant_id=row["participant"], item=item,
+                                    **_typed(Assignment, row.get("slot") or {}, "data/human_answers.jsonl", n, set())))
         answers.append(Response(assignment_id=row["slot_id"], participant_id=row["participant"], item=item,
                                 **_typed(Response, row, "data/human_answers.jsonl", n,
                                          {"participant", "respondent_id", "item", "slot", "slot_id"})))

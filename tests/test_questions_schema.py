@@ -186,3 +186,19 @@ def test_a_question_that_fails_to_render_on_an_item_is_refused(tmp_path):
     with pytest.raises(DefinitionError) as caught:
         load_file(tmp_path / "study.toml", commit=False)
     assert any(p.where == "questions[1].question" for p in caught.value.problems), caught.value.problems
+
+
+@pytest.mark.django_db
+def test_check_study_shows_the_prompt_of_each_question():
+    """check_study's preview shows one prompt per question, each with its own wording and answer instruction
+    (it showed the study's first shape without any question's text)."""
+    from pathlib import Path
+
+    from surveys.definition.preview import preview_file
+
+    path = Path(__file__).resolve().parent.parent / "studies" / "examples" / "advice-estimates" / "study.toml"
+    text = preview_file(path, count=1)
+    sure = text.split("── item health-1 [sure] ── prompt")[1].split("── item health-1 [chance]")[0]
+    chance = text.split("── item health-1 [chance] ── prompt")[1]
+    assert "How sure does your doctor sound?" in sure and "from 1 to 7" in sure
+    assert "In how many cases out of 100" in chance and "from 0 to 100" in chance

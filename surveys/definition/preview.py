@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from surveys.blocks import block_names
 from surveys.condition_context import cells_of
 from surveys.models import Study
-from surveys.questions import question_kind, questions_of, several
+from surveys.questions import prompt_mode, question_kind, questions_of, several
 
 from .loader import load, files_beside
 from .errors import DefinitionError, Problem
@@ -85,11 +86,25 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
     lines += design_lines(study)
     for item in study.main_items().order_by("id")[:count]:
         lines += ["", f"── item {item.key} ── participant page", *page_lines(study, item)]
-        prompt = kind.build_prompt(item, demos, few_shot=True, style=style)
-        lines += ["", f"── item {item.key} ── prompt ({style}, {prompt.shots} demonstrations), completions text:",
-                  prompt.text, "", "chat messages:"]
-        lines += [f"[{m['role']}] {m['content']}" for m in prompt.messages]
+        for label, asking in prompt_kinds(study, kind):
+            prompt = asking.build_prompt(item, demos, few_shot=True, style=style)
+            lines += ["", f"── item {item.key}{label} ── prompt ({style}, {prompt.shots} demonstrations), "
+                          "completions text:", prompt.text, "", "chat messages:"]
+            lines += [f"[{m['role']}] {m['content']}" for m in prompt.messages]
+        if several(study) and prompt_mode(study) != "separate":
+            lines += ["", f"── item {item.key} ── the questions are asked together, in one prompt: the admin's "
+                          "item prompt page shows it"]
     return "\n".join(lines)
+
+
+def prompt_kinds(study: Study, kind: Any) -> list[tuple[str, Any]]:
+    """The kinds whose prompts a model is asked for each item, with a label: the study's own for its one
+    question; with ``[[questions]]`` asked separately, each question's (surveys.questions.question_kind)."""
+    if not several(study):
+        return [("", kind)]
+    if prompt_mode(study) != "separate":
+        return []
+    return [(f" [{question.key}]", question_kind(study, question)) for question in questions_of(study)]
 
 
 def preview_file(path: str | Path, count: int = 2, style: str = "standard") -> str:

@@ -303,7 +303,9 @@ def test_an_example_study_from_file_to_report(slug, browser, live_server, stub, 
     out = io.StringIO()
     call_command("check_study", str(file), stdout=out)
     shown = out.getvalue()
-    assert f"── item {first} ── participant page" in shown and f"── item {first} ── prompt" in shown
+    assert f"── item {first} ── participant page" in shown
+    asked = [q["key"] for q in declared.get("questions", [])]  # with [[questions]]: one prompt per question
+    assert all(f"── item {first}{f' [{key}]' if key else ''} ── prompt" in shown for key in asked or [""])
     assert "chat messages:" in shown and "nothing was written" in shown
     assert f"  answers: {example.offered}" in shown
     assert not Study.objects.exists()

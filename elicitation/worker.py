@@ -330,10 +330,9 @@ def answer_row(ctx: RunContext, row: ModelResponse, item: Item,
     if built is None:
         return None
     content, stored, params = built
-    asking = Asking.estimated(ctx, row, item, content, params, lease)
     provenance = dict(prompt=stored, prompt_hash=stored.sha256, params=params, base_url=ctx.endpoint.base_url,
                       model_id=ctx.endpoint.model)
-    asking.siblings, asking.provenance = list(siblings), provenance
+    asking = Asking.estimated(ctx, row, item, content, params, lease, siblings, provenance)
     drawn = prompt_detail(ctx.run, params, ctx.records.pop(row.pk, {}))
     if ctx.run.budget_usd is not None:  # before the claim, which counts this answer's first request
         ctx.commit()  # the answers written so far count with their settled cost
@@ -404,13 +403,15 @@ class Asking:
 
     @classmethod
     def estimated(cls, ctx: RunContext, row: ModelResponse, item: Item, content: PromptContent,
-                  params: dict[str, Any], lease: float) -> "Asking":
+                  params: dict[str, Any], lease: float, siblings: Sequence[ModelResponse] = (),
+                  provenance: dict[str, Any] | None = None) -> "Asking":
         run, endpoint = ctx.run, ctx.endpoint
         est_prompt = approx_tokens(content)
         per_answer = requests_per_answer(run)
         return cls(ctx, row, item, content, params, lease, est_prompt,
                    PerRequest.estimate(endpoint, est_prompt, completion_tokens_per_request(run)),
-                   cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer))
+                   cost_of(endpoint, est_prompt * per_answer, completion_tokens_per_request(run) * per_answer),
+                   siblings=list(siblings), provenance=dict(provenance or {}))
 
     def settlement(self, usage: tuple[int, int] | None = None, replied: int = 0, attempts: int = 0) -> Settlement:
         """This execution's requests: those refused, and ``replied`` more with ``usage``, get their estimate

@@ -27,7 +27,8 @@ from .item_answers import answer_of, category_shares, mean_text
 from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .prompt_versions import prompt_shots, shots_label
 from .prompts import build_prompt, prompt_hash, render_for_display
-from .question_prompts import question_keys, question_kind
+from surveys.question_kinds import prompt_kind
+from surveys.questions import keys_of
 from .refine_request import REFINE_PERMS, RefineForm, create_and_start, refusal
 from .runs import RunStateError, cancel_run, missing_key, progress
 
@@ -198,7 +199,7 @@ def item_prompt_view(model_admin, request: HttpRequest, item_id: str) -> HttpRes
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
     study, kind = item.study, item.study.kind
     few_shot = request.GET.get("few_shot", "1") != "0"
-    questions = question_keys(study)  # a study with [[questions]]: one question's prompt (?question=KEY)
+    questions = keys_of(study)  # a study with [[questions]]: one question's prompt (?question=KEY)
     question = request.GET.get("question", questions[0])
     if question not in questions:
         raise Http404(f"no question {question!r} in {study.slug}")
@@ -231,11 +232,11 @@ def item_answers_view(model_admin, request: HttpRequest, item_id: str) -> HttpRe
     number)."""
     check(request.user, *ITEM_ANSWERS_PERMS)
     item = get_object_or_404(visible(Item.objects.select_related("study"), request.user), pk=item_id)
-    questions = question_keys(item.study)  # a study with [[questions]]: one question's answers (?question=KEY)
+    questions = keys_of(item.study)  # a study with [[questions]]: one question's answers (?question=KEY)
     question = request.GET.get("question", questions[0])
     if question not in questions:
         raise Http404(f"no question {question!r} in {item.study.slug}")
-    kind = question_kind(item.study, question)
+    kind = prompt_kind(item.study, question)
     humans = list(Response.objects.filter(item=item, question=question).select_related("participant", "assignment")
                   .order_by("created_at"))
     models = list(ModelResponse.objects.filter(item=item, question=question).select_related("run", "run__endpoint")

@@ -10,7 +10,9 @@ from django.db.models import Count
 from . import conf
 from .models import ElicitationRun, ModelEndpoint
 from .prompts import approx_tokens, prompt_content, prompt_for_run
-from .question_prompts import agent_asks_checks, question_keys
+from surveys.questions import keys_of
+
+from .question_prompts import agent_asks_checks
 
 MICRO = Decimal("0.000001")
 
@@ -76,7 +78,7 @@ def estimate_run(run: ElicitationRun, answers_left_only: bool = False, items: li
                 per_item_samples[item_id] -= 1
     per_request = requests_per_answer(run)
     answers = prompt_tokens = asked = 0
-    questions = [""] if run.refines_id is not None else question_keys(study)
+    questions = [""] if run.refines_id is not None else keys_of(study)
     asked_per_sample = questions if run.requests_per_sample() == len(questions) else questions[:1]
     for item in items:
         n = max(0, per_item_samples[item.pk])

@@ -12,11 +12,12 @@ from django.utils import timezone
 from surveys.condition_context import under
 from surveys.instruments import Prompt
 from surveys.models import Item, Study
+from surveys.question_kinds import asking_kind
 
 from . import row_sql, sqlite_writes
 from .api_styles import PromptContent, adapter_for
 from .persona_prompts import persona_prompt
-from .question_prompts import asks_together, check_item, check_kind, question_kind, together_kind
+from .question_prompts import check_item, check_kind
 from .models import StoredPrompt
 from .sqlite_writes import Statement
 
@@ -67,16 +68,6 @@ def prompt_for_run(run: Any, item: Item | None, sample_index: int = 0, demonstra
         persona_index, sample = divmod(sample_index, max(1, run.samples_per_item))
         prompt = kind.prompt_for_sample(item, demos, run.few_shot, run.prompt_style, sample, run.seed)
     return persona_prompt(run, prompt, persona_index)
-
-
-def asking_kind(study: Study, question: str = "") -> Any:
-    """The kind whose prompt asks ``question`` of ``study``'s items: the study's own for "" (its one question), the
-    question's (``[prompt] questions = "separate"``), or the one asking every question at once (``together``)."""
-    if not question:
-        return study.kind
-    if asks_together(study):
-        return together_kind(study)
-    return question_kind(study, question)
 
 
 def prompt_content(prompt: Prompt, api_style: str) -> PromptContent:

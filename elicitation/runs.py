@@ -21,7 +21,9 @@ from .destinations import url_problem
 from .estimate import MICRO, requests_per_answer
 from .likelihood import LikelihoodUnavailable, check_endpoint
 from .models import ElicitationRun, ModelEndpoint, ModelResponse
-from .question_prompts import agent_asks_checks, question_keys
+from surveys.questions import keys_of
+
+from .question_prompts import agent_asks_checks
 from .run_settings import settings_errors
 
 redis = lazy_module("redis")  # imported only when the limits' Redis fails
@@ -133,7 +135,7 @@ def ensure_rows(run: ElicitationRun) -> int:
     item_ids = list(run.target_items().values_list("pk", flat=True))
     personas = [p["fields"] for p in run.personas] if run.personas else [None]
     per = run.samples_per_item
-    questions = [""] if run.refines_id is not None else question_keys(run.study)
+    questions = [""] if run.refines_id is not None else keys_of(run.study)
     ModelResponse.objects.bulk_create(
         [ModelResponse(run=run, item_id=item_id, sample_index=p * per + s, question=question, persona=fields,
                        condition=run.condition)

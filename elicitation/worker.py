@@ -35,6 +35,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from surveys.instruments import Instrument
 from surveys.models import Item
+from surveys.question_kinds import asks_together, prompt_kind
+from surveys.questions import keys_of
 
 from . import conf, likelihood, row_sql, sqlite_writes, throttle
 from .accounting import PerRequest, Settlement, charge_request, settle_locked, settlement_statement
@@ -44,7 +46,7 @@ from .models import ElicitationRun, ModelEndpoint, ModelResponse, StoredPrompt
 from .nul_text import without_nul
 from .modes import (Mode, Outcome, answered, call_full_distribution, complete, full_distribution_outcome,
                     parse_text, request_params, top_logprobs_outcome)
-from .question_prompts import asks_together, check_item, check_kind, parse_together, question_keys, question_kind
+from .question_prompts import check_item, check_kind, parse_together
 from .prompts import (PromptContent, adopt_ids, approx_tokens, prompt_content, prompt_for_run, prompt_hash,
                       store_prompt, stored_or_new)
 from .sqlite_writes import Statement
@@ -142,7 +144,7 @@ class RunContext:
         check's (an agent with ``checks = true``)."""
         if row.check_key:
             return check_kind(self.run.study, row.check_key)
-        return question_kind(self.run.study, row.question) if row.question else self.kind
+        return prompt_kind(self.run.study, row.question) if row.question else self.kind
 
     def content_of(self, row: ModelResponse, item: Item) -> PromptContent:
         """What is sent for ``row``: the prompt, or in the likelihood mode the texts scored."""
@@ -602,7 +604,7 @@ def asked_rows(run: ElicitationRun, rows: Sequence[ModelResponse]) -> list[tuple
     questions (written with it)."""
     if run.refines_id is not None or not asks_together(run.study):
         return [(row, []) for row in rows]
-    order = {key: n for n, key in enumerate(question_keys(run.study))}
+    order = {key: n for n, key in enumerate(keys_of(run.study))}
     groups: dict[tuple[int, int], list[ModelResponse]] = {}
     out: list[tuple[ModelResponse, list[ModelResponse]]] = []
     for row in rows:

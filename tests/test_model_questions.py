@@ -16,11 +16,12 @@ from django.db.models import Sum
 
 from elicitation.estimate import estimate_run
 from elicitation.models import ElicitationRun, ModelResponse
-from elicitation.question_prompts import parse_together, question_kind
+from elicitation.question_prompts import parse_together
 from elicitation.runs import create_run, run_sync, start_run
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.definition.loader import files_beside, load
 from surveys.models import Study
+from surveys.question_kinds import prompt_kind
 
 pytestmark = pytest.mark.django_db
 
@@ -180,7 +181,7 @@ def test_together_parses_each_value_by_its_question_with_its_own_error(stub):
 
 def test_parse_together_reads_a_fenced_object_and_refuses_prose():
     study = load_study(study_text(together=True))
-    kinds = [question_kind(study, "sure"), question_kind(study, "chance")]
+    kinds = [prompt_kind(study, "sure"), prompt_kind(study, "chance")]
     parsed = parse_together(kinds, 'Sure.\n```json\n{"sure": "5", "chance": 42.0}\n```')
     assert [(p.key, p.parsed.value) for p in parsed] == [("sure", 5), ("chance", 42)]
     nothing = parse_together(kinds, "five and forty")

@@ -202,3 +202,31 @@ def test_check_study_shows_the_prompt_of_each_question():
     chance = text.split("── item health-1 [chance] ── prompt")[1]
     assert "How sure does your doctor sound?" in sure and "from 1 to 7" in sure
     assert "In how many cases out of 100" in chance and "from 0 to 100" in chance
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["separate", "together"])
+def test_check_study_previews_the_prompts_a_model_is_asked(tmp_path, mode):
+    """check_study shows, for each question asked separately or for all of them asked together, exactly the prompt
+    the worker sends (both come from surveys.question_kinds.asking_kind): a demonstration's per-question answer
+    (``answer_<key>``) and the together prompt included."""
+    from surveys.definition.preview import preview_file
+
+    from elicitation.prompts import build_prompt
+
+    (tmp_path / "items.csv").write_text(ITEMS, encoding="utf-8")
+    text = BASE.replace("[design]", f'[prompt]\nquestions = "{mode}"\n\n[[demonstrations]]\nphrase = "Surely"\n'
+                        'outcome = "the fever will pass"\nanswer = 7\nanswer_rating = 7\nanswer_estimate = 95\n\n[design]')
+    (tmp_path / "study.toml").write_text(text, encoding="utf-8")
+    shown = preview_file(tmp_path / "study.toml", count=1)
+    study = load_file(tmp_path / "study.toml", commit=True).study
+    item = study.main_items().order_by("id").first()
+    keys = ["rating"] if mode == "together" else ["rating", "estimate"]
+    for key in keys:
+        prompt = build_prompt(study, item, few_shot=True, question=key)
+        assert prompt.shots == 1 and prompt.text in shown, (key, prompt.text, shown)
+    if mode == "together":
+        assert "── item a [rating, estimate together] ── prompt" in shown and "JSON object" in shown
+        assert '"rating": 7' in shown
+    else:
+        assert "── item a [rating] ── prompt" in shown and "── item a [estimate] ── prompt" in shown

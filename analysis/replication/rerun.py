@@ -161,7 +161,8 @@ def ask_again(run: Any, endpoint: Any, client: Any, approved: dict[int, dict[str
     ``approved`` parameters (answer id → parameters) and nothing else."""
     from elicitation.client import RequestFailed, call_with_retries
     from elicitation.modes import complete
-    from elicitation.question_prompts import asks_together, question_outcome
+    from elicitation.question_prompts import question_outcome
+    from surveys.question_kinds import asks_together
 
     together = asks_together(run.study)
     replies: dict[tuple[int, int], Any] = {}  # asked together: one request per (item, sample), as the run asked

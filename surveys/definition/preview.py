@@ -7,7 +7,8 @@ from typing import Any
 from surveys.blocks import block_names
 from surveys.condition_context import cells_of
 from surveys.models import Study
-from surveys.questions import prompt_mode, question_kind, questions_of, several
+from surveys.question_kinds import asking_kind, asks_together
+from surveys.questions import question_kind, questions_of, several
 
 from .loader import load, files_beside
 from .errors import DefinitionError, Problem
@@ -91,20 +92,19 @@ def describe(study: Study, count: int = 2, style: str = "standard") -> str:
             lines += ["", f"── item {item.key}{label} ── prompt ({style}, {prompt.shots} demonstrations), "
                           "completions text:", prompt.text, "", "chat messages:"]
             lines += [f"[{m['role']}] {m['content']}" for m in prompt.messages]
-        if several(study) and prompt_mode(study) != "separate":
-            lines += ["", f"── item {item.key} ── the questions are asked together, in one prompt: the admin's "
-                          "item prompt page shows it"]
     return "\n".join(lines)
 
 
 def prompt_kinds(study: Study, kind: Any) -> list[tuple[str, Any]]:
-    """The kinds whose prompts a model is asked for each item, with a label: the study's own for its one
-    question; with ``[[questions]]`` asked separately, each question's (surveys.questions.question_kind)."""
+    """The kinds whose prompts a model is asked for each item, with a label, as the worker asks them
+    (surveys.question_kinds.asking_kind): the study's own for its one question; with ``[[questions]]`` asked
+    separately, each question's; asked together, the one prompt for all of them."""
     if not several(study):
         return [("", kind)]
-    if prompt_mode(study) != "separate":
-        return []
-    return [(f" [{question.key}]", question_kind(study, question)) for question in questions_of(study)]
+    if asks_together(study):
+        keys = [question.key for question in questions_of(study)]
+        return [(f" [{', '.join(keys)} together]", asking_kind(study, keys[0]))]
+    return [(f" [{question.key}]", asking_kind(study, question.key)) for question in questions_of(study)]
 
 
 def preview_file(path: str | Path, count: int = 2, style: str = "standard") -> str:

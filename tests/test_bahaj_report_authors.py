@@ -16,7 +16,8 @@ from django.utils import timezone
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Completion
-from elicitation.refinement import Asked, authors_outcome, create_refinement
+from elicitation.refinement import create_refinement
+from families.bahaj.refinement import Asked, authors_outcome
 from elicitation.runs import create_run, run_sync, start_run
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.designs import generate_items

@@ -1,4 +1,6 @@
-"""Self-refinement (Bahaj et al. §3.2.2, Table 2): a run built on a run.
+"""Self-refinement of interval answers (Bahaj et al. §3.2.2, Table 2): what a refinement run of an
+interval-at-confidence study shows, asks and reads (reached through the kind's ``Instrument.refinement``,
+families/bahaj/refinement_hook.py; the mechanism, a run built on a run, is the core's: elicitation/refinement.py).
 
 A refinement run (``ElicitationRun.refines`` = the source run, prompt style ``refine``) asks, for each item and
 sample, Table 2's prompt (worded by the study's ``[prompt.styles.refine]``, else the shipped
@@ -8,8 +10,8 @@ for the same question with their confidence levels, drawn at random —
 - setting ``single``: from the source run's parsed answers to the same item (the question at the same level);
 - setting ``mixed``: from its parsed answers to every level of the question (items sharing ``statement_id``);
 
-the draw of sample k of an item is ``random.Random(f"{refine_seed}|{item.key}|{k}").sample(pool, e)`` over the
-pool ordered by item key and sample index (all of it when it holds fewer than e), so a refinement is reproduced
+the draw of sample k of an item is ``random.Random(f"{refine_seed}|{item.key}|{k}").sample(pool, e)``
+(``elicitation.refinement.draw_rng``) over the pool ordered by item key and sample index (all of it when it holds fewer than e), so a refinement is reproduced
 and resumed exactly as long as the source run's answers stay as they are (resuming the source run afterwards
 can add answers to the pools). The model answers with JSON: ``chosen_answer`` (one of the shown intervals)
 and ``proposed_answer`` (a new one).
@@ -19,7 +21,7 @@ read, ``unparseable`` with the reason otherwise); the **chosen** interval in ``d
 upper], or null with ``detail["chosen_error"]``). The prompt itself is stored with its hash like any prompt.
 Both are scored by the report (analysis/reports/bahaj.py) at the item's level.
 
-**The authors' refinement** (prompt style ``authors-refine``, chosen by :func:`create_refinement` when the
+**The authors' refinement** (prompt style ``authors-refine``, the one a refinement takes (``elicitation.refinement.create_refinement``) when the
 source run used one of the authors' prompt styles; their notebooks, §5 of ../shared/data/bahaj2024-protocol):
 
 - candidates are the source run's **raw replies** (every answered row, read or not) of the same hint condition,
@@ -37,38 +39,28 @@ source run used one of the authors' prompt styles; their notebooks, §5 of ../sh
 """
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
-
+from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
+from elicitation.modes import complete
+from elicitation.outcomes import Completion, Outcome
+from elicitation.refinement import draw_rng, source_rows
 from surveys.families import bahaj
 from surveys.instruments import Instrument, Prompt
-from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
+from surveys.instruments.interval_confidence import AUTHORS_REFINE
 from surveys.instruments.interval_text import IntervalReading, read_interval
 from surveys.models import Item
-
-from .models import ElicitationRun, ModelEndpoint, ModelResponse
-from .modes import complete
-from .outcomes import Completion, Outcome
-from .run_settings import refine_style
 
 Shown = tuple[int, float, float, int]  # (model response id, lower, upper, confidence)
 
 
 def pool(run: ElicitationRun, item: Item) -> list[Shown]:
     """The source run's parsed answers the draw for ``item`` picks from (see the module docstring)."""
-    rows = ModelResponse.objects.filter(run_id=run.refines_id, status=ModelResponse.Status.OK,
-                                        lower__isnull=False, upper__isnull=False)
-    if run.refine_setting == "mixed":
-        rows = rows.filter(item__study_id=item.study_id, item__statement_id=item.statement_id)
-    else:
-        rows = rows.filter(item=item)
+    rows = source_rows(run, item, [ModelResponse.Status.OK]).filter(lower__isnull=False, upper__isnull=False)
     return [(pk, lower, upper, int((extra or {}).get("confidence", 0)))
-            for pk, lower, upper, extra in rows.order_by("item__key", "sample_index")
-            .values_list("pk", "lower", "upper", "item__extra")]
+            for pk, lower, upper, extra in rows.values_list("pk", "lower", "upper", "item__extra")]
 
 
 def hint_of(extra: dict | None) -> str:
@@ -78,28 +70,23 @@ def hint_of(extra: dict | None) -> str:
 def raw_pool(run: ElicitationRun, item: Item) -> list[tuple[int, str, int]]:
     """The authors' pool: (response id, raw reply, level) of every answered row of the source run for the item
     (single) or for every level of its question (mixed), in the item's hint condition."""
-    rows = ModelResponse.objects.filter(run_id=run.refines_id, status__in=[ModelResponse.Status.OK,
-                                                                            ModelResponse.Status.UNPARSEABLE])
-    if run.refine_setting == "mixed":
-        rows = rows.filter(item__study_id=item.study_id, item__statement_id=item.statement_id)
-    else:
-        rows = rows.filter(item=item)
+    rows = source_rows(run, item, [ModelResponse.Status.OK, ModelResponse.Status.UNPARSEABLE])
     hint = hint_of(item.extra)
     return [(pk, raw, int((extra or {}).get("confidence", 0)))
-            for pk, raw, extra in rows.order_by("item__key", "sample_index").values_list("pk", "raw_output", "item__extra")
+            for pk, raw, extra in rows.values_list("pk", "raw_output", "item__extra")
             if hint_of(extra) == hint]
 
 
 def authors_draw(run: ElicitationRun, item: Item, sample_index: int) -> list[tuple[int, str, int]]:
     """The candidates of (item, sample) in an authors' refinement, reproducible from the run's draw seed."""
-    rng = random.Random(f"{run.refine_seed}|{item.key}|{sample_index}")
+    rng = draw_rng(run, item, sample_index)
     return bahaj.draw_candidates(raw_pool(run, item), int(run.refine_shown or 0), run.refine_setting, rng)
 
 
 def draw(run: ElicitationRun, item: Item, sample_index: int) -> list[Shown]:
     """The e answers shown in the prompt of (item, sample), reproducible from the run's draw seed."""
     answers = pool(run, item)
-    rng = random.Random(f"{run.refine_seed}|{item.key}|{sample_index}")
+    rng = draw_rng(run, item, sample_index)
     return rng.sample(answers, min(int(run.refine_shown or 0), len(answers)))
 
 
@@ -230,28 +217,3 @@ def refinable_items(source: ElicitationRun, setting: str, authors: bool = False)
             return list(firsts.values())
         return [i for i in items if i.statement_id in questions]
     return [i for i in items if i.pk in answered]
-
-
-def create_refinement(source: ElicitationRun, endpoint: ModelEndpoint, *, shown: int = 3, setting: str = "single",
-                      draw_seed: int = 0, mode: str = ElicitationRun.Mode.GREEDY, samples: int = 1,
-                      temperature: float = 0.0, seed: int | None = None, max_tokens: int = 256, name: str = "",
-                      created_by: Any = None) -> ElicitationRun:
-    """A draft self-refinement run of ``source`` (ValidationError names bad settings). A source asked with the
-    authors' prompts gets the authors' refinement, which sends no temperature (``temperature`` is ignored)."""
-    from django.core.exceptions import ValidationError
-
-    style = refine_style(source)
-    if style == AUTHORS_REFINE:
-        temperature = 0.0  # not sent: the provider's default
-    run = ElicitationRun(study=source.study, endpoint=endpoint, mode=mode, samples_per_item=samples,
-                         temperature=temperature, seed=seed, few_shot=False, max_tokens=max_tokens, name=name,
-                         prompt_style=style, prompt_version=f"bahaj-{style}-v1", refines=source, refine_shown=shown,
-                         refine_setting=setting, refine_seed=draw_seed, created_by=created_by)
-    run.full_clean()
-    items = refinable_items(source, setting, authors=style == AUTHORS_REFINE)
-    if not items:
-        raise ValidationError({"refines": f"run {source.pk} has no parsed interval to refine"})
-    with transaction.atomic():
-        run.save()
-        run.items.set(items)
-    return run

@@ -62,7 +62,7 @@ def model_run(study, answer, samples=1, items=None, **fields) -> ElicitationRun:
 
 def authors_refinement(source, replies, setting="single") -> ElicitationRun:
     """A completed authors' refinement of ``source``: the reply to each item is ``replies[item key]``, read and
-    stored as the worker does (elicitation.refinement.authors_outcome; a reply that is no literal: 5 asks)."""
+    stored as the worker does (families.bahaj.refinement.authors_outcome; a reply that is no literal: 5 asks)."""
     run = ElicitationRun.objects.create(study=source.study, endpoint=source.endpoint, prompt_style="authors-refine",
                                         refines=source, refine_shown=3, refine_setting=setting, refine_seed=1,
                                         status=ElicitationRun.Status.COMPLETED)

@@ -24,7 +24,9 @@ Two shapes of file:
   certainly" and "chances about even" for the survey's "almost certain" and "about even").
 
 - **refinements** (``refines``, long files): self-refinement answers of a run of the study, made elsewhere; the
-  run is a refinement run and the report scores it in its self-refinement table (analysis/refinement_import.py).
+  run is a refinement run and the report scores it in its self-refinement table; its answers are read as the
+  study's kind reads refinement answers (its refinement hook, ``elicitation.refinement.Refinement``: e.g. a row
+  may hold the reply in its own columns, or be a record that names its item by itself).
 
 - **tang-rq2**: Tang et al.'s ``rq2_result.txt`` / ``rq2_cot_result.txt`` as published, one Python dict literal
   per line, matched to the study's tang-rq2 items (families/tang/importer_rq2.py).
@@ -59,12 +61,10 @@ from django.utils.text import slugify
 from analysis.agents import IMPORTED_BASE_URL, agent_name
 from config import registry
 from surveys.answer_import import _CellError, normalise, normalise_expression
-from analysis.refinement_import import (REFINE_STYLES, REPLY_KEYS, authors_record_item, composed_reply,
-                                        default_refine_style, has_reply_keys, is_authors_record, refinement_answer,
-                                        source_problems)
 from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
+from elicitation.run_settings import REFINE_SETTINGS, REFINE_STYLE, refinable_answers, refine_style, refine_styles
 from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, _decode, nul_columns, read_csv_records
 from surveys.instruments import Instrument
 from surveys.instruments.shapes import FIRST_NUMBER, ScaleShape
@@ -116,7 +116,7 @@ class ModelAnswerFile:
     few_shot: bool = True
     prompt_version: str = ""
     name: str = ""
-    refines: int | None = None       # self-refinement answers of this run (analysis/refinement_import.py)
+    refines: int | None = None       # self-refinement answers of this run (elicitation/refinement.py)
     refine_setting: str = "single"   # refinements: single | mixed
     candidates: int = 3              # refinements: candidates shown per prompt (e; the paper's 3)
 
@@ -400,41 +400,49 @@ def _fields_named_like_the_items(names: Iterable[str] | Mapping[str, Any], setti
     return {"key": "key"} if "key" in fields else fields
 
 
-def _answer_columns(settings: ModelAnswerFile, composed: bool) -> list[str]:
-    """The columns an answer is read from: the authors' reply keys (a composed refinement reply), else one."""
-    return list(REPLY_KEYS) if composed else [settings.answer]
+def _answer_columns(settings: ModelAnswerFile, composed: tuple[str, ...]) -> list[str]:
+    """The columns an answer is read from: a refinement reply's own columns (``composed``: the reply rebuilt
+    from them), else one."""
+    return list(composed) if composed else [settings.answer]
 
 
-def _required(settings: ModelAnswerFile, fields: Mapping[str, str], composed: bool) -> list[str]:
+def _required(settings: ModelAnswerFile, fields: Mapping[str, str], composed: tuple[str, ...]) -> list[str]:
     """The columns every row of a long file must have."""
     return [*_answer_columns(settings, composed), *fields.values(), *([settings.sample] if settings.sample else [])]
 
 
+def _composed(columns: Mapping[str, str] | list[str], reply_columns: tuple[str, ...]) -> tuple[str, ...]:
+    """``reply_columns`` when a row (or header) holds every one of them, else none."""
+    return reply_columns if reply_columns and all(k in columns for k in reply_columns) else ()
+
+
 @dataclass
 class _LongRecords:
-    """The rows of a long file, the columns naming the item's fields, and whether the answer is composed of the
-    authors' reply keys."""
+    """The rows of a long file, the columns naming the item's fields, and the columns a refinement reply is
+    composed of (none: the answer column holds it)."""
 
     records: list[tuple[int, Mapping[str, str]]]
     fields: dict[str, str]
-    composed: bool
+    composed: tuple[str, ...]
 
 
-def _read_long(settings: ModelAnswerFile, data: bytes, fmt: str) -> _LongRecords:
-    """The rows of a long file (CSV or JSON Lines), each with every required column; ImportFailed otherwise."""
+def _read_long(settings: ModelAnswerFile, data: bytes, fmt: str,
+               reply_columns: tuple[str, ...] = ()) -> _LongRecords:
+    """The rows of a long file (CSV or JSON Lines), each with every required column; ImportFailed otherwise.
+    ``reply_columns``: the columns a refinement's row may hold its reply in (the refinement hook's)."""
     fields = dict(settings.fields)
     if fmt == "csv":
         first = [h.strip() for h in next(csv.reader(io.StringIO(_decode(io.BytesIO(data)))), [])]
         if not fields:  # the columns named like the item's fields
             fields = _fields_named_like_the_items(first, settings)
-        composed = settings.refines is not None and has_reply_keys(first)
+        composed = _composed(first, reply_columns) if settings.refines is not None else ()
         required = _required(settings, fields, composed)
         records = [(r.line, r.values) for r in read_csv_records(io.BytesIO(data), required)]
         return _LongRecords(records, fields, composed)
     records, errors = read_jsonl(data)
     if not fields and records:  # the keys named like the item's fields, in the first line
         fields = _fields_named_like_the_items(records[0][1], settings)
-    composed = settings.refines is not None and bool(records) and has_reply_keys(records[0][1])
+    composed = _composed(records[0][1], reply_columns) if settings.refines is not None and records else ()
     errors += [RowError(line, key, "is missing from this line") for line, row in records
                for key in _required(settings, fields, composed) if key not in row]
     if errors:
@@ -468,13 +476,14 @@ def _sample_of(row: Mapping[str, str], settings: ModelAnswerFile) -> int | None:
 
 def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
     """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
-    read = _read_long(settings, data, fmt)
+    refinement = study.kind.refinement_hook() if settings.refines is not None else None
+    read = _read_long(settings, data, fmt, refinement.reply_columns if refinement is not None else ())
     records, fields, composed = read.records, read.fields, read.composed
     if not records:
         raise ImportFailed([RowError(2, "-", "the file has no rows")])
-    authors_rows = (settings.refines is not None and not fields and not settings.fixed
-                    and is_authors_record(records[0][1]))
-    if authors_rows:  # the authors' selfrefine records: matched by id, hint_type and confidence_pct
+    authors_rows = (refinement is not None and not fields and not settings.fixed
+                    and refinement.is_record(records[0][1]))
+    if authors_rows:  # records that name their item by themselves (e.g. an authors' file): the hook matches them
         ordered = list(study.main_items().order_by("id"))
     elif not fields and not settings.fixed:
         raise ImportFailed([RowError(1, "-", "no column identifies the item: give the key column or the columns "
@@ -484,14 +493,14 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
     cells, errors, missing = [], [], 0
     for line, row in records:
         try:
-            item = (authors_record_item(ordered, row, settings.refine_setting) if authors_rows
+            item = (refinement.record_item(ordered, row, settings.refine_setting) if authors_rows
                     else _matched_item(matcher, fields, row, settings))
             sample = _sample_of(row, settings)
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
-        raw = composed_reply(row) if composed else row.get(settings.answer, "")
-        if (is_missing(raw) or composed and all(is_missing(row.get(k, "")) for k in REPLY_KEYS)) \
+        raw = refinement.composed_reply(row) if composed else row.get(settings.answer, "")
+        if (is_missing(raw) or composed and all(is_missing(row.get(k, "")) for k in composed)) \
                 and not settings.keep_missing:
             missing += 1
             continue
@@ -657,7 +666,7 @@ def outcome_of(kind: Instrument, cell: _Cell, percent: bool, refinement: str | N
     """The parsed answer of one cell (as a live answer is parsed) and the text the instrument read;
     ``refinement``: the prompt style of a refinement answer (read as a live one of that style)."""
     if refinement:
-        return refinement_answer(kind, cell.raw, refinement), cell.raw
+        return kind.refinement_hook().imported_outcome(kind, cell.raw, refinement), cell.raw
     text = _as_percent(cell.raw) if percent else cell.raw
     parsed = kind.parse_model_answer(text, cell.item)
     if parsed.ok:
@@ -730,7 +739,7 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     refinement_style = settings.prompt_style if refinement else None
     parsed = [(cell, *outcome_of(kind, cell, percent, refinement_style)) for cell in cells]
     unanswered = _unanswered_expressions(study, settings, cells)
-    if not refinement:  # refinement runs are not agents of Table 4: the report names each by its run
+    if not refinement:  # refinement runs are not agents of the report's tables: it names each by its run
         refuse_second_run_of_agent(study, settings, {c.item.pk for c in cells})
     run = _save(study, settings, name, sha, parsed)
     unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
@@ -746,12 +755,12 @@ def _checked_settings(study: Study, settings: ModelAnswerFile) -> ModelAnswerFil
     kind = study.kind
     if settings.refines is not None:
         if settings.prompt_style == "standard":  # the default: the source run's refinement style
-            settings = replace(settings, prompt_style=default_refine_style(settings.refines))
-        if settings.prompt_style not in REFINE_STYLES:
-            problems.append(f"refinement answers have the prompt style {' or '.join(map(repr, REFINE_STYLES))}, "
+            settings = replace(settings, prompt_style=_default_refine_style(settings.refines))
+        if settings.prompt_style not in refine_styles(study):
+            problems.append(f"refinement answers have the prompt style {' or '.join(map(repr, refine_styles(study)))}, "
                             f"not {settings.prompt_style!r}")
-        problems += source_problems(study, settings.refines, settings.refine_setting, settings.candidates)
-    elif settings.prompt_style in REFINE_STYLES:
+        problems += _source_problems(study, settings.refines, settings.refine_setting, settings.candidates)
+    elif settings.prompt_style in refine_styles(study):
         problems.append(f"prompt style {settings.prompt_style!r} is for refinement answers: give the run they refine "
                         "(--refines RUN)")
     if settings.prompt_style not in kind.prompt_styles:
@@ -815,6 +824,32 @@ def _unanswered_expressions(study: Study, settings: ModelAnswerFile, cells: list
                                              f"{', '.join(unanswered)}; nothing imported (give --allow-missing "
                                              "to import it without them)")])
     return unanswered
+
+
+def _source_problems(study: Study, source_id: int, setting: str, candidates: int) -> list[str]:
+    """What is wrong with refining run ``source_id`` of ``study`` (empty when it can be refined)."""
+    source = ElicitationRun.objects.filter(pk=source_id).first()
+    problems = []
+    if source is None:
+        problems.append(f"--refines {source_id}: no such run")
+    elif source.study_id != study.pk:
+        problems.append(f"--refines {source_id}: the run belongs to study {source.study.slug!r}, not {study.slug!r}")
+    elif source.refines_id is not None:
+        problems.append(f"--refines {source_id}: the run is itself a refinement; refine a run of answers")
+    if study.kind.refinement_hook() is None:
+        problems.append(f"--refines: self-refinement needs {refinable_answers()} answers, not {study.instrument} items")
+    if setting not in REFINE_SETTINGS:
+        problems.append(f"--refine-setting must be one of {', '.join(REFINE_SETTINGS)}, not {setting!r}")
+    if candidates < 1:
+        problems.append("--candidates: each prompt showed at least one candidate")
+    return problems
+
+
+def _default_refine_style(source_id: int) -> str:
+    """The prompt style of refinements of run ``source_id``: the one a live refinement takes (``refine`` when
+    there is no such run; the settings check names it)."""
+    source = ElicitationRun.objects.filter(pk=source_id).first()
+    return refine_style(source) if source is not None else REFINE_STYLE
 
 
 def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:

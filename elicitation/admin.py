@@ -73,7 +73,7 @@ class ElicitationRunAdmin(OwnedAdminMixin, admin.ModelAdmin):
         ("State", {"fields": ("status", "status_reason", "created_by", "created_at", "started_at",
                               "last_started_at", "finished_at")}),
         ("Source", {"fields": ("source", "source_file", "source_sha256")}),  # imported runs: the file
-        # self-refinement runs (Bahaj et al.): "Self-refine this run" on the run page, the API or manage.py refine
+        # self-refinement runs (elicitation/refinement.py): "Self-refine this run" on the run page, the API or manage.py refine
         ("Self-refinement", {"fields": ("refines", "refine_shown", "refine_setting", "refine_seed")}),
         # a study's declared agent ([[agents]]): "Run the declared agents", the API or elicit --all-agents
         ("Declared agent", {"fields": ("agent", "agent_settings", "personas", "persona_seed", "condition")}),

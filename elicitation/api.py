@@ -303,10 +303,10 @@ class ElicitationRunViewSet(OwnedViewSetMixin, viewsets.GenericViewSet, viewsets
     def resume(self, request, pk=None, format=None):
         return self._transition(lambda run: preflight.resume(run, check_wanted(request)), sends=True)
 
-    @extend_schema(summary="Self-refine a run (Bahaj et al.): create a refinement run of its answers and start it",
+    @extend_schema(summary="Self-refine a run: create a refinement run of its answers and start it",
                    description="The options of `manage.py refine`. 409 when the run cannot be refined (a "
-                               "refinement itself, not interval answers, no parsed interval yet, or the new run "
-                               "could not start: then `run` is its id).",
+                               "refinement itself, answers of a kind that cannot be refined, no parsed answer yet, or "
+                               "the new run could not start: then `run` is its id).",
                    request=RefineSerializer, responses={201: ElicitationRunSerializer, 409: Detail})
     @action(detail=True, methods=["post"])
     def refine(self, request, pk=None, format=None):

@@ -138,8 +138,8 @@ class ElicitationRun(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.LIVE, db_index=True)
     source_file = models.CharField(max_length=300, blank=True, help_text="Imported runs: the file's name.")
     source_sha256 = models.CharField(max_length=64, blank=True, help_text="Imported runs: SHA-256 of the file.")
-    # Self-refinement runs (elicitation/refinement.py, Bahaj et al. Table 2): each prompt shows e answers of an
-    # earlier run of the same study for the same question, drawn with this seed; prompt style ``refine``.
+    # Self-refinement runs (elicitation/refinement.py): each prompt shows e answers of an earlier run of the same
+    # study for the same question, drawn with this seed; a refinement prompt style of the kind (``refine``).
     refines = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="refinements",
                                 help_text="Self-refinement: the run whose answers the prompts show.")
     refine_shown = models.PositiveSmallIntegerField(null=True, blank=True,
@@ -197,7 +197,7 @@ class ElicitationRun(models.Model):
 
     def save(self, *args, **kwargs):
         """A new run left at the field's default prompt version gets the version of the prompt it sends
-        (``elicitation.prompt_versions.default_prompt_version``: e.g. ``bahaj-zero-shot-v1``, not ``belem-2shot-v1``),
+        (``elicitation.prompt_versions.default_prompt_version``: e.g. ``<prefix>-zero-shot-v1``, not ``<prefix>-2shot-v1``),
         and records the study's current definition version (the wording its prompts come from)."""
         if self._state.adding and self.study_version_id is None:
             self.study_version = self.study.current_version()

@@ -29,17 +29,18 @@ def shots_label(shots: int) -> str:
     return f"{shots}-shot" if shots else "zero-shot"
 
 
-def _version_prefix(study: Study) -> str:
+def version_prefix(study: Study) -> str:
+    """The prefix of the prompt versions of ``study``'s runs: its kind's, else the kind's name."""
     return study.kind.prompt_version_prefix or study.kind.name.replace("_", "-")
 
 
 def default_prompt_version(study: Study, shots: int) -> str:
     """The prompt version a new run gets unless one is given: ``belem-2shot-v1`` for Belem's 2-shot prompt,
     ``<kind's prefix>-zero-shot-v1`` for a prompt without demonstrations."""
-    return f"{_version_prefix(study)}-{shots}shot-v1" if shots else f"{_version_prefix(study)}-zero-shot-v1"
+    return f"{version_prefix(study)}-{shots}shot-v1" if shots else f"{version_prefix(study)}-zero-shot-v1"
 
 
 def is_default_prompt_version(study: Study, version: str) -> bool:
     """Whether ``version`` is one a run gets by default (report names then leave it out)."""
-    pattern = rf"{re.escape(_version_prefix(study))}-(zero-shot|\d+shot)-v1"
+    pattern = rf"{re.escape(version_prefix(study))}-(zero-shot|\d+shot)-v1"
     return version == PROMPT_VERSION_DEFAULT or re.fullmatch(pattern, version) is not None

@@ -42,8 +42,8 @@ def share_study(study: Study, *items: Item) -> None:
 
 def prompt_for_run(run: Any, item: Item | None, sample_index: int = 0, demonstrations: list[Item] | None = None,
                    question: str = "", check: str = "") -> Prompt:
-    """The prompt of one (item, sample, question) of ``run``: the instrument's, or Table 2's for a self-refinement
-    run (elicitation/refinement.py), whose prompt depends on the sample's draw. A run with personas asks sample
+    """The prompt of one (item, sample, question) of ``run``: the instrument's, or for a self-refinement run its
+    kind's refinement prompt (elicitation/refinement.py), which depends on the sample's draw. A run with personas asks sample
     ``persona index × samples per item + sample``: the sample's prompt with the persona's preamble
     (elicitation/persona_prompts.py); workers, ``--sync``, the stored prompt and the estimates all come here. A run
     under a cell (``run.condition``) renders the templates' ``condition`` as that cell's. A study with
@@ -52,9 +52,9 @@ def prompt_for_run(run: Any, item: Item | None, sample_index: int = 0, demonstra
     check of that key, asked of an agent with ``checks = true`` (no item, no demonstrations; the persona's preamble
     and the cell as for the items)."""
     if getattr(run, "refines_id", None) is not None:
-        from .refinement import refinement_prompt
+        from .refinement import prompt
 
-        return refinement_prompt(run, item, sample_index)
+        return prompt(run, item, sample_index)
     if check:
         kind, item, demos = check_kind(run.study, check), check_item(run.study, check), []
     else:

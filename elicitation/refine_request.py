@@ -3,7 +3,7 @@
 ``RefineSerializer``) call.
 
 A run cannot be refined (:func:`refusal`; the API answers 409) when it is itself a refinement, when its study's
-answers are not intervals, or when it has no parsed interval yet; bad settings come back per field (400).
+item kind has no refinement (``Instrument.refinement``), or when it has no parsed answer yet; bad settings come back per field (400).
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from django.core.exceptions import ValidationError
 from . import preflight
 from .models import ElicitationRun, ModelEndpoint
 from .refinement import create_refinement
-from .run_settings import MAX_SAMPLES, MAX_TEMPERATURE, MAX_TOKENS, REFINE_SETTINGS, SEED_BOUND, is_refinement
+from .run_settings import (MAX_SAMPLES, MAX_TEMPERATURE, MAX_TOKENS, REFINE_SETTINGS, SEED_BOUND, is_refinement,
+                           refinable_answers)
 from .runs import RunStateError, missing_key, start_run
 
 #: creating a run and starting it (the admin's add + change on runs)
@@ -31,8 +32,9 @@ def refusal(source: ElicitationRun) -> str:
     """Why ``source`` cannot be refined at all ("" when it can be; its answers may still be missing)."""
     if is_refinement(source):
         return f"run {source.pk} is itself a refinement; refine a run of answers"
-    if source.study.kind.shape.name != "interval":
-        return f"self-refinement needs interval answers; run {source.pk}'s study asks {source.study.instrument} items"
+    if source.study.kind.refinement_hook() is None:
+        return (f"self-refinement needs {refinable_answers()} answers; run {source.pk}'s study asks "
+                f"{source.study.instrument} items")
     return ""
 
 

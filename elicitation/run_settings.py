@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
+from surveys.instruments import instruments
 
 from .api_styles import adapter_for
 from .choices import Mode
@@ -20,8 +20,7 @@ MAX_TEMPERATURE = 10
 MAX_TOKENS = 100_000
 SEED_BOUND = 2**62
 
-REFINE_STYLE = "refine"  # the prompt style of a self-refinement run (elicitation/refinement.py)
-REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)  # ... and of the authors' refinement (Bahaj et al.'s code)
+REFINE_STYLE = "refine"  # the prompt style of a self-refinement run (elicitation/refinement.py), by default
 REFINE_SETTINGS = ("single", "mixed")  # which of the source run's answers a refinement draws from
 
 
@@ -33,7 +32,7 @@ def default_temperature(study, mode: str, prompt_style: str) -> float:
 
 
 def is_refinement(run: ElicitationRun) -> bool:
-    """Whether ``run`` is a self-refinement of another run (Bahaj et al.; elicitation/refinement.py)."""
+    """Whether ``run`` is a self-refinement of another run (elicitation/refinement.py)."""
     return run.refines_id is not None
 
 
@@ -108,10 +107,23 @@ def likelihood_errors(run: ElicitationRun) -> dict[str, str]:
     return errors
 
 
+def refine_styles(study) -> tuple[str, ...]:
+    """The prompt styles reserved for self-refinement runs of ``study`` (``refine``, and its kind's own)."""
+    refinement = study.kind.refinement_hook() if study is not None else None
+    return tuple(dict.fromkeys((REFINE_STYLE, *(refinement.styles if refinement is not None else ()))))
+
+
+def refinable_answers() -> str:
+    """The answers self-refinement can refine (by the shapes of the kinds with a refinement), e.g. "interval"."""
+    shapes = dict.fromkeys(kind.shape.name.replace("_", " ") for kind in instruments()
+                           if kind.refinement_hook() is not None)
+    return " or ".join(shapes) or "no"
+
+
 def refinement_errors(run: ElicitationRun) -> dict[str, str]:
     """Problems with a run's refinement settings (none for an ordinary run)."""
     if not is_refinement(run):
-        if run.prompt_style in REFINE_STYLES:
+        if run.prompt_style in refine_styles(run.study if run.study_id else None):
             return {"prompt_style": "the refine prompt style is for self-refinement runs, which need a source run "
                                     "(manage.py refine)"}
         return {}
@@ -124,8 +136,8 @@ def refinement_errors(run: ElicitationRun) -> dict[str, str]:
         errors["refines"] = f"run {source.pk} belongs to another study"
     if source.refines_id is not None:
         errors["refines"] = f"run {source.pk} is itself a refinement; refine a run of answers"
-    if run.study_id and run.study.kind.shape.name != "interval":
-        errors["refines"] = f"self-refinement needs interval answers, not {run.study.instrument} items"
+    if run.study_id and run.study.kind.refinement_hook() is None:
+        errors["refines"] = f"self-refinement needs {refinable_answers()} answers, not {run.study.instrument} items"
     if run.refine_setting not in REFINE_SETTINGS:
         errors["refine_setting"] = "single or mixed"
     if not run.refine_shown or run.refine_shown < 1:
@@ -136,5 +148,6 @@ def refinement_errors(run: ElicitationRun) -> dict[str, str]:
 
 
 def refine_style(source: ElicitationRun) -> str:
-    """The refinement's prompt style: the authors' when the source was asked with the authors' prompts."""
-    return AUTHORS_REFINE if source.prompt_style in AUTHORS_STYLES else REFINE_STYLE
+    """The refinement's prompt style: the one the source's kind's refinement takes for it (``refine`` by default)."""
+    refinement = source.study.kind.refinement_hook()
+    return refinement.style(source) if refinement is not None else REFINE_STYLE

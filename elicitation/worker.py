@@ -38,7 +38,7 @@ from surveys.models import Item
 from surveys.question_kinds import asks_together, prompt_kind
 from surveys.questions import keys_of
 
-from . import conf, likelihood, row_sql, sqlite_writes, throttle
+from . import conf, likelihood, refinement, row_sql, sqlite_writes, throttle
 from .accounting import PerRequest, Settlement, charge_request, settle_locked, settlement_statement
 from .client import Attempted, EndpointClient, RequestFailed, Stopped, call_with_retries
 from .estimate import completion_tokens_per_request, cost_of, requests_per_answer
@@ -254,10 +254,8 @@ def give_back(owner: str) -> None:
 
 def interpret(ctx: RunContext, value: Any, item: Item | None = None, kind: Instrument | None = None) -> Outcome:
     mode, kind = ctx.run.mode, kind or ctx.kind
-    if ctx.run.refines_id is not None:  # self-refinement: chosen and proposed intervals (elicitation/refinement.py)
-        from .refinement import refinement_outcome
-
-        return refinement_outcome(kind, value)
+    if ctx.run.refines_id is not None:  # self-refinement: read as the kind's refinement reads it
+        return refinement.outcome(kind, value)
     if mode == Mode.FULL_DISTRIBUTION:
         return full_distribution_outcome(kind, value)
     if mode == Mode.TOP_LOGPROBS:
@@ -312,7 +310,7 @@ def written_fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def prompt_detail(run: ElicitationRun, params: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-    """What is stored in an answer's ``detail`` about its request: what its prompt drew (e.g. Bahaj et al.'s
+    """What is stored in an answer's ``detail`` about its request: what its prompt drew (e.g. a hint condition's
     hint) and, when no temperature was sent, that the provider's default decoding applied."""
     detail = dict(record)
     if "temperature" not in params and run.mode in (Mode.GREEDY, Mode.SAMPLED):
@@ -541,10 +539,8 @@ def send(ctx: RunContext, item: Item, content: PromptContent, params: dict[str, 
         return call_full_distribution(client, endpoint, content, params)
     if run.mode == Mode.LIKELIHOOD:
         return likelihood.score_item(client, endpoint, ctx.kind, item, params)
-    if run.refines_id is not None:  # self-refinement: the authors' asks again (refinement.py)
-        from .refinement import ask
-
-        return ask(run, client, endpoint, content, params)
+    if run.refines_id is not None:  # self-refinement: asked as the kind's refinement asks (it may ask again)
+        return refinement.ask(run, ctx.kind, client, endpoint, content, params)
     return complete(client, endpoint, content, params)
 
 

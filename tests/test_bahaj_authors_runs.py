@@ -11,8 +11,9 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
-from elicitation.refinement import authors_draw, create_refinement, raw_pool
+from elicitation.refinement import create_refinement
 from elicitation.runs import create_run, run_sync, start_run
+from families.bahaj.refinement import authors_draw, raw_pool
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.designs import DesignError, generate_items
 from surveys.families import bahaj

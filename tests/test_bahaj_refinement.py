@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
 from elicitation.models import ElicitationRun, ModelResponse
-from elicitation.refinement import create_refinement, draw, read_refinement
+from elicitation.refinement import create_refinement
+from families.bahaj.refinement import draw, read_refinement
 from elicitation.runs import create_run, resume_run, run_sync, start_run
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.importers import import_items

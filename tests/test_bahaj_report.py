@@ -16,7 +16,7 @@ from django.urls import reverse
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Completion
-from elicitation.refinement import refinement_outcome
+from families.bahaj.refinement import refinement_outcome
 from surveys.importers import import_items
 from surveys.models import Assignment, Participant, Response, Study
 

@@ -16,7 +16,8 @@ from django.utils import timezone
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Completion
-from elicitation.refinement import Asked, authors_outcome, create_refinement
+from elicitation.refinement import create_refinement
+from families.bahaj.refinement import Asked, authors_outcome
 from elicitation.runs import create_run, run_sync, start_run
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.designs import generate_items
@@ -61,7 +62,7 @@ def model_run(study, answer, samples=1, items=None, **fields) -> ElicitationRun:
 
 def authors_refinement(source, replies, setting="single") -> ElicitationRun:
     """A completed authors' refinement of ``source``: the reply to each item is ``replies[item key]``, read and
-    stored as the worker does (elicitation.refinement.authors_outcome; a reply that is no literal: 5 asks)."""
+    stored as the worker does (families.bahaj.refinement.authors_outcome; a reply that is no literal: 5 asks)."""
     run = ElicitationRun.objects.create(study=source.study, endpoint=source.endpoint, prompt_style="authors-refine",
                                         refines=source, refine_shown=3, refine_setting=setting, refine_seed=1,
                                         status=ElicitationRun.Status.COMPLETED)

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 import prompt_baseline as baseline
-from elicitation import refinement
+from families.bahaj import refinement
 from elicitation.prompts import build_prompt, prompt_content, prompt_hash
 from surveys.definition.errors import DefinitionError
 from surveys.definition.export import export_to
@@ -156,7 +156,7 @@ lower_bound | upper_bound | confidence
 
 
 def test_the_refinement_prompt_is_worded_as_before():
-    """Table 2's prompt from the shipped file, byte for byte what elicitation/refinement.py wrote."""
+    """Table 2's prompt from the shipped file, byte for byte what the refinement module wrote."""
     study = Study(slug="op", title="Op", instrument="interval_confidence")
     item = Item(study=study, key="everest|90", statement="How high is Mount Everest, in metres?",
                 extra={"confidence": 90})

@@ -106,6 +106,16 @@ class Instrument:
     # file of its own (``Study.definition`` empty), or where its own leaves something unworded, e.g.
     # "belem/study.toml".
     default_definition: ClassVar[str] = ""
+    # Self-refinement (elicitation/refinement.py): the kind's ``elicitation.refinement.Refinement`` (its runs'
+    # prompts, asks and readings), or a "module:attribute" naming one, resolved on first use; None: its answers
+    # cannot be refined.
+    refinement: ClassVar[Any] = None
+
+    def refinement_hook(self) -> Any:
+        """The kind's self-refinement (``refinement`` resolved), None when its answers cannot be refined."""
+        if self.refinement is None:
+            return None
+        return registry.resolve(self.refinement, f"the {self.name} kind's refinement")
 
     @property
     def report_options(self) -> dict[str, ReportOption]:

@@ -98,6 +98,7 @@ class IntervalConfidence(Instrument):
     prompt_styles = STYLES
     report_sections = ("bahaj",)
     prompt_version_prefix = "bahaj"
+    refinement = "families.bahaj.refinement_hook:REFINEMENT"  # self-refinement (Table 2; the authors' refinement)
     attention_filter_default = False
     import_columns = ("question", "answer")
     optional_columns = ("id", "source")

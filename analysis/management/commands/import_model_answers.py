@@ -70,13 +70,14 @@ class Command(BaseCommand):
                             help="wide files: import although some of the study's WEPs have no answer in the file "
                                  "(default: refused, naming them)")
         parser.add_argument("--refines", type=int, metavar="RUN",
-                            help="the answers are self-refinements (Bahaj et al. Tables 7-8) of run RUN of the study, "
-                                 "made elsewhere: each answer is the reply's text, or the columns chosen_answer and "
-                                 "proposed_answer where a row has them (the authors' 'answer' beside them is the true "
-                                 "answer); the authors' selfrefine records are matched by id, hint_type and "
-                                 "confidence_pct; prompt style refine or authors-refine (default: the one a live "
-                                 "refinement of RUN takes); the report scores the run in its self-refinement table, "
-                                 "not in Table 4")
+                            help="the answers are self-refinements of run RUN of the study, made elsewhere: each "
+                                 "answer is the reply's text, or the columns the study's kind rebuilds a reply from "
+                                 "where a row has them (interval answers: chosen_answer and proposed_answer; the "
+                                 "authors' 'answer' beside them is the true answer), and records that name their "
+                                 "item by themselves are matched by the kind (the authors' selfrefine records: by "
+                                 "id, hint_type and confidence_pct); a refinement prompt style of the kind, e.g. "
+                                 "refine or authors-refine (default: the one a live refinement of RUN takes); the "
+                                 "report scores the run in its self-refinement table, not among the agents")
         parser.add_argument("--refine-setting", choices=["single", "mixed"], default="single",
                             help="refinements: candidates from one level (single, default) or from all levels (mixed)")
         parser.add_argument("--candidates", type=int, default=3, metavar="N",

@@ -1,6 +1,6 @@
 """python manage.py refine RUN [--endpoint NAME] [--shown 3] [--setting single|mixed] [--draw-seed N] [--sync | --wait]
 
-Self-refinement (Bahaj et al.): a new run whose prompts show answers of run RUN (elicitation/refinement.py).
+Self-refinement: a new run whose prompts show answers of run RUN (elicitation/refinement.py).
 Progress, cancelling and resuming are those of any run (``elicit --status/--cancel/--resume``)."""
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from surveys.cli import lookup
 
 
 class Command(ElicitCommand):
-    help = ("Self-refinement of an interval run: each prompt shows e of its answers to the same question (with their "
-            "confidence levels) and asks for the most likely one and a new, better interval (Table 2 of Bahaj et al.).")
+    help = ("Self-refinement of a run: each prompt shows e of its answers to the same question and asks for a new, "
+            "better answer, as the study's item kind words and reads its refinement (interval answers: the answers "
+            "with their confidence levels, the most likely one and a new, better interval).")
 
     def add_arguments(self, parser):
         add_as_argument(parser)

@@ -1,11 +1,12 @@
-"""Importing self-refinement answers produced elsewhere (Bahaj et al. Tables 7–8) as a refinement of an
-imported (or live) run: ``import_model_answers STUDY FILE --model NAME --refines RUN [--refine-setting
+"""Importing self-refinement answers of interval answers produced elsewhere (Bahaj et al. Tables 7–8) as a
+refinement of an imported (or live) run: ``import_model_answers STUDY FILE --model NAME --refines RUN [--refine-setting
 single|mixed] [--candidates N]``.
 
-The run made is an imported run (analysis/model_answer_import.py) that is also a self-refinement run
+The run made is an imported run (analysis/model_answer_import.py, which reaches this module through the kind's
+refinement hook, families/bahaj/refinement_hook.py) that is also a self-refinement run
 (``refines`` = RUN, prompt style ``refine``, ``refine_setting``, ``refine_shown`` = the number of candidates each
 prompt showed, default 3 as the paper says; ``refine_seed`` 0: the draw was made elsewhere). Each answer is read
-as a live refinement answer is (:func:`elicitation.refinement.refinement_outcome`): the proposed interval is the
+as a live refinement answer is (:func:`families.bahaj.refinement.refinement_outcome`): the proposed interval is the
 answer, the chosen one goes to ``detail["chosen"]``. So the report puts the run in its self-refinement table,
 not in Table 4.
 
@@ -24,7 +25,7 @@ shares it) — a mixed record is the question's first item, as a live authors' m
 Prompt style: ``refine`` (the platform's refinement) or ``authors-refine`` (the authors'); by default the one a
 live refinement of the source run would take (:func:`elicitation.run_settings.refine_style`: ``authors-refine``
 when the source run was asked with the authors' prompts). An ``authors-refine`` answer is read as the authors
-read their records (:func:`elicitation.refinement.authors_outcome`): the reply a literal (JSON, as a rebuilt reply
+read their records (:func:`families.bahaj.refinement.authors_outcome`): the reply a literal (JSON, as a rebuilt reply
 is, or a Python literal), kept when ``chosen_answer`` and ``proposed_answer`` are both lists of two, its bounds
 as they are — a reversed interval or a bound that is no number is kept and scored as a miss under the report's
 ``authors`` reading — and dropped (unparseable, counted) otherwise.
@@ -34,17 +35,16 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from elicitation.models import ElicitationRun
 from elicitation.outcomes import Completion, Outcome
-from elicitation.run_settings import REFINE_SETTINGS
+from elicitation.run_settings import REFINE_STYLE
 from surveys.families import bahaj
 from surveys.instruments import Instrument
 from surveys.instruments.interval_confidence import AUTHORS_REFINE
 from surveys.models import Item
 
+from .refinement import Asked, authors_outcome, refinement_outcome
+
 REPLY_KEYS = ("chosen_answer", "proposed_answer")
-REFINE_STYLE = "refine"
-REFINE_STYLES = (REFINE_STYLE, AUTHORS_REFINE)
 DEFAULT_CANDIDATES = 3  # the paper's n (§7 point 21 of the protocol: its Table 7 may come from n = 4)
 
 
@@ -56,25 +56,6 @@ def has_reply_keys(columns: Mapping[str, str] | list[str]) -> bool:
 def composed_reply(row: Mapping[str, str]) -> str:
     """The reply rebuilt from its keys: ``{"chosen_answer": [x, y], "proposed_answer": [x, y]}``."""
     return "{" + ", ".join(f'"{k}": {(row.get(k) or "null").strip()}' for k in REPLY_KEYS) + "}"
-
-
-def source_problems(study, source_id: int, setting: str, candidates: int) -> list[str]:
-    """What is wrong with refining run ``source_id`` of ``study`` (empty when it can be refined)."""
-    source = ElicitationRun.objects.filter(pk=source_id).first()
-    problems = []
-    if source is None:
-        problems.append(f"--refines {source_id}: no such run")
-    elif source.study_id != study.pk:
-        problems.append(f"--refines {source_id}: the run belongs to study {source.study.slug!r}, not {study.slug!r}")
-    elif source.refines_id is not None:
-        problems.append(f"--refines {source_id}: the run is itself a refinement; refine a run of answers")
-    if study.kind.shape.name != "interval":
-        problems.append(f"--refines: self-refinement needs interval answers, not {study.instrument} items")
-    if setting not in REFINE_SETTINGS:
-        problems.append(f"--refine-setting must be one of {', '.join(REFINE_SETTINGS)}, not {setting!r}")
-    if candidates < 1:
-        problems.append("--candidates: each prompt showed at least one candidate")
-    return problems
 
 
 AUTHORS_RECORD = ("id", "confidence_pct")
@@ -108,15 +89,6 @@ def authors_record_item(items: list[Item], row: Mapping[str, str], setting: str)
     raise _CellError("confidence_pct", f"question {qid!r} has no item at level {level:g}")
 
 
-def default_refine_style(source_id: int) -> str:
-    """The prompt style of refinements of run ``source_id``: the one a live refinement takes (``refine`` when
-    there is no such run; the settings check names it)."""
-    from elicitation.run_settings import refine_style
-
-    source = ElicitationRun.objects.filter(pk=source_id).first()
-    return refine_style(source) if source is not None else REFINE_STYLE
-
-
 def authors_reply(raw: str) -> dict[str, Any] | None:
     """An authors' refinement reply as a dict: JSON (a reply rebuilt from a record's keys), else a Python literal
     (their ``ast.literal_eval``); None when it is neither."""
@@ -133,8 +105,6 @@ def authors_reply(raw: str) -> dict[str, Any] | None:
 def refinement_answer(kind: Instrument, raw: str, style: str = REFINE_STYLE) -> Outcome:
     """One imported refinement answer, read as a live one of prompt style ``style`` (the proposed interval the
     answer, the chosen one in ``detail``; the authors' style keeps both as the authors' scoring reads them)."""
-    from elicitation.refinement import Asked, authors_outcome, refinement_outcome
-
     completion = Completion(raw, None, None, None, "", "")
     if style == AUTHORS_REFINE:
         reply = authors_reply(raw)
@@ -150,5 +120,5 @@ def refinement_answer(kind: Instrument, raw: str, style: str = REFINE_STYLE) -> 
     return outcome
 
 
-__all__ = ["AUTHORS_RECORD", "DEFAULT_CANDIDATES", "authors_record_item", "is_authors_record", "REFINE_STYLE", "REFINE_STYLES", "REPLY_KEYS", "authors_reply", "default_refine_style", "composed_reply", "has_reply_keys", "refinement_answer",
-           "source_problems"]
+__all__ = ["AUTHORS_RECORD", "DEFAULT_CANDIDATES", "REPLY_KEYS", "authors_record_item", "authors_reply",
+           "composed_reply", "has_reply_keys", "is_authors_record", "refinement_answer"]

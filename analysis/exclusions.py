@@ -10,8 +10,8 @@ report's answers and named with each rule that excluded them and what it measure
 
 :func:`compute_exclusions` only reads (reports and exports: a GET never writes); :func:`apply_exclusions`
 computes and stores the decisions (``ExclusionDecision``; an attention filter's rule also stores its measure and
-decision on the participant, ``ExclusionResult.attention``) — the explicit step of ``manage.py exclusions`` (and ``attention``),
-the report page's button and ``POST /api/studies/<slug>/attention/``.
+decision on the participant, ``ExclusionResult.attention``) — the explicit step of ``manage.py exclusions`` (and
+``attention``), the report page's button and ``POST /api/studies/<slug>/attention/``.
 """
 from __future__ import annotations
 

@@ -106,6 +106,7 @@ def definition_path(given: str | Path) -> Path:
 
 @lru_cache(maxsize=None)
 def shipped_definition(relative: str) -> dict[str, Any]:
-    """A definition shipped under ``studies/`` (e.g. ``examples/word-choice/study.toml``), validated and dumped as stored."""
+    """A definition shipped under ``studies/`` (e.g. ``examples/word-choice/study.toml``), validated and dumped as
+    stored."""
     definition, _ = read_definition(STUDIES_DIR / relative)
     return definition.model_dump(mode="json")

@@ -190,7 +190,8 @@ class DesignTable(Table):
     """``[design]``: where the items come from: an item file beside the definition, or a named generator."""
 
     items: str | None = Field(None, description="Item file (CSV or JSONL) relative to the definition file.")
-    generator: str | None = Field(None, description="A named design an installed family contributes (manage.py families).")
+    generator: str | None = Field(None, description="A named design an installed family contributes "
+                                  "(manage.py families).")
     options: dict[str, Any] = Field(default_factory=dict)
     key: str = Field("key", description="Generic studies: the item file column that names each item.")
     generated_by: str = Field("", description="Provenance only: the generator an exported study's items came from.")

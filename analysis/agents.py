@@ -18,8 +18,8 @@ first of, most recent first:
    completed one before a cancelled or stopped one; its averages are over what it covers, and the report
    flags it as not comparable.
 
-**Imported runs of one agent in several settings.** Files of one model that answer different items — Tang et
-al.'s per-setting files (CNC, ENC, FCNC, MCNC, Chinese CNC) imported with ``--set context=…`` — are imported runs of
+**Imported runs of one agent in several settings.** Files of one model that answer different items — e.g.
+per-setting files (CNC, ENC, FCNC, MCNC, Chinese CNC) imported with ``--set context=…`` — are imported runs of
 the same agent: besides the run chosen above (when it is imported), every other imported run of the agent whose
 answered items share none with the runs already used is used too, so the agent's answers span its settings
 (no answer is counted twice: the items differ). Live runs are chosen as above, one per agent.

@@ -177,8 +177,9 @@ class StudyAttentionView(APIView):
     # writes each participant's decision; the result names excluded participants by PROLIFIC_PID
     required_permissions = {"POST": [VIEW_REPORT, "surveys.change_participant", RAW_IDS]}
 
-    @extend_schema(summary="Apply the study's exclusion rules and store the decisions (Belem et al.'s attention "
-                   "filter is one rule); the rules, the flow counts and the excluded participants with their reasons",
+    @extend_schema(summary="Apply the study's exclusion rules and store the decisions (the study kind's "
+                   "attention filter is one rule); the rules, the flow counts and the excluded participants with "
+                   "their reasons",
                    request=None, responses={200: OpenApiTypes.OBJECT, 404: Detail, 409: Detail})
     def post(self, request, slug: str):
         from analysis.exclusions import ExclusionError, apply_exclusions

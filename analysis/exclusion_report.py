@@ -17,9 +17,8 @@ def summary(result: ExclusionResult) -> str:
 def lines(result: ExclusionResult, name_of) -> list[str]:
     """The summary, one line per rule, one per excluded participant (``name_of(pk)``: how to name them)."""
     out = []
-    if result.belem is not None and result.belem.ranking:
-        out.append(f"ranking from study {result.belem.ranking_study} (highest mean first): "
-                   + ", ".join(f"{r['label']} {r['mean']:.1f}" for r in result.belem.ranking))
+    if result.attention is not None:
+        out += result.attention.report_lines()
     out.append(summary(result))
     out += [f"  rule {r.label}: {len(r.excluded)} excluded" for r in result.rules]
     out += [f"  excluded {name_of(pk)}: {reasons_text(result.reasons[pk])}" for pk in sorted(result.excluded)]

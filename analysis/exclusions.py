@@ -2,21 +2,21 @@
 analysis/metrics/exclusion.py).
 
 The rules are the file's ``[[exclusions]]``; a study whose attention filter applies (``[participants]
-attention_filter``, else its kind's default: Belem et al.'s studies) and that does not name ``belem-ranking``
-itself gets it with the study's ``attention_threshold`` (so an existing Belem study's report is what it was).
+attention_filter``, else its kind's default) and that does not name the filter's rule itself (the rule its kind
+names, ``Instrument.attention_rule``, else the installed attention-filter rule: :func:`attention_rule_of`) gets
+it with the study's ``attention_threshold`` (so an existing study's report is what it was).
 Every completed, non-test participant is judged by every rule; one excluded by any rule is left out of the
 report's answers and named with each rule that excluded them and what it measured.
 
 :func:`compute_exclusions` only reads (reports and exports: a GET never writes); :func:`apply_exclusions`
-computes and stores the decisions (``ExclusionDecision``; the Belem rule also stores ρ and its decision on the
-participant as the attention filter did) — the explicit step of ``manage.py exclusions`` (and ``attention``),
-the report page's button and ``POST /api/studies/<slug>/attention/``.
+computes and stores the decisions (``ExclusionDecision``; an attention filter's rule also stores its measure and
+decision on the participant, ``ExclusionResult.attention``) — the explicit step of ``manage.py exclusions`` (and
+``attention``), the report page's button and ``POST /api/studies/<slug>/attention/``.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 from django.db import transaction
@@ -24,7 +24,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from config.registry import resolve
-from surveys.definition.exclusion_rules import describe, resolved, rules
+from surveys.definition.exclusion_rules import attention_rule, describe, resolved, rules
 from analysis.metrics import exclusion as measures
 from surveys.models import CheckAnswer, ExclusionDecision, Participant, Response, Study
 from surveys.questions import questions_of, several
@@ -35,12 +35,51 @@ class ExclusionError(ValueError):
     """A rule cannot be computed for this study now; the message names the rule and why."""
 
 
+class AttentionOutcome(Protocol):
+    """What an attention filter's rule computes (``RuleSpec.outcome``; its judge keeps it in
+    ``ExclusionResult.attention``): each evaluated participant's measure and decision."""
+
+    decisions: dict[int, tuple[float | None, bool]]
+
+    def describe(self) -> str: ...
+
+    def as_dict(self, raw_ids: bool = False) -> dict: ...
+
+    def report_lines(self) -> list[str]: ...
+
+    def store(self) -> None: ...
+
+
+def attention_rule_of(study: Study) -> str | None:
+    """The exclusion rule the study's attention filter applies (its kind's ``attention_rule``, else the installed
+    attention-filter rule); None when none is installed."""
+    return attention_rule(study.kind.attention_rule)
+
+
+_STUDY_SETTING = object()
+
+
+def attention_outcome(study: Study, threshold: Any = _STUDY_SETTING) -> AttentionOutcome:
+    """The attention filter's outcome for ``study`` without storing anything: its rule's ``outcome`` at
+    ``threshold``, by default the study's setting (its ``attention_threshold``; None, every participant kept, when
+    its filter is off). ValueError (ExclusionError, or the rule's own) when it cannot be computed."""
+    rule = attention_rule_of(study)
+    spec = rules().get(rule) if rule is not None else None
+    if spec is None or not spec.outcome:
+        raise ExclusionError(f"study {study.slug!r}: no attention filter rule is installed for its kind")
+    if threshold is _STUDY_SETTING:
+        threshold = study.attention_threshold if study.applies_attention_filter else None
+    return resolve(spec.outcome, f"exclusion rule {rule!r}")(study, threshold)
+
+
 def declared_rules(study: Study) -> list[tuple[str, dict[str, Any]]]:
-    """(rule, resolved parameters) of the study's rules, in the file's order (the implicit Belem rule last)."""
+    """(rule, resolved parameters) of the study's rules, in the file's order (the implicit attention filter's rule
+    last)."""
     rules = [(r["rule"], resolved(r["rule"], {k: v for k, v in r.items() if k != "rule" and v is not None}))
              for r in (study.definition or {}).get("exclusions") or []]
-    if study.applies_attention_filter and not any(name == "belem-ranking" for name, _ in rules):
-        rules.append(("belem-ranking", {"threshold": float(study.attention_threshold)}))
+    attention = attention_rule_of(study) if study.applies_attention_filter else None
+    if attention is not None and not any(name == attention for name, _ in rules):
+        rules.append((attention, {"threshold": float(study.attention_threshold)}))
     return rules
 
 
@@ -63,7 +102,8 @@ class ExclusionResult:
     rules: list[RuleOutcome] = field(default_factory=list)
     reasons: dict[int, list[dict[str, str]]] = field(default_factory=dict)  # participant id → [{rule, detail}]
     pids: dict[int, str] = field(default_factory=dict, repr=False)
-    belem: Any = None  # the belem-ranking rule's FilterResult (ρ to store), when the study applies it
+    attention: AttentionOutcome | None = None  # the attention filter rule's outcome (ρ to store), when it ran
+    attention_rule: str = ""  # the rule that computed ``attention``
 
     @property
     def excluded(self) -> set[int]:
@@ -73,6 +113,11 @@ class ExclusionResult:
     def analysed(self) -> int:
         return self.completed - len(self.excluded)
 
+    def set_attention(self, rule: str, outcome: AttentionOutcome) -> None:
+        """Keep an attention filter rule's outcome (its judge calls it): the report describes it and
+        :func:`apply_exclusions` stores it."""
+        self.attention, self.attention_rule = outcome, rule
+
     def decision(self, pk: int) -> bool:
         """Whether participant ``pk`` is kept (included)."""
         return not self.reasons.get(pk)
@@ -81,8 +126,8 @@ class ExclusionResult:
         """The rules in words (the report's meta says it)."""
         if not self.rules:
             return "none: the study declares no exclusion rules; every completed participant is kept"
-        labels = [f"{r.label}, {self.belem.describe()}" if r.rule == "belem-ranking" and self.belem is not None
-                  else r.label for r in self.rules]
+        labels = [f"{r.label}, {self.attention.describe()}" if r.rule == self.attention_rule and self.attention
+                  is not None else r.label for r in self.rules]
         return "; ".join(labels) + f": {self.analysed} of {self.completed} kept"
 
     def flow(self) -> pd.DataFrame:
@@ -106,11 +151,7 @@ class ExclusionResult:
                 "evaluated": self.completed, "included": self.analysed,  # the attention filter's names of the two
                 "excluded": [who(pk) | {"reasons": self.reasons[pk]} for pk in sorted(self.excluded)],
                 "describe": self.describe(),
-                **({"attention_filter": self.belem.as_dict(raw_ids)} if self.belem is not None else {})}
-
-
-def _finite(x: Any) -> bool:
-    return x is not None and not (isinstance(x, float) and math.isnan(x))
+                **({"attention_filter": self.attention.as_dict(raw_ids)} if self.attention is not None else {})}
 
 
 def _seconds(pk_times: dict[int, tuple[Any, Any]]) -> dict[int, float]:
@@ -120,7 +161,7 @@ def _seconds(pk_times: dict[int, tuple[Any, Any]]) -> dict[int, float]:
 
 def compute_exclusions(study: Study) -> ExclusionResult:
     """Every completed, non-test participant of ``study`` judged by every declared rule; nothing stored.
-    ExclusionError when a rule cannot be computed (e.g. the Belem ranking without completed participants)."""
+    ExclusionError when a rule cannot be computed (e.g. a ranking rule without completed participants)."""
     people = Participant.objects.filter(study=study, is_test=False)
     done = list(people.filter(status=Participant.Status.COMPLETED)
                 .values_list("id", "prolific_pid", "started_at", "completed_at"))
@@ -210,30 +251,9 @@ def missing_answers(study: Study, params: dict[str, Any], done: list[tuple], res
     return {int(pk): f"{row.measure:.0f} % of items unanswered" for pk, row in table[table["excluded"]].iterrows()}
 
 
-def belem_ranking(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult
-                  ) -> dict[int, str]:
-    """Belem et al.'s ranking rule (the attention filter, analysis/filtering.py); also keeps its FilterResult
-    in ``result.belem`` (ρ to store)."""
-    from analysis.filtering import FilterError, compute_attention_filter
-    from analysis.metrics.answers import AnswersError
-
-    try:
-        filtered = compute_attention_filter(study, threshold=params["threshold"])
-    except (FilterError, AnswersError) as exc:
-        raise ExclusionError(f"rule belem-ranking cannot run: {exc}") from None
-    result.belem = filtered
-    out = {}
-    for pk, (rho, included) in filtered.decisions.items():
-        if not included:
-            out[pk] = f"ρ = {rho:.3f}" if _finite(rho) else "ρ undefined"
-    return out
-
-
 def apply_exclusions(study: Study) -> ExclusionResult:
     """Compute the study's rules and store each completed participant's decision with its reasons (the
-    explicit action); the Belem rule also stores ρ and its decision on the participant."""
-    from analysis.filtering import store_attention_decisions
-
+    explicit action); an attention filter's rule also stores its measure and decision on the participant."""
     result = compute_exclusions(study)
     rules = [{"rule": r.rule, "params": r.params} for r in result.rules]
     now = timezone.now()
@@ -242,8 +262,8 @@ def apply_exclusions(study: Study) -> ExclusionResult:
         ExclusionDecision.objects.bulk_create(
             [ExclusionDecision(participant_id=pk, excluded=bool(why), reasons=why, rules=rules, decided_at=now)
              for pk, why in result.reasons.items()], batch_size=500)
-        if result.belem is not None:
-            store_attention_decisions(result.belem)
+        if result.attention is not None:
+            result.attention.store()
     return result
 
 

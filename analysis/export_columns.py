@@ -81,7 +81,7 @@ BASE: tuple[Column, ...] = (
     _c("statement_id", STRING, "item", "The item's statement id (empty when it has none)."),
     _c("truth", STRING, "item", "Whether the item's statement is true (a verifiable item).",
        "true | false | empty (non-verifiable)"),
-    _c("context", STRING, "item", "The item's context setting (e.g. Tang's CNC/ENC; empty when none)."),
+    _c("context", STRING, "item", "The item's context setting (e.g. CNC/ENC; empty when none)."),
     _c("language", STRING, "item", "The item's language code (e.g. en)."),
     _c("respondent_type", STRING, "respondent", "Who answered.",
        "human | test (a researcher's test participant, only with include_test) | model"),

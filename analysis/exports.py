@@ -25,7 +25,7 @@ Columns and types (:data:`SCHEMA`, the same in both formats; an empty CSV cell i
 - Model responses that are answers are exported (parsed, and unparseable ones with an empty value and
   their raw text); pending and failed requests are not answers and are left out. All participants'
   answers are exported with ``participant_status``; ``included`` is the exclusion rules' decision
-  (analysis/exclusions.py; Belem et al.'s attention filter is one rule) and ``excluded_by`` the rules that
+  (analysis/exclusions.py; a kind's attention filter is one rule) and ``excluded_by`` the rules that
   excluded the participant with what each measured (``too-fast: 41.0 s in total; failed-checks: 2 failed
   check(s)``), empty for a participant kept and for models.
 - Test participants (surveys.test_mode) are left out unless ``include_test``; then their rows have

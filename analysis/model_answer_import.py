@@ -14,13 +14,13 @@ Two shapes of file:
   fields (``expression``, ``statement_id``, ``context``, ``language``, ``truth``, ``text``), each from a
   column or fixed for every row (``fixed``). Repeated answers to one item get sample indexes 0, 1, 2 … in
   file order, or take them from a sample column.
-- **wide** (CSV), as Tang et al.'s ``Results - *.csv``: one row per WEP (first column, or ``wep``), one
+- **wide** (CSV), as published result tables (e.g. ``Results - *.csv``): one row per WEP (first column, or ``wep``), one
   column per context or sample holding the model's answer. Columns named ``avg``/``std`` (and the like) are
   summaries and ignored; rows whose WEP is not an expression of the study are ignored and listed. When the
   WEP names one item, each column is another sample of it (sample index = the column's position); when it
   names several (one per context), the columns stand for them, in the order of their statement ids
   (``columns="position"``), or by the item field their header holds (``columns="statement_id"``…).
-  ``aliases`` map an expression as the file writes it to the study's (Tang's ENC files write "almost
+  ``aliases`` map an expression as the file writes it to the study's (e.g. a file writing "almost
   certainly" and "chances about even" for the survey's "almost certain" and "about even").
 
 - **refinements** (``refines``, long files): self-refinement answers of a run of the study, made elsewhere; the
@@ -28,10 +28,10 @@ Two shapes of file:
   study's kind reads refinement answers (its refinement hook, ``elicitation.refinement.Refinement``: e.g. a row
   may hold the reply in its own columns, or be a record that names its item by itself).
 
-- **tang-rq2**: Tang et al.'s ``rq2_result.txt`` / ``rq2_cot_result.txt`` as published, one Python dict literal
-  per line, matched to the study's tang-rq2 items (families/tang/importer_rq2.py).
+- **a family's shape**: an authors' file format read by an installed family's importer (config.registry, kind
+  ``importers``; ``--shape NAME``), matched to the items of the family's design.
 
-Numbers written on a 0–1 scale (Tang's models answered probabilities 0–1) are read on the instrument's 0–100
+Numbers written on a 0–1 scale (models that answered probabilities 0–1) are read on the instrument's 0–100
 scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
 strictly between); the first number of the text is multiplied by 100 before parsing, the original text is
 kept in ``raw_output``. Cells ``NA``, ``N/A``, ``nan``, ``null``, ``none`` or empty are *missing* (no answer
@@ -511,7 +511,7 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
 @dataclass
 class _FileCells:
     """The answers read from a file, the number of missing ones, the errors, and what was left out and how the
-    columns were read (wide and Tang RQ2 files)."""
+    columns were read (wide files and a family's shapes)."""
 
     cells: list[_Cell]
     missing: int
@@ -617,8 +617,7 @@ def importers() -> list[tuple[str, str]]:
 
 def _family_cells(study: Study, settings: ModelAnswerFile, data: bytes) -> tuple[list[_Cell], int, list[RowError], str]:
     """The answers of an authors' file read by a family's importer (config.registry, kind ``importers``: an
-    object with ``ANSWER_COLUMN`` and ``read_answers(study, data) -> ([(line, item, raw)], errors, note)``, e.g.
-    families/tang/importer_rq2.py)."""
+    object with ``ANSWER_COLUMN`` and ``read_answers(study, data) -> ([(line, item, raw)], errors, note)``)."""
     importer = registry.get("importers", settings.shape)
     try:
         rows, errors, note = importer.read_answers(study, data)
@@ -866,8 +865,8 @@ def _run_settings(settings: ModelAnswerFile) -> dict[str, Any]:
 def refuse_second_run_of_agent(study: Study, settings: ModelAnswerFile, items: set[int]) -> None:
     """ImportFailed when the study already has a run of the agent this import would make that answers any of
     ``items`` (the import's items): a report uses one run per agent for a set of items, so the second would be
-    silently left out. Files of other items — the same model in another context setting (Tang's CNC, ENC, FCNC and
-    MCNC files with ``--set context=…``) — are imported runs of the same agent, and the report uses them together
+    silently left out. Files of other items — the same model in another context setting (e.g. per-context files
+    imported with ``--set context=…``) — are imported runs of the same agent, and the report uses them together
     (analysis/agents.py); a live run of the agent counts as answering every item."""
     endpoint = ModelEndpoint(name=endpoint_name(settings.model), model=settings.model.strip()[:200],
                              base_url=IMPORTED_BASE_URL)

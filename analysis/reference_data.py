@@ -1,5 +1,6 @@
 """Public reference data the walkthroughs need, fetched on demand from its source with a pinned SHA-256 and cached
-(pooch): the Fagen-Ulmschneider survey (Tang et al.'s human reference) and Belem et al.'s stimuli.
+(pooch): the core's (the Fagen-Ulmschneider survey) and those the installed families contribute (config.registry,
+kind ``datasets``; e.g. a paper's stimuli).
 
 The cache is ``settings.REFERENCE_DATA_DIR`` (``var/data``), laid out as ``<folder>/<file>``. With
 ``settings.REFERENCE_DATA_MIRROR`` set, files come from ``<mirror>/<folder>/<file>`` instead of the public source
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+
+from config import registry
 
 
 @dataclass(frozen=True)
@@ -31,11 +34,9 @@ class Dataset:
     next_step: str  # what to do with it, printed after the fetch ({path} = the first file)
 
 
-BELEM_COMMIT = "36c371b"
-BELEM_RAW = f"https://github.com/UCIDataLab/llm-uncertainty-perceptions/raw/{BELEM_COMMIT}/data"
 FAGEN_COMMIT = "d588d8f527f04771f8d3cc630cc29da53024cbc0"
 
-DATASETS: dict[str, Dataset] = {d.name: d for d in (
+CORE_DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset(
         name="fagen-ulmschneider",
         folder="fagen-ulmschneider-2015",
@@ -51,23 +52,12 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
                         "9fe1e4fbb463c04a3dbbf430dd5b094a9717e99263d55b9e4cb2c60e3c8ee285"),),
         next_step=".venv/bin/python manage.py import_wide STUDY {path}",
     ),
-    Dataset(
-        name="belem-stimuli",
-        folder="belem2024-stimuli",
-        title="Belem et al.'s stimuli: 60 non-verifiable and 60 verifiable statements × (14 expressions + control)",
-        source=f"https://github.com/UCIDataLab/llm-uncertainty-perceptions/tree/{BELEM_COMMIT}/data",
-        licence="no licence is stated at the source; the stimuli are published with the paper for research use. "
-                "Cite the paper, and ask the authors before redistributing the files.",
-        citation="Belém, C. G., Kelly, M., Steyvers, M., Singh, S., & Smyth, P. (2024). Perceptions of Linguistic "
-                 "Uncertainty by Language Models and Humans. EMNLP 2024, 8467–8502. "
-                 "https://doi.org/10.18653/v1/2024.emnlp-main.483",
-        files=(DataFile("non-verifiable.csv", f"{BELEM_RAW}/non-verifiable.csv",
-                        "6e7715826221ed8b6b4b23bab7b1fce8f3e65525bf88cbe4708bcbf54769b55b"),
-               DataFile("verifiable.csv", f"{BELEM_RAW}/verifiable.csv",
-                        "e93d7f6a42e7835b949f376a9b0edccd86db70172618c7cf50d45d35d456d923")),
-        next_step=".venv/bin/python manage.py import_items STUDY {path}",
-    ),
 )}
+
+
+def datasets() -> dict[str, Dataset]:
+    """Every dataset ``fetch_data`` knows by name: the core's, then the installed families' (config.registry)."""
+    return CORE_DATASETS | {name: registry.get("datasets", name) for name in registry.names("datasets")}
 
 
 class FetchError(Exception):

@@ -84,7 +84,7 @@ class ImportModelAnswersForm(forms.Form):
     prompt_style = forms.CharField(initial="standard", help_text="One of the instrument's prompt styles.")
     zero_shot = forms.BooleanField(required=False, label="Zero-shot", help_text="Answered without demonstrations.")
     shape = forms.ChoiceField(choices=[("long", "long: one row per answer"),
-                                       ("wide", "wide: one row per WEP, one column per context or sample (Tang)")],
+                                       ("wide", "wide: one row per WEP, one column per context or sample")],
                               initial="long")
     answer_column = forms.CharField(initial="answer", label="Answer column", help_text="Long files.")
     key_column = forms.CharField(required=False, label="Item key column", help_text="Long files.")

@@ -1,5 +1,5 @@
 """The ``hedgelab`` command an installed wheel provides: ``manage.py`` for an installation without a checkout
-(``hedgelab migrate``, ``hedgelab load_study belem``, ``hedgelab runserver``)."""
+(``hedgelab migrate``, ``hedgelab load_study <study>``, ``hedgelab runserver``)."""
 from __future__ import annotations
 
 import os

@@ -15,7 +15,8 @@ A family contributes, each under a name unique across the installed families:
 - ``exclusion_rules``: rules a study file may name in ``[[exclusions]]`` (``surveys.definition.exclusion_rules.RuleSpec``);
 - ``importers``: readers of authors' answer files (``import_model_answers --shape NAME``);
 - ``demos``: demo studies ``manage.py load_demo`` creates (a callable without arguments returning a
-  ``surveys.demo.outcome.LoadOutcome``; each leaves an existing study of its slug untouched).
+  ``surveys.demo.outcome.LoadOutcome``; each leaves an existing study of its slug untouched);
+- ``datasets``: public reference data ``manage.py fetch_data NAME`` fetches (``analysis.reference_data.Dataset``).
 
 A contribution is the object itself or a reference ``"package.module:attribute"`` (a module alone:
 ``"package.module"``) resolved on first use, so that declaring a family imports nothing heavy. The registry is
@@ -32,7 +33,8 @@ from importlib import metadata
 from typing import Any, Callable, Mapping
 
 GROUP = "hedgelab.families"
-KINDS = ("instruments", "designs", "readings", "metrics", "sections", "exclusion_rules", "importers", "demos")
+KINDS = ("instruments", "designs", "readings", "metrics", "sections", "exclusion_rules", "importers", "demos",
+         "datasets")
 
 
 class FamilyError(RuntimeError):
@@ -61,6 +63,7 @@ class Family:
     exclusion_rules: Mapping[str, Any] = field(default_factory=dict)
     importers: Mapping[str, Any] = field(default_factory=dict)
     demos: Mapping[str, Any] = field(default_factory=dict)
+    datasets: Mapping[str, Any] = field(default_factory=dict)
 
     def contributions(self, kind: str) -> Mapping[str, Any]:
         if kind not in KINDS:
@@ -72,7 +75,7 @@ class Family:
 class Origin:
     """Where an installed family came from: its entry point, distribution and module."""
 
-    entry_point: str  # "belem = families.belem:FAMILY"
+    entry_point: str  # "<name> = <package>:FAMILY"
     distribution: str
     version: str
     module: str

@@ -1,12 +1,12 @@
 """Full-distribution mode: the probability of every number 0–100 as a complete answer (SPEC §5).
 
 For models whose tokenizer spells numbers digit by digit (Gemma, Llama 3, OLMo), the probability of
-the answer "7" is not the probability of the token "7": "7" is also the start of "70" and "75". Belem
-et al. (2024, App. C.6.1) therefore report the *corrected probability* of a digit prefix i,
+the answer "7" is not the probability of the token "7": "7" is also the start of "70" and "75". The
+*corrected probability* of a digit prefix i (the probability that the answer is i itself) is therefore
 
     P(i) − Σ_j P(i, j)        (j a digit: i followed by anything but a digit),
 
-and pick the greedy answer as the arg-max over the numbers 0–100 under it. This module computes that
+and the greedy answer is the arg-max over the numbers 0–100 under it. This module computes that
 distribution through the plain OpenAI *completions* API with ``logprobs=k`` (top-k alternatives at one
 position; the requests are sent and read by the endpoint's API style, elicitation/api_styles/, which must
 continue a text), one request per answer prefix that matters:
@@ -371,7 +371,7 @@ def _result(flow: _Flow, settings: _Settings, requests: _Requests) -> FullDistri
     approximated = flow.unseen_start + flow.unseen_after_digits + flow.assumed_complete + flow.unresolved
     not_expanded = {t: m for t, m in flow.pending.items() if m > 0}
     detail = {
-        "method": "corrected probability (Belem et al. 2024, App. C.6.1) from completions top-k logprobs",
+        "method": "corrected probability of digit prefixes from completions top-k logprobs",
         "top_logprobs": settings.k,
         "coverage": max(0.0, 1.0 - approximated),
         "number_mass": total,
@@ -404,7 +404,7 @@ def _result(flow: _Flow, settings: _Settings, requests: _Requests) -> FullDistri
 
 def full_distribution(client: Any, model: str, prompt: str, params: dict,
                       style: ApiStyleAdapter | None = None) -> FullDistribution:
-    """The probability of each number 0–100 as a complete answer to ``prompt`` (App. C.6.1 of Belem et al.).
+    """The probability of each number 0–100 as a complete answer to ``prompt`` (the corrected probability).
 
     ``client`` is an ``openai.OpenAI``; ``style`` the endpoint's API style (elicitation/api_styles/; default the
     completions style), which sends each request and reads its reply: it must continue a text.

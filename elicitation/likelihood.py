@@ -1,5 +1,5 @@
-"""Likelihood mode: score each candidate text of an item by its log-likelihood, as Sileo & Moens (2023, §4.1)
-probe language models, instead of asking the model a question.
+"""Likelihood mode: score each candidate text of an item by its log-likelihood (a way of probing
+language models without asking them a question).
 
 For a verbalisation-choice item the candidates are "PREMISE. T_p(HYPOTHESIS)." for each of its two options
 (``Instrument.likelihood_candidates``: key, whole text, verbalisation alone). Each text is sent to a
@@ -16,8 +16,8 @@ n(t) their number:
                                                                  verbalisation alone; Zhao et al. 2021)
 
 All three and the option each would choose are stored (``detail``); the answer's ``choice`` is the option with
-the higher **length-normalised** score (:data:`DECIDING_SCORE`), the score Sileo & Moens kept for GPT-2, a
-causal language model like the ones served here. A tie is stored as unparseable.
+the higher **length-normalised** score (:data:`DECIDING_SCORE`), the score that suits
+a causal language model like the ones served here (it does not favour the shorter text). A tie is stored as unparseable.
 
 The OpenAI echo format gives the first token of a text no log-probability (llama-cpp-python's server nulls it
 too), so L counts the tokens after the first: for the two whole texts that first token is the premise's and

@@ -8,7 +8,7 @@ puts the chunks together (:func:`assemble_gguf`), starts the server on loopback 
 pid and log files under ``settings.VAR_DIR``.
 
 Settings (environment): ``LOCAL_MODEL_HOST`` (127.0.0.1), ``LOCAL_MODEL_PORT`` (8090),
-``LOCAL_MODEL_THREADS`` (all cores), ``LOCAL_MODEL_N_CTX`` (2048 tokens; a Belem 2-shot prompt is ~820).
+``LOCAL_MODEL_THREADS`` (all cores), ``LOCAL_MODEL_N_CTX`` (2048 tokens; a speaker-belief 2-shot prompt is ~820).
 """
 from __future__ import annotations
 

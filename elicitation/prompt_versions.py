@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from surveys.instruments import instruments
+
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Study
 
-PROMPT_VERSION_DEFAULT = "belem-2shot-v1"  # the field's default: replaced by the real prompt's at creation
+# The field's default: a new run left at it gets its kind's version (:func:`default_prompt_version`) at creation.
+PROMPT_VERSION_DEFAULT = "kind-default"
 
 
 def prompt_shots(run: Any) -> int:
@@ -35,12 +38,18 @@ def version_prefix(study: Study) -> str:
 
 
 def default_prompt_version(study: Study, shots: int) -> str:
-    """The prompt version a new run gets unless one is given: ``belem-2shot-v1`` for Belem's 2-shot prompt,
-    ``<kind's prefix>-zero-shot-v1`` for a prompt without demonstrations."""
+    """The prompt version a new run gets unless one is given, from its kind's ``prompt_version_prefix``:
+    ``<prefix>-2shot-v1`` for a prompt with two demonstrations, ``<prefix>-zero-shot-v1`` for one without."""
     return f"{version_prefix(study)}-{shots}shot-v1" if shots else f"{version_prefix(study)}-zero-shot-v1"
 
 
 def is_default_prompt_version(study: Study, version: str) -> bool:
-    """Whether ``version`` is one a run gets by default (report names then leave it out)."""
+    """Whether ``version`` is one a run gets by default (report names then leave it out): its kind's, the field's
+    default, or a former default of the field that runs of every kind stored (``Instrument.legacy_prompt_versions``)."""
     pattern = rf"{re.escape(version_prefix(study))}-(zero-shot|\d+shot)-v1"
-    return version == PROMPT_VERSION_DEFAULT or re.fullmatch(pattern, version) is not None
+    return (version == PROMPT_VERSION_DEFAULT or re.fullmatch(pattern, version) is not None
+            or version in _legacy_versions())
+
+
+def _legacy_versions() -> frozenset[str]:
+    return frozenset(v for kind in instruments() for v in kind.legacy_prompt_versions)

@@ -171,7 +171,7 @@ class StudyAdmin(OwnedAdminMixin, ProtectedDeleteMixin, admin.ModelAdmin):
                                "idle_timeout_minutes", "reference_study")}),
         ("Report", {"fields": ("report_options",),
                     "description": "Named report options of the study's kind, e.g. {\"reading\": \"authors\"} for "
-                                   "WEP choice (Tang et al. RQ2). Unset options take their default."}),
+                                   "WEP choice. Unset options take their default."}),
         ("Prolific", {"fields": ("prolific_link", "completion_code", "failed_attention_code",
                                  "screened_out_code"),
                       "description": "Paste the study link into Prolific (“I'll use URL parameters”) and "

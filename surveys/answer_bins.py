@@ -2,7 +2,7 @@
 ``score()`` (a model's answer as its bin) and the metrics (analysis/metrics/) both use it, so it sits in the lower
 layer (numpy only: no Django, so the metrics stay pure).
 
-Belem bins: 21 centres 0, 5, …, 100; a value v falls in the bin whose centre c has
+The answer bins: 21 centres 0, 5, …, 100; a value v falls in the bin whose centre c has
 c − 2.5 ≤ v < c + 2.5, and 97.5 ≤ v ≤ 100 falls in 100. So 2.5 → 5, 97.5 → 100, 100 → 100.
 
 Values are first rounded to ``DECIMALS`` places so that a value meant to sit on an edge but carried
@@ -40,7 +40,7 @@ def to_percent(values: ArrayLike, scale: float = SCALE_MAX) -> NDArray[np.float6
 
 
 def bin_index(values: ArrayLike, scale: float = SCALE_MAX) -> NDArray[np.int64]:
-    """Index 0–20 of the Belem bin of each value (centre = 5 × index); −1 for NaN.
+    """Index 0–20 of the answer bin of each value (centre = 5 × index); −1 for NaN.
 
     floor((v + 2.5) / 5), with 100 (index 20.5) kept in the last bin.
     """
@@ -63,7 +63,7 @@ def bin_centre(value: float) -> float:
 
 
 def equal_width_index(values: ArrayLike, n_bins: int = 20, scale: float = SCALE_MAX) -> NDArray[np.int64]:
-    """Index of each value in ``n_bins`` equal-width bins with edges on 0–100 (Tang's bins):
+    """Index of each value in ``n_bins`` equal-width bins with edges on 0–100:
     [0, 5), [5, 10), …, [95, 100] for 20 bins. A value on an inner edge goes to the upper bin;
     100 goes to the last bin. −1 for NaN. Values are converted with :func:`to_percent` first.
     """

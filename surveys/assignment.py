@@ -1,4 +1,4 @@
-"""Drawing a participant's items: balanced over participants, as in Belem et al.
+"""Drawing a participant's items: balanced over participants (each expression equally often).
 
 Each participant gets ``items_per_expression`` statements per expression (for a verifiable set:
 half true, half false), plus ``controls_per_participant`` control items, each from a different

@@ -22,7 +22,7 @@ class RowError:
     column: str
     message: str
     row: int | None = None  # the row as a spreadsheet numbers it (header = row 1); differs from
-    # ``line`` when a cell holds line breaks (as in the Belem files) or the file has blank lines
+    # ``line`` when a cell holds line breaks (as in some published stimulus files) or the file has blank lines
 
     def where(self) -> str:
         """``line N`` plus the spreadsheet row when it differs."""

@@ -89,7 +89,7 @@ class Study(models.Model):
     pledge_text = models.TextField(blank=True)
     # Design: how a participant's items are drawn.
     items_per_expression = models.PositiveSmallIntegerField(
-        default=2, help_text="Statements per expression for each participant (Belem: 2)."
+        default=2, help_text="Statements per expression for each participant."
     )
     controls_per_participant = models.PositiveSmallIntegerField(
         default=2, help_text="Control items (no expression) added to each participant's list."
@@ -101,7 +101,7 @@ class Study(models.Model):
     )
     draw_speaker_names = models.BooleanField(
         default=True,
-        help_text="Draw each slot's speaker from the gender-balanced name list (as in Belem et al.); "
+        help_text="Draw each slot's speaker from the kind's gender-balanced name list; "
         "off: show each item's own speaker.",
     )
     attention_threshold = models.FloatField(
@@ -115,9 +115,9 @@ class Study(models.Model):
     )
     attention_filter = models.BooleanField(
         null=True, blank=True,
-        help_text="Apply Belem et al.'s attention filter (Spearman ρ > threshold) in the report. Empty: the "
-        "instrument's default (on for speaker belief; off for the Tang, Bahaj and Sileo kinds, whose papers "
-        "keep every respondent).",
+        help_text="Apply the attention filter of the study's kind (e.g. Spearman ρ > threshold) in the report. "
+        "Empty: the instrument's default (on for speaker belief; off for the kinds whose papers keep every "
+        "respondent).",
     )
     report_options = models.JSONField(
         default=dict, blank=True,
@@ -264,7 +264,7 @@ class Item(models.Model):
     is_demonstration = models.BooleanField(default=False)
     demo_order = models.PositiveSmallIntegerField(null=True, blank=True)
     demo_answer = models.FloatField(null=True, blank=True, help_text="Shown answer of a demonstration.")
-    context = models.CharField(max_length=50, blank=True, help_text="Context setting (e.g. Tang's CNC/ENC).")
+    context = models.CharField(max_length=50, blank=True, help_text="Context setting (e.g. CNC/ENC).")
     language = models.CharField(max_length=10, default="en")
     ground_truth = models.FloatField(null=True, blank=True)
     extra = models.JSONField(default=dict, blank=True, help_text="Kind-specific fields.")

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 @dataclass(frozen=True)
 class ReportOption:
     """One option: its allowed values (the first is the default for new studies) and what each means. An option
-    with ``check`` takes free text instead (e.g. Tang RQ1's ``orientation`` rules): ``choices`` then holds only its
+    with ``check`` takes free text instead (e.g. rules that orient expressions): ``choices`` then holds only its
     default, and ``check(value)`` says what is wrong with a value (empty when it can be used)."""
 
     name: str

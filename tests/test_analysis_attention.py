@@ -11,7 +11,7 @@ import warnings
 
 from scipy import stats
 
-from analysis.filtering import FilterError, apply_attention_filter
+from families.belem.attention import FilterError, apply_attention_filter
 from surveys.importers import import_items
 from surveys.models import Participant, Response, Study
 from test_analysis_factories import attentive, constant, contrarian

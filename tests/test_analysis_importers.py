@@ -338,7 +338,7 @@ def test_database_refuses_a_second_response_for_the_same_item(imported_nv, tmp_p
 def test_the_tang_kind_keeps_every_respondent_unless_the_filter_is_turned_on(wep_study):
     """Belem's attention filter belongs to the Belem design: a WEP-probability study (Tang et al., the
     Fagen-Ulmschneider survey) keeps all 123 respondents by default, and its report says which filter ran."""
-    from analysis.filtering import apply_attention_filter
+    from families.belem.attention import apply_attention_filter
 
     import_wide(wep_study, FAGEN, id_prefix="fagen-")
     off = apply_attention_filter(wep_study)

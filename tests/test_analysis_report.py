@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from analysis.reports import ReportError, build_report
 from analysis.exports import hashed_id
-from analysis.filtering import apply_attention_filter
+from families.belem.attention import apply_attention_filter
 from elicitation.models import ElicitationRun
 from surveys.importers import import_items
 from surveys.models import Participant, Response, Study

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from analysis.agents import agent_name, choose_runs
 from families.belem.figures import report_figures
-from analysis.filtering import apply_attention_filter
+from families.belem.attention import apply_attention_filter
 from analysis.reports import build_report
 from elicitation.models import ElicitationRun
 from surveys.models import Study

@@ -58,7 +58,7 @@ def test_lookups_go_through_the_registry():
     assert type(get_instrument("wep_choice")).__name__ == "WepChoice"
     assert get_design("bahaj-hints").module == "surveys.designs.bahaj_hints"
     assert section_module("belem", "s").__name__ == "families.belem.report"
-    assert rules()["belem-ranking"].judge == "analysis.exclusions:belem_ranking"
+    assert rules()["belem-ranking"].judge == "families.belem.attention:judge"
     # a family in its own package (issue 34 point 1): everything it contributes is found there
     assert get_design("wep-reasoning").module == "families.sileo.design"
     assert section_module("sileo", "s").__name__ == "families.sileo.report"
@@ -145,7 +145,7 @@ def test_families_command_lists_origin_and_contributions():
     call_command("families", "--json", stdout=out)
     data = {f["name"]: f for f in json.loads(out.getvalue())}
     assert data["generic"]["module"] == "analysis.family"
-    assert data["belem"]["contributes"]["exclusion_rules"] == {"belem-ranking": "surveys.definition.exclusion_rules:BELEM_RANKING"}
+    assert data["belem"]["contributes"]["exclusion_rules"] == {"belem-ranking": "families.belem.rules:BELEM_RANKING"}
 
 
 def test_the_core_names_no_lab_family():

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from analysis.reference_data import DATASETS
+from analysis.reference_data import datasets
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -104,7 +104,7 @@ def test_a_cached_file_that_changed_is_fetched_again(configured):
     cached = cache / "fagen-ulmschneider-2015" / "survey-results.csv"
     cached.write_bytes(b"edited by hand\n")
     fetch_data("fagen-ulmschneider")
-    assert hashlib.sha256(cached.read_bytes()).hexdigest() == DATASETS["fagen-ulmschneider"].files[0].sha256
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == datasets()["fagen-ulmschneider"].files[0].sha256
     assert len(served) == 2
 
 
@@ -121,7 +121,7 @@ def test_an_unreachable_source_is_a_clear_error(settings, tmp_path):
 def test_without_a_mirror_the_public_sources_are_pinned_to_commits(settings):
     settings.REFERENCE_DATA_MIRROR = ""
     from analysis.reference_data import file_url
-    for dataset in DATASETS.values():
+    for dataset in datasets().values():
         for file in dataset.files:
             url = file_url(dataset, file)
             assert url.startswith("https://") and ("/raw/36c371b/" in url or "/d588d8f527f0" in url), url
@@ -176,7 +176,7 @@ def test_a_mirror_folder_on_this_machine_is_read_and_checked(settings, tmp_path,
 GITHUB_FILE = re.compile(r"https://(?:raw\.githubusercontent\.com/(?P<repo1>[\w.-]+/[\w.-]+)/(?P<ref1>[0-9a-f]{7,40})"
                          r"|github\.com/(?P<repo2>[\w.-]+/[\w.-]+)/raw/(?P<ref2>[0-9a-f]{7,40}))/(?P<path>[\w./-]+)")
 GITHUB_FOLDER = re.compile(r"https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)/tree/(?P<ref>[\w.-]+)/(?P<path>[\w./-]+)")
-FILES = [(dataset, file) for dataset in DATASETS.values() for file in dataset.files]
+FILES = [(dataset, file) for dataset in datasets().values() for file in dataset.files]
 
 
 @pytest.mark.parametrize("dataset, file", FILES, ids=[f"{d.name}/{f.name}" for d, f in FILES])

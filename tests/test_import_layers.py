@@ -59,7 +59,7 @@ def test_the_core_importing_the_tang_family_breaks_its_contract(tmp_path):
     metric.write_text(metric.read_text(encoding="utf-8") + "\nfrom surveys.models import Item\n", encoding="utf-8")
     broken = lint(folder)
     assert broken.returncode == 1
-    assert "The core never imports the tang family BROKEN" in broken.stdout
+    assert "The core never imports a family BROKEN" in broken.stdout
     assert "surveys.management.commands.generate_items -> families.tang.design_rq2" in broken.stdout
     assert "families.tang.metrics is not allowed to import surveys.models" in broken.stdout
     assert "families.tang.metrics.divergence -> surveys.models" in broken.stdout
@@ -78,6 +78,6 @@ def test_a_core_module_importing_a_moved_family_breaks_its_contract_and_is_named
     metrics.write_text(metrics.read_text(encoding="utf-8") + "\nimport django.db\n", encoding="utf-8")
     broken = lint(folder)
     assert broken.returncode == 1
-    assert "The core never imports family sileo BROKEN" in broken.stdout
+    assert "The core never imports a family BROKEN" in broken.stdout
     assert "surveys.demo.loader -> families.sileo.demo" in broken.stdout
     assert "families.sileo.metrics -> django" in broken.stdout

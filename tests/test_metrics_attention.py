@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from analysis.metrics.belem_attention import (attention_filter, included_respondents, keep_included, label_ranking,
+from families.belem.metrics.attention import (attention_filter, included_respondents, keep_included, label_ranking,
                                 spearman_by_respondent)
 
 RANKING = pd.Series({"a": 3.0, "b": 2.0, "c": 1.0})  # a is read as the most certain

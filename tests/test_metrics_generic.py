@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import wasserstein_distance
 
 from analysis.metrics.answers import AnswersError
-from analysis.metrics.generic import (EMPTY_BIN, belem_binning, choice_table, count_table, histogram, interval_table,
+from analysis.metrics.generic import (EMPTY_BIN, answer_binning, choice_table, count_table, histogram, interval_table,
                                       js_distance, kl_divergence, majority_agreement, majority_options,
                                       option_shares, scale_binning, scale_histograms, scale_table, wasserstein)
 
@@ -20,7 +20,7 @@ def frame(rows, columns):
 
 def test_scale_points_are_the_bins_nearest_point_ties_up():
     b = scale_binning(1, 5, 1)
-    assert list(b.centres) == [1, 2, 3, 4, 5] and not b.belem
+    assert list(b.centres) == [1, 2, 3, 4, 5] and not b.answer_bins
     assert list(b.index([1, 2.4, 2.5, 5, 0, 6, np.nan])) == [0, 1, 2, 4, -1, -1, -1]
     half = scale_binning(0, 1, 0.25)
     assert list(half.index([0.125, 0.1, 1.0])) == [1, 0, 4]
@@ -28,9 +28,9 @@ def test_scale_points_are_the_bins_nearest_point_ties_up():
 
 def test_the_0_100_families_use_belems_21_bins():
     b = scale_binning(0, 100, 5)
-    assert b.belem and len(b.centres) == 21 and scale_binning(0, 100, 1).belem
+    assert b.answer_bins and len(b.centres) == 21 and scale_binning(0, 100, 1).answer_bins
     assert list(b.index([2.5, 97.5, 100, 2.4, 101, np.nan])) == [1, 20, 20, 0, -1, -1]
-    assert not scale_binning(0, 10, 1).belem
+    assert not scale_binning(0, 10, 1).answer_bins
     with pytest.raises(ValueError):
         scale_binning(5, 5, 1)
 
@@ -86,9 +86,9 @@ def test_kl_smoothing_and_zero_human_bins():
     assert kl_divergence([1, 0], [0, 1]) == pytest.approx(math.log(1 / EMPTY_BIN))
 
 
-def test_belem_binning_pa_matches_belems_definition():
+def test_answer_binning_pa_matches_belems_definition():
     df = frame([("human", 50), ("human", 52), ("human", 80), ("m", 49), ("m", 80)], ["agent", "value"])
-    row = scale_table(df, belem_binning()).set_index("agent").loc["m"]
+    row = scale_table(df, answer_binning()).set_index("agent").loc["m"]
     assert row["pa"] == pytest.approx((0.5 * (2 / 3) + 0.5 * (1 / 3)) * 100)  # 50 and 52 share the bin 50
     assert row["wasserstein"] == pytest.approx(abs(0.5 - 2 / 3) * 30)         # cumulative gap over 50…75
 

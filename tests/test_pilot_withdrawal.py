@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from analysis.dataset import human_answers
 from analysis.exports import export_study, hashed_id, read_csv
-from analysis.filtering import apply_attention_filter
+from families.belem.attention import apply_attention_filter
 from elicitation.models import ElicitationRun
 from elicitation.runs import RunStateError, create_run, resume_run, start_run
 from stub_openai import make_endpoint, stub  # noqa: F401 (stub is a fixture)

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from families.sileo import design as wep_reasoning
 from families.sileo.design import enumerate_probability, generate, problog_probability, program
-from surveys.instruments.wep_scale import (WEP_MEDIANS, WEP_TEMPLATES, closest_weps, distractor_weps, verbalise)
+from families.sileo.wep_scale import (WEP_MEDIANS, WEP_TEMPLATES, closest_weps, distractor_weps, verbalise)
 from surveys.models import Item, Study
 
 FAGEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "fagen-ulmschneider-2015" / "survey-results.csv"

@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from surveys.definition.files import STUDIES_DIR
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import AnswerError, get_instrument
-from surveys.instruments.wep_scale import WEP_MEDIANS, closest_weps, verbalise
+from families.sileo.wep_scale import WEP_MEDIANS, closest_weps, verbalise
 from surveys.models import Item, Study
 
 UNLI_DEMO = STUDIES_DIR / "sileo" / "wep-unli-triples.csv"

@@ -8,16 +8,15 @@ without humans gets NaN comparisons for every agent (the models are still descri
 
 **Scale** (:func:`scale_table`). Bins: for a scale of k points (min, min+step, …, max) the k points are the bins,
 a value falling in the nearest point (a tie goes to the upper one: ⌊(v − min)/step + ½⌋); for the 0–100
-families the 21 Belem bins 0, 5, …, 100 of :mod:`surveys.answer_bins` (:func:`belem_binning`). With
+scale the 21 answer bins 0, 5, …, 100 of :mod:`surveys.answer_bins` (:func:`answer_binning`). With
 H_a(k) the share of agent a's answers in bin k and P(k) the humans':
 
 - histogram H_a(k) (table :func:`scale_histograms`); mean and median of the raw values (not binned);
 - Wasserstein-1 W(H_a, P) = Σ_{i<k} |F_H(c_i) − F_P(c_i)|·(c_{i+1} − c_i) over the bin values c
   (F = cumulative share; equals ``scipy.stats.wasserstein_distance(c, c, H_a, P)``), in the scale's units;
-- KL D_KL(P ‖ H_a) = Σ_k P(k)·ln(P(k)/H_a(k)), natural log, human first as in Tang et al.; an empty agent
-  bin is set to ε = 1e−10 (H_a is not renormalised afterwards) and bins with P(k) = 0 add 0 — the smoothing
-  of :func:`families.tang.metrics.divergence.kl_divergence`;
-- proportional agreement (Belem et al.) PA = Σ_k H_a(k)·P(k), the chance that one of the agent's answers and
+- KL D_KL(P ‖ H_a) = Σ_k P(k)·ln(P(k)/H_a(k)), natural log, the human distribution first; an empty agent
+  bin is set to ε = 1e−10 (H_a is not renormalised afterwards) and bins with P(k) = 0 add 0;
+- proportional agreement PA = Σ_k H_a(k)·P(k), the chance that one of the agent's answers and
   one human answer drawn at random fall in the same bin, ×100; %PA = PA / max_k P(k) ×100 (the PA of an
   agent always answering the humans' most frequent bin is 100%).
 
@@ -51,7 +50,7 @@ from scipy.special import rel_entr
 from .answers import HUMAN, AnswersError
 from surveys.answer_bins import BIN_CENTRES, bin_index
 
-EMPTY_BIN = 1e-10  # the smoothing of an empty agent bin in KL (as Tang's KL)
+EMPTY_BIN = 1e-10  # the smoothing of an empty agent bin in KL
 TIE_TOLERANCE = 1e-9
 
 
@@ -61,15 +60,12 @@ class Binning:
 
     centres: NDArray[np.float64]
     name: str  # how the report describes it
-
-    @property
-    def belem(self) -> bool:
-        return self.name.startswith("Belem")
+    answer_bins: bool = False  # the 21 answer bins of surveys.answer_bins (their own rule of rounding)
 
     def index(self, values: ArrayLike) -> NDArray[np.int64]:
         """The bin index of each value; −1 for NaN and for values outside the scale."""
         v = np.asarray(values, dtype=float)
-        if self.belem:
+        if self.answer_bins:
             inside = np.isnan(v) | ((v >= 0) & (v <= 100))
             idx = np.full(v.shape, -1, dtype=np.int64)
             idx[inside] = bin_index(v[inside])
@@ -82,17 +78,17 @@ class Binning:
         return idx
 
 
-def belem_binning() -> Binning:
-    """The 21 bins 0, 5, …, 100 of the 0–100 families (surveys.answer_bins)."""
-    return Binning(BIN_CENTRES.copy(), "Belem's 21 bins 0, 5, …, 100")
+def answer_binning() -> Binning:
+    """The 21 bins 0, 5, …, 100 of the 0–100 scale (surveys.answer_bins)."""
+    return Binning(BIN_CENTRES.copy(), "the 21 answer bins 0, 5, …, 100", answer_bins=True)
 
 
 def scale_binning(minimum: float, maximum: float, step: float = 1.0) -> Binning:
-    """The points of a scale as its bins; the 0–100 scale in steps of 1 or 5 gets the family's 21 bins."""
+    """The points of a scale as its bins; the 0–100 scale in steps of 1 or 5 gets the 21 answer bins."""
     if not maximum > minimum or not step > 0:
         raise ValueError(f"a scale needs min < max and step > 0, not {minimum:g}–{maximum:g} step {step:g}")
     if minimum == 0 and maximum == 100 and step in (1, 5):
-        return belem_binning()
+        return answer_binning()
     count = int(round((maximum - minimum) / step))
     centres = minimum + step * np.arange(count + 1, dtype=float)
     return Binning(centres, f"the {count + 1} points of the scale {minimum:g}–{maximum:g}")

@@ -14,7 +14,7 @@ Files (``MANIFEST`` lists each with its SHA-256; analysis/replication/layout.py 
   ``report/figures/<name>.json`` (the numbers the figure draws, analysis/replication/figure_numbers.py);
 - ``package.json`` (platform version, Python, what was packaged), ``dependencies.txt`` (every installed
   distribution, ``name==version``);
-- for a study reported with a reference study (Belem's verifiable set scored against its non-verifiable
+- for a study reported with a reference study (a verifiable set scored against its non-verifiable
   companion): ``reference/<slug>/definition/…`` and ``reference/<slug>/data/…``, the reference study's files as
   above (no report of its own), and ``package.json`` names it (``reference``). A study without one gets no such
   key or folder: its package is what it was before references were packaged.

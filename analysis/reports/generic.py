@@ -39,7 +39,7 @@ import pandas as pd
 from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.dataset import study_answers
 from analysis.exclusions import ExclusionError, ExclusionResult, compute_exclusions
-from analysis.filtering import is_verifiable
+from analysis.verifiable import is_verifiable
 from analysis.metrics.answers import HUMAN
 from analysis.metrics.generic import (Binning, choice_table, count_table, interval_table, option_shares,
                                       scale_binning, scale_histograms, scale_table)
@@ -359,7 +359,7 @@ def _flat(df: pd.DataFrame | None) -> pd.DataFrame | None:
 # --- building -----------------------------------------------------------------------------------------
 def attention_kept(study: Study, answers: pd.DataFrame) -> tuple[pd.DataFrame, str, ExclusionResult | None]:
     """The answers without the humans the study's exclusion rules exclude (analysis/exclusions.py: its
-    ``[[exclusions]]``, and Belem et al.'s ranking rule when its attention filter applies), what was done in
+    ``[[exclusions]]``, and its kind's attention filter rule when the filter applies), what was done in
     words, and the rules' result (None when no rule could run)."""
     if not (answers["agent"] == HUMAN).any():
         return answers, "none: no human answers to judge", None
@@ -397,7 +397,7 @@ def build_one(study: Study, question: str | None = None, table: dict[str, Any] |
     questionnaire = questionnaire_frame(study).drop(columns="respondent_id")  # index: the answers' respondent
     item_fields, named = split_group_by(study, group_by(study), questionnaire)
     breakdown = breakdown_fields(study, named, questionnaire)
-    set_name = "v" if is_verifiable(study) else "nv"  # as the Belem section names them: one reading for both
+    set_name = "v" if is_verifiable(study) else "nv"  # as the 0–100 agreement section names them: one reading for both
     runs = shared(("runs", study.pk, set_name), lambda: choose_runs(study, set_name))
     run_ids = used_run_ids(runs)
     answers = shared(("answers", study.pk, tuple(run_ids)), lambda: study_answers(study, run_ids))

@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import study_answers
-from analysis.filtering import is_verifiable
+from analysis.verifiable import is_verifiable
 from analysis.metrics.answers import HUMAN
 from analysis.reports import ReportError, shared
 from analysis.reports.generic import attention_kept

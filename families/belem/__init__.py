@@ -2,11 +2,12 @@
 
 The family's package: its item kind (instrument.py), the pure metrics of the paper's tables (metrics/: agreement,
 knowledge_bias, tables; no Django), the report section and figures (report.py, figures.py; the section also reports
-the 0–100 answers of Tang's WEP-probability kind) and the demos ``demo`` and ``demo-verifiable`` (demo.py). The
-item page's template stays in templates/surveys/items/speaker_belief.html. Shared with the core and left there: the
-attention filter (analysis/metrics/belem_attention.py, analysis/filtering.py), which the ``belem-ranking`` exclusion
-rule (surveys/definition/exclusion_rules.py, judged in analysis/exclusions.py) and Tang RQ1's report also apply,
-and the answer bins (surveys/answer_bins.py). The core reaches the rest only through this declaration."""
+the 0–100 answers of Tang's WEP-probability kind), the demos ``demo`` and ``demo-verifiable`` (demo.py) and the
+attention filter: the ``belem-ranking`` exclusion rule (rules.py), its pure metric (metrics/attention.py) and its
+Django side (attention.py: the judge and the outcome the core's generic attention filter calls,
+analysis/exclusions.py). Tang RQ1's report applies it by name (its kind's ``attention_rule``), never importing this
+package. The item page's template stays in templates/surveys/items/speaker_belief.html; the answer bins are the
+core's (surveys/answer_bins.py). The core reaches the family only through this declaration."""
 from __future__ import annotations
 
 from config.registry import Family
@@ -17,7 +18,8 @@ FAMILY = Family(
     summary="Belem et al.: how likely a speaker believes a statement, 0–100 (agreement, attention filter)",
     instruments={"speaker_belief": "families.belem.instrument:SpeakerBelief"},
     sections={"belem": "families.belem.report"},
-    exclusion_rules={"belem-ranking": "surveys.definition.exclusion_rules:BELEM_RANKING"},
+    exclusion_rules={"belem-ranking": "families.belem.rules:BELEM_RANKING"},
     demos={"demo": "families.belem.demo:load_nonverifiable_demo",
            "demo-verifiable": "families.belem.demo:load_verifiable_demo"},
+    datasets={"belem-stimuli": "families.belem.data:STIMULI"},
 )

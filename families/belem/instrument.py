@@ -84,6 +84,12 @@ class SpeakerBelief(Instrument):
     name = "speaker_belief"
     label = "Speaker belief (Belem et al. 2024)"
     prompt_version_prefix = "belem"
+    # the run field's default until elicitation's migration 0018: older runs of any kind may hold it
+    legacy_prompt_versions = ("belem-2shot-v1",)
+    report_sections = ("belem",)
+    # Belem et al.'s ranking rule (families/belem/rules.py), on by default
+    attention_filter_default = True
+    attention_rule = "belem-ranking"
     # Belem's design: two worked examples on the instructions page and in the 2-shot prompt
     demonstrations = Demonstrations(fields=("demo_order", "speaker_name", "speaker_gender", "expression",
                                             "statement", "demo_answer"), required=2)

@@ -32,8 +32,9 @@ from scipy import stats
 from analysis.agents import RunUse, choose_runs, used_run_ids
 from analysis.metrics.answers import HUMAN, AnswersError
 from analysis.dataset import human_answers, study_answers
-from analysis.filtering import FilterError, FilterResult, compute_attention_filter, is_verifiable
-from analysis.metrics.generic import belem_binning
+from analysis.verifiable import is_verifiable
+from families.belem.attention import FilterError, FilterResult, compute_attention_filter
+from analysis.metrics.generic import answer_binning
 from analysis.metrics.groups import binned_comparison
 from analysis.reports import ReportError, shared
 from analysis.reports.grouping import Grouping, grouping
@@ -288,7 +289,7 @@ def build(study: Study) -> StudyReport:
                        truth_means=truth_means(nv_kept, v_kept) if v_kept is not None and not v_kept.empty else None,
                        runs=runs, sets=set_wording(nv_study, v_study is not None),
                        grouped=grouping(study, "belem", pd.concat([nv_kept, v_kept]) if v_kept is not None else nv_kept,
-                                        "value", "answer (0–100)", binned_comparison(belem_binning())))
+                                        "value", "answer (0–100)", binned_comparison(answer_binning())))
 
 
 # --- HTML (admin page) ------------------------------------------------------------------------------

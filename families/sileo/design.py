@@ -16,7 +16,7 @@ Construction (the paper's Figure 1, as reconstructed here from §3.3 and its cap
 The hypothesis probability p is computed exactly by ProbLog (``problog`` 2.3, the reasoner the paper used) from
 the item's program; :func:`enumerate_probability` recomputes it by summing over every possible world (the
 tests compare the two). The valid verbalisation is T_p(HYPOTHESIS) with the WEP whose median is closest to p,
-the distractor one with a WEP at least 40 points away (surveys/instruments/wep_scale.py); their order is drawn.
+the distractor one with a WEP at least 40 points away (families/sileo/wep_scale.py); their order is drawn.
 
 Each item is generated from its own ``random.Random(f"{seed}|{hops}|{index}")``, so item ``index`` is the same
 whatever ``n`` and ``start`` are (``--start 100 --n 50`` continues a series of 100). Key:
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from families.sileo.instrument import verbalisation_fields
-from surveys.designs.design import Design
-from surveys.instruments.wep_scale import WEP_MEDIANS, WEP_TEMPLATES, WEPS
+from surveys.designs.design import CliOption, Design
+from families.sileo.wep_scale import WEP_MEDIANS, WEP_TEMPLATES, WEPS
 
 DATA = Path(__file__).with_name("wep_reasoning_factoids.toml")
 OPERATORS: tuple[str, ...] = ("and", "or", "xor")
@@ -44,7 +44,11 @@ DEFAULT_SEED = 0
 MAX_N = 5000  # the paper's dataset size
 HYPOTHESIS = "hypothesis"
 DESIGN = Design("wep-reasoning", __name__, "verbalisation_choice",
-                "Sileo & Moens: WEP-Reasoning items, 1 or 2 hops, exact probabilities with ProbLog")
+                "Sileo & Moens: WEP-Reasoning items, 1 or 2 hops, exact probabilities with ProbLog",
+                cli=(CliOption("--seed", "random seed", type=int),
+                     CliOption("--hops", "reasoning steps", type=int, choices=(1, 2)),
+                     CliOption("--n", "how many items", type=int),
+                     CliOption("--start", "skip the first items of the series", type=int)))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from families.sileo.metrics import DATASET_TITLES  # noqa: E402
-from surveys.instruments.wep_scale import WEP_MEDIANS  # noqa: E402
+from families.sileo.wep_scale import WEP_MEDIANS  # noqa: E402
 
 PALETTE = ("#1f4fd1", "#c2410c", "#1b7837", "#7c3aed", "#b45309", "#0e7490")
 

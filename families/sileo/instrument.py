@@ -3,7 +3,7 @@ WEPs → pick the valid one (the WEP whose consensual probability is closest to 
 
 An item's ``statement`` is the PREMISE (one or more sentences); ``extra`` holds ``hypothesis`` (the fact, as it
 reads inside a template), ``p`` (its probability given the premise, 0–1; also ``ground_truth``), ``valid_wep``
-and ``distractor_wep`` (surveys/instruments/wep_scale.py), ``options`` — the two verbalisations T_p(HYPOTHESIS)
+and ``distractor_wep`` (families/sileo/wep_scale.py), ``options`` — the two verbalisations T_p(HYPOTHESIS)
 as ``[key, sentence]`` in the order drawn for this item ("A" first) — ``valid_key`` and ``dataset``
 (``wep-reasoning-1hop``, ``wep-reasoning-2hops`` or ``wep-unli``). Items come from the ``wep-reasoning`` design
 (families/sileo/design.py) or from a file of (premise, hypothesis, p) triples (``import_items``).
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from surveys.instruments.base import ImportRowError, Instrument, Prompt
 from surveys.instruments.shapes import Option, PickShape
-from surveys.instruments.wep_scale import choose_pair, fact_case, verbalise
+from families.sileo.wep_scale import choose_pair, fact_case, verbalise
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item

@@ -39,7 +39,7 @@ import pandas as pd
 
 from analysis.agents import choose_runs, used_run_ids
 from analysis.dataset import human_answers, study_answers
-from analysis.filtering import compute_attention_filter
+from analysis.exclusions import attention_outcome
 from analysis.metrics.answers import HUMAN
 from analysis.metrics.groups import Compare
 from analysis.reports import ReportError
@@ -107,7 +107,7 @@ def build(study: Study) -> TangRQ1Section:
         raise ReportError(f"study {study.slug!r} has no human answers to compare the models with: import the "
                           "Fagen-Ulmschneider survey into it, or set its reference study to one that has them")
     try:
-        decisions = compute_attention_filter(source).decisions
+        decisions = attention_outcome(source).decisions
     except ValueError as exc:
         raise ReportError(str(exc)) from None
     humans = human_answers(source)

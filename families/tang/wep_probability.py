@@ -116,6 +116,7 @@ class WepProbability(Instrument):
     # Tang et al. and the Fagen-Ulmschneider survey keep every respondent: Belem's attention filter is off by
     # default (a study can still turn it on).
     attention_filter_default = False
+    attention_rule = "belem-ranking"  # the installed rule, by name (the belem family's): turned on by the study
     report_sections = ("belem", "tang_rq1")
     prompt_version_prefix = "wep"
     # Kent's anchors are added to an imported study; a generated Tang RQ1 study is asked without examples

@@ -1,6 +1,6 @@
 """The exclusion rules a study file may name in ``[[exclusions]]`` (no Django import: the definition schema
 validates against them; analysis/exclusions.py computes them). The installed families contribute them
-(config.registry, kind ``exclusion_rules``); the core's own (generic) and Belem's are declared here.
+(config.registry, kind ``exclusion_rules``); the core's own (generic) are declared here, a family's in its package.
 
 Each rule has a name, what it excludes (in words), its parameters (name → type, whether required, default,
 bounds) and the answer shapes it can be computed for. ``params_problems`` checks one declared rule's keys;
@@ -39,6 +39,13 @@ class RuleSpec:
     # for the participants it excludes (analysis/exclusions.py); done = [(id, _, started, completed)]
     judge: str = ""
     judges_nobody_done: bool = False  # called even without completed participants (it raises what it misses)
+    # An attention filter: the rule a study's ``[participants] attention_filter`` turns on (with the study's
+    # ``attention_threshold`` as its ``threshold``) for a kind that names it (``Instrument.attention_rule``), or for
+    # any kind naming none when ``attention_filter`` is set. ``outcome``: "module:function" computing it without
+    # storing, outcome(study, threshold) -> an object with ``decisions`` ({participant id: (measure, included)}),
+    # ``describe()``, ``as_dict(raw_ids)``, ``report_lines()`` and ``store()`` (analysis/exclusions.py).
+    attention_filter: bool = False
+    outcome: str = ""
 
 
 FAILED_CHECKS = RuleSpec(
@@ -62,11 +69,6 @@ MISSING_ANSWERS = RuleSpec(
     "missing-answers", "left more than `percent` % of their items without an answer",
     (Param("percent", float, "largest share of unanswered items kept", required=True, low=0, high=100),),
     judge="analysis.exclusions:missing_answers")
-BELEM_RANKING = RuleSpec(
-    "belem-ranking", "Belem et al.'s ranking rule: Spearman ρ between a participant's answers and the "
-    "labels' mean ranking at or below `threshold` (SPEC §6)",
-    (Param("threshold", float, "ρ must be above this to keep the participant", default=0.2, low=-1, high=1),),
-    shapes=("scale",), needs_expressions=True, judge="analysis.exclusions:belem_ranking", judges_nobody_done=True)
 
 
 def rules() -> dict[str, RuleSpec]:
@@ -77,6 +79,14 @@ def rules() -> dict[str, RuleSpec]:
 def rule_names() -> tuple[str, ...]:
     """The names of the installed exclusion rules."""
     return tuple(registry.names("exclusion_rules"))
+
+
+def attention_rule(named: str = "") -> str | None:
+    """The exclusion rule a study's attention filter applies: ``named`` (its kind's ``attention_rule``) if given,
+    else the first installed rule that is an attention filter (``RuleSpec.attention_filter``); None without one."""
+    if named:
+        return named
+    return next((name for name, spec in rules().items() if spec.attention_filter), None)
 
 
 def params_problems(rule: str, given: dict[str, Any]) -> list[tuple[str, str]]:
@@ -133,6 +143,6 @@ def shape_problem(rule: str, shape: str, has_checks: bool, has_expressions: bool
     if spec.needs_checks and not has_checks:
         return f"rule {rule!r} needs [[checks]]: the study declares none"
     if spec.needs_expressions and not has_expressions:
-        return (f"rule {rule!r} ranks the items' expressions (Belem et al.): the study's items have no "
+        return (f"rule {rule!r} ranks the items' expressions: the study's items have no "
                 "`expression` to rank")
     return None

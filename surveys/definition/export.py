@@ -81,7 +81,7 @@ def _without_none(value: Any, top: bool = True) -> Any:
 
 
 def unused_settings(study: Study) -> list[str]:
-    """The ``[participants]`` keys of the expression-and-controls draw (Belem et al.'s) that ``study`` has no use
+    """The ``[participants]`` keys of the expression-and-controls draw that ``study`` has no use
     for and leaves at their defaults: no item has an expression, none is a control, the kind draws no speaker
     names. An exported file leaves them out (loaded again they take the same defaults, so the same hash)."""
     from .schema import ParticipantsTable

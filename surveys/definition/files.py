@@ -94,7 +94,7 @@ STUDIES_DIR = site_folder("studies")
 
 
 def definition_path(given: str | Path) -> Path:
-    """``given`` itself if it exists, else the shipped study of that name (``belem`` or
+    """``given`` itself if it exists, else the shipped study of that name (e.g.
     ``examples/word-choice`` for ``studies/<name>/study.toml``: an installed wheel has no checkout to point at)."""
     path = Path(given)
     if path.exists() or path.is_absolute() or path.suffix:
@@ -106,6 +106,7 @@ def definition_path(given: str | Path) -> Path:
 
 @lru_cache(maxsize=None)
 def shipped_definition(relative: str) -> dict[str, Any]:
-    """A definition shipped under ``studies/`` (e.g. ``belem/study.toml``), validated and dumped as stored."""
+    """A definition shipped under ``studies/`` (e.g. ``examples/word-choice/study.toml``), validated and dumped as
+    stored."""
     definition, _ = read_definition(STUDIES_DIR / relative)
     return definition.model_dump(mode="json")

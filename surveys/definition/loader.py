@@ -158,7 +158,8 @@ def load(raw: bytes | str, file: str, read_file: FileReader | None = None, *, sl
     problems += _demonstration_answers(dump, kind, probe, demo_rows, file)
     problems += agent_problems(dump, tuple(kind.prompt_styles), file)
     problems += design_problems(dump, item_rows, file)
-    problems += check_problems(dump, file) + exclusion_problems(dump, kind.shape.name, item_rows, file)
+    problems += check_problems(dump, file)
+    problems += exclusion_problems(dump, kind.shape.name, item_rows, file, kind.attention_rule)
     if problems:  # the item files' problems and the templates' together, in one answer
         raise DefinitionError(problems)
     sha = versions.content_hash(dump, item_rows + demo_rows)

@@ -63,7 +63,7 @@ class StudyTable(Table):
                                  "study uses; `generic` for a researcher's own study, worded only by this file.")
     description: str = ""
     reference: str = Field("", description="Slug of the study this one is scored against (a verifiable set's "
-                           "non-verifiable companion, Belem et al.); it must exist when this file is loaded.")
+                           "non-verifiable companion); it must exist when this file is loaded.")
 
 
 class Option(Table):
@@ -190,7 +190,8 @@ class DesignTable(Table):
     """``[design]``: where the items come from: an item file beside the definition, or a named generator."""
 
     items: str | None = Field(None, description="Item file (CSV or JSONL) relative to the definition file.")
-    generator: str | None = Field(None, description="A named design (surveys/designs/), e.g. tang-rq2.")
+    generator: str | None = Field(None, description="A named design an installed family contributes "
+                                  "(manage.py families).")
     options: dict[str, Any] = Field(default_factory=dict)
     key: str = Field("key", description="Generic studies: the item file column that names each item.")
     generated_by: str = Field("", description="Provenance only: the generator an exported study's items came from.")

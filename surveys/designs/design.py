@@ -9,11 +9,37 @@ from typing import Any, Callable
 
 
 @dataclass(frozen=True)
+class CliOption:
+    """One option of ``manage.py generate_items`` that a design takes (the command adds each installed design's
+    options; a flag several designs declare is added once, with the first declaration's type and choices)."""
+
+    flag: str  # "--numbers"
+    help: str
+    type: Callable[[str], Any] | None = None  # e.g. int; None: the text as given
+    choices: tuple[Any, ...] | None = None
+    key: str = ""  # the keyword of ``generate`` it fills; default: the flag's name ("--contexts" → "contexts")
+    case: str = ""  # "lower" or "upper": a comma-separated list, each entry stripped and so cased (empty ones left out)
+
+    @property
+    def dest(self) -> str:
+        """The command line's name of the value (argparse's ``dest``)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def value(self, given: Any) -> Any:
+        """The keyword value the command line's ``given`` text stands for (a list for a comma-separated option)."""
+        if not self.case or not given:
+            return given
+        entries = [entry.strip() for entry in str(given).split(",") if entry.strip()]
+        return [entry.lower() if self.case == "lower" else entry.upper() for entry in entries]
+
+
+@dataclass(frozen=True)
 class Design:
     name: str
     module: str
     instrument: str
     summary: str
+    cli: tuple[CliOption, ...] = ()  # its options on ``manage.py generate_items``'s command line
 
     def function(self) -> Callable[..., list[dict[str, Any]]]:
         return importlib.import_module(self.module).generate

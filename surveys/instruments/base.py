@@ -66,9 +66,11 @@ class Instrument:
     Declarations every kind makes: ``shape`` (the answer's shape, surveys/instruments/shapes.py: how it is
     shown, validated, parsed and stored), ``prompt_styles`` (the prompt variants a run can choose,
     ``ElicitationRun.prompt_style``), ``report_sections`` (the names of the report sections that score it, looked
-    up in config.registry) and ``attention_filter_default`` (whether a new study of this kind applies Belem's
-    attention filter), ``report_options`` (named choices its report sections take, surveys/report_options.py:
-    its family declares them as readings ``<kind>.<option>``) and
+    up in config.registry; none by default), ``attention_filter_default`` (whether a new study of this kind applies
+    its attention filter; off by default), ``attention_rule`` (the exclusion rule that filter applies, by name,
+    surveys/definition/exclusion_rules.py; empty: the installed attention-filter rule), ``report_options`` (named
+    choices its report sections take, surveys/report_options.py: its family declares them as readings
+    ``<kind>.<option>``) and
     ``demonstrations`` (its worked examples' fields and how many it needs; None: the kind shows none).
     """
 
@@ -77,11 +79,15 @@ class Instrument:
     template_name: ClassVar[str]
     shape: ClassVar[AnswerShape] = ScaleShape()
     prompt_styles: ClassVar[tuple[str, ...]] = ("standard",)
-    report_sections: ClassVar[tuple[str, ...]] = ("belem",)
-    attention_filter_default: ClassVar[bool] = True
+    report_sections: ClassVar[tuple[str, ...]] = ()
+    attention_filter_default: ClassVar[bool] = False
+    attention_rule: ClassVar[str] = ""
     demonstrations: ClassVar[Demonstrations | None] = None
     # A new run's prompt version is "<prefix>-<n>shot-v1" or "<prefix>-zero-shot-v1" (elicitation.prompts)
     prompt_version_prefix: ClassVar[str] = ""
+    # Former defaults of ``ElicitationRun.prompt_version`` that runs of any kind may still hold: they count as a
+    # default version for every kind (report names leave them out; elicitation/prompt_versions.py).
+    legacy_prompt_versions: ClassVar[tuple[str, ...]] = ()
     # Choice kinds: the text after the last occurrence of this marker holds a chain-of-thought's final choice.
     final_choice_marker: ClassVar[str] = ""
     # CSV columns the item importer requires, in the order the template and the documentation list them;
@@ -104,7 +110,7 @@ class Instrument:
 
     # The definition file under studies/ whose wording a study of this kind uses when it was not loaded from a
     # file of its own (``Study.definition`` empty), or where its own leaves something unworded, e.g.
-    # "belem/study.toml".
+    # "<family>/study.toml".
     default_definition: ClassVar[str] = ""
     # Self-refinement (elicitation/refinement.py): the kind's ``elicitation.refinement.Refinement`` (its runs'
     # prompts, asks and readings), or a "module:attribute" naming one, resolved on first use; None: its answers
@@ -266,7 +272,7 @@ class Instrument:
     def prompt_for_sample(self, item: "Item", demonstrations: list["Item"], few_shot: bool, style: str,
                           sample_index: int = 0, seed: int | None = None) -> Prompt:
         """The prompt of one sample (try) of ``item`` in a run with ``seed``: :meth:`build_prompt`'s, the same
-        for every sample; a kind whose prompt draws something per try (Bahaj et al.'s hints) overrides it."""
+        for every sample; a kind whose prompt draws something per try (e.g. a hint condition) overrides it."""
         return self.build_prompt(item, demonstrations, few_shot, style)
 
     def sends_temperature(self, style: str) -> bool:

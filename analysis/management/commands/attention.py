@@ -3,6 +3,6 @@ from .exclusions import Command as Exclusions
 
 
 class Command(Exclusions):
-    help = ("Apply the study's exclusion rules (the same as `manage.py exclusions`; Belem et al.'s ranking rule, "
-            "the attention filter, is one of them) and store each completed participant's decision. Nobody is "
+    help = ("Apply the study's exclusion rules (the same as `manage.py exclusions`; the attention filter "
+            "of the study's kind is one of them) and store each completed participant's decision. Nobody is "
             "deleted.")

@@ -9,8 +9,8 @@ from surveys.respondent_ids import hashed_id
 
 
 class Command(BaseCommand):
-    help = ("Apply the study's exclusion rules ([[exclusions]] in its file; Belem et al.'s ranking rule when its "
-            "attention filter applies) to every completed participant, store each decision with the rules that "
+    help = ("Apply the study's exclusion rules ([[exclusions]] in its file; the attention filter's rule of its kind "
+            "when the filter applies) to every completed participant, store each decision with the rules that "
             "excluded them, and list them. Nobody is deleted.")
 
     def add_arguments(self, parser):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.reference_data import DATASETS, FetchError, fetch
+from analysis.reference_data import FetchError, datasets, fetch
 
 
 def shown(path: Path) -> str:
@@ -18,28 +18,28 @@ def shown(path: Path) -> str:
 
 
 class Command(BaseCommand):
-    help = ("Download public reference data (the Fagen-Ulmschneider survey, Belem et al.'s stimuli) from its source, "
-            "check it against a pinned SHA-256 and cache it (REFERENCE_DATA_DIR, default var/data); print the "
-            "source, a licence note and the citation. A file whose checksum differs is refused.")
+    help = ("Download public reference data (the Fagen-Ulmschneider survey, the families' published stimuli) from "
+            "its source, check it against a pinned SHA-256 and cache it (REFERENCE_DATA_DIR, default var/data); "
+            "print the source, a licence note and the citation. A file whose checksum differs is refused.")
 
     def add_arguments(self, parser):
         parser.add_argument("names", nargs="*", metavar="NAME",
-                            help=f"dataset(s) to fetch: {', '.join(sorted(DATASETS))}")
+                            help=f"dataset(s) to fetch: {', '.join(sorted(datasets()))}")
         parser.add_argument("--list", action="store_true", dest="list_only", help="list the datasets, fetch nothing")
 
     def handle(self, *args, names: list[str], list_only: bool, **options):
-        known = ", ".join(sorted(DATASETS))
+        known = ", ".join(sorted(datasets()))
         if list_only:
-            for dataset in DATASETS.values():
+            for dataset in datasets().values():
                 self.stdout.write(f"{dataset.name}: {dataset.title}\n  source:  {dataset.source}")
             return
         if not names:
             raise CommandError(f"name a dataset to fetch: {known}")
-        unknown = [name for name in names if name not in DATASETS]
+        unknown = [name for name in names if name not in datasets()]
         if unknown:
             raise CommandError(f"no dataset {', '.join(map(repr, unknown))}; known: {known}")
         for name in dict.fromkeys(names):
-            dataset = DATASETS[name]
+            dataset = datasets()[name]
             try:
                 paths = fetch(dataset)
             except FetchError as exc:

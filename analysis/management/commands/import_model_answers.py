@@ -15,7 +15,7 @@ class Command(BaseCommand):
             "the study: each answer's raw text is kept and parsed by the study's instrument (unreadable answers "
             "are kept and counted); the report treats the run as any other agent. Long files (CSV or JSON Lines, "
             "one row per answer) or wide CSV files (one row per WEP, one column per context or sample, as "
-            "Tang et al.'s 'Results - *.csv'). All or nothing: any bad row is reported with its line and column "
+            "a published 'Results - *.csv'). All or nothing: any bad row is reported with its line and column "
             "and nothing is imported; the same file cannot be imported twice into a study.")
 
     def add_arguments(self, parser):
@@ -61,7 +61,7 @@ class Command(BaseCommand):
                             help="wide files: a column to ignore (avg, std, mean, sd, median are ignored anyway)")
         parser.add_argument("--alias", action="append", default=[], metavar="WRITTEN=EXPRESSION",
                             help="an expression as the file writes it and the study's expression it stands for, "
-                                 "e.g. --alias 'almost certainly=almost certain' (Tang's ENC files); repeat for several")
+                                 "e.g. --alias 'almost certainly=almost certain' (a file that words them so); repeat for several")
         parser.add_argument("--scale", choices=["auto", "1", "100"], default="auto",
                             help="numbers in the file: 1 = probabilities 0-1 (multiplied by 100 before parsing; the "
                                  "original text is kept), 100 = as they are; auto (default) = 0-1 when every number "

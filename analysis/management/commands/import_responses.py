@@ -24,7 +24,7 @@ class Command(BaseCommand):
         which.add_argument("--text", metavar="COL",
                            help="column with the item's rendered text (the sentence as shown) or its bare statement, "
                                 "instead of --statement. Use it when a statement id is shared by different "
-                                "statements (Belem's verifiable file gives two different statements each id): "
+                                "statements (some published files give two different statements one id): "
                                 "the text tells those rows apart where the id cannot")
         parser.add_argument("--expression", metavar="COL",
                             help="column with the expression ('control' for control items); required unless "

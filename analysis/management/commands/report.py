@@ -41,7 +41,7 @@ class Command(BaseCommand):
                                  "(refused otherwise; the report then says it pooled them)")
         parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                             help="set a report option of the study and store it on the study (e.g. reading=authors "
-                                 "for the authors' reading of Tang RQ2 answers; reading=text for the Methods'); "
+                                 "for the authors' reading of WEP-choice answers; reading=text for the Methods'); "
                                  "repeat for several")
 
     def handle(self, *args, **options):

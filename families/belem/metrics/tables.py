@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.answers import HUMAN, check_answers, compact, of_agent
-from analysis.metrics.belem_attention import DEFAULT_THRESHOLD, attention_filter, keep_included, label_ranking
+from families.belem.metrics.attention import DEFAULT_THRESHOLD, attention_filter, keep_included, label_ranking
 from families.belem.metrics.agreement import (NonNumber, agreement_by_expression, average_over_expressions,
                                               human_individual, human_individual_summary, mode_pa, random_baseline,
                                               reference_distribution)

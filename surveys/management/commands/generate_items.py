@@ -4,11 +4,22 @@ from django.core.management.base import BaseCommand, CommandError
 from access.cli import add_as_argument, acting_user
 from surveys.cli import get_study
 from surveys.designs import DesignError, designs, generate_items
+from surveys.designs.design import CliOption
 
 
 def design_help() -> str:
     """Each installed design and what it makes (the command's help)."""
     return "; ".join(f"{d.name}: {d.summary}" for d in designs().values())
+
+
+def design_options() -> dict[str, tuple[CliOption, list[str]]]:
+    """Each flag the installed designs declare (``Design.cli``): its first declaration and the help of every
+    design that takes it (``design: help``), in the families' order."""
+    out: dict[str, tuple[CliOption, list[str]]] = {}
+    for design in designs().values():
+        for option in design.cli:
+            out.setdefault(option.flag, (option, []))[1].append(f"{design.name}: {option.help}")
+    return out
 
 
 class Command(BaseCommand):
@@ -19,28 +30,18 @@ class Command(BaseCommand):
         add_as_argument(parser)
         parser.add_argument("study", help="slug of an existing study (its instrument must be the design's)")
         parser.add_argument("--design", required=True, choices=sorted(designs()))
-        parser.add_argument("--seed", type=int, help="random seed (tang-rq2: the NUMBERS draw; wep-reasoning)")
-        parser.add_argument("--numbers", help="tang-rq2: 'paper' for the authors' two NUMBERS sets (the narrow set "
-                                              "of the Methods and the wide set they used), or a file with the two "
-                                              "sets (narrow, then wide), 20 numbers each, one set per line")
-        # Django's own --settings (the settings module) is read by manage.py itself, so the context settings
-        # are --contexts.
-        parser.add_argument("--contexts", help="tang-rq1: context settings, comma-separated (CNC,ENC,FCNC,MCNC; "
-                                               "default all four)")
-        parser.add_argument("--hints", help="bahaj-hints: hint conditions, comma-separated (hint1,hint3,hint8; "
-                                            "default all three)")
-        parser.add_argument("--language", choices=["en", "zh"], help="tang-rq1: language of the contexts")
-        parser.add_argument("--hops", type=int, choices=[1, 2], help="wep-reasoning: reasoning steps")
-        parser.add_argument("--n", type=int, help="wep-reasoning: how many items")
-        parser.add_argument("--start", type=int, help="wep-reasoning: skip the first items of the series")
+        for flag, (option, helps) in design_options().items():
+            parser.add_argument(flag, dest=option.dest, type=option.type, help="; ".join(helps),
+                                **({"choices": list(option.choices)} if option.choices else {}))
 
     def handle(self, *args, **options):
         study = get_study(options["study"], acting_user(options))
-        chosen = {k: options[k] for k in ("seed", "language", "hops", "n", "start", "numbers")}
-        if options["hints"]:
-            chosen["hints"] = [h.strip().lower() for h in options["hints"].split(",") if h.strip()]
-        if options["contexts"]:
-            chosen["settings"] = [s.strip().upper() for s in options["contexts"].split(",") if s.strip()]
+        chosen = {}
+        for option, _ in design_options().values():
+            given = options.get(option.dest)
+            if option.case and not given:
+                continue  # an empty list option is not given
+            chosen[option.key or option.dest] = option.value(given)
         try:
             # Paths are for the command line only: the design's command_line hook reads a file named here
             # (e.g. --numbers FILE) and generate_items gets its values.

@@ -7,7 +7,7 @@ from surveys.importers import ImportFailed, import_items
 
 
 class Command(BaseCommand):
-    help = "Import items from a CSV file (Belem stimulus format for speaker-belief studies). All or nothing."
+    help = "Import items from a CSV file (the kind's columns: manage.py item_template KIND). All or nothing."
 
     def add_arguments(self, parser):
         add_as_argument(parser)

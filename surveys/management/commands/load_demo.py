@@ -2,13 +2,14 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from config import registry
+
 from surveys.demo.loader import load_demo
 
 
 class Command(BaseCommand):
-    help = ("Create the demo studies `demo` (non-verifiable), `demo-verifiable` and `demo-sileo` (Sileo & Moens "
-            "verbalisations) with their items. "
-            "Studies that already exist are left unchanged.")
+    help = ("Create the demo studies the installed families contribute (" + ", ".join(registry.names("demos")) +
+            ") with their items. Studies that already exist are left unchanged.")
 
     def add_arguments(self, parser):
         parser.add_argument("--no-links", action="store_true",

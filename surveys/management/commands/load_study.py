@@ -16,7 +16,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         add_as_argument(parser)
         parser.add_argument("file", help="the definition file (e.g. studies/examples/hedge-confidence/study.toml), "
-                                         "or a shipped study by name (e.g. belem, examples/word-choice)")
+                                         "or a shipped study by name (e.g. examples/word-choice)")
         parser.add_argument("--slug", help="load it under this slug instead of [study] slug")
         parser.add_argument("--new-version", action="store_true",
                             help="allow a change of wording or items of a study that already has answers "

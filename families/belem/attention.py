@@ -1,4 +1,5 @@
-"""The attention filter applied to a study (SPEC §6; Belem et al. App. A).
+"""Belem et al.'s attention filter applied to a study (SPEC §6; App. A): the Django side of the ``belem-ranking``
+exclusion rule (declared in rules.py; the pure metric is metrics/attention.py).
 
 :func:`compute_attention_filter` only reads (reports and exports use it: a GET never writes);
 :func:`apply_attention_filter` computes and stores the decisions (the explicit action of the admin's button,
@@ -10,6 +11,10 @@ non-verifiable study, before filtering; a verifiable study (one whose items carr
 are saved on Participant.attention_rho / attention_included. Excluded participants are kept and listed.
 A study whose filter is off (``Study.applies_attention_filter``: the study's setting, else the instrument's
 default) keeps every participant; ρ is still computed and stored.
+
+The core applies the rule through the generic attention-filter interface of analysis/exclusions.py
+(:func:`outcome`, :func:`judge`): the exclusion rule a study's kind names (``Instrument.attention_rule``), which
+Tang RQ1's report also reaches by name (``analysis.exclusions.attention_outcome``), never by importing this module.
 """
 from __future__ import annotations
 
@@ -20,8 +25,11 @@ from typing import Any
 import pandas as pd
 from django.db import transaction
 
-from analysis.metrics.belem_attention import attention_filter, label_ranking
 from analysis.dataset import human_answers
+from analysis.exclusions import ExclusionError, ExclusionResult
+from analysis.metrics.answers import AnswersError
+from analysis.verifiable import is_verifiable
+from families.belem.metrics.attention import attention_filter, label_ranking
 from surveys.models import Participant, Study
 from surveys.respondent_ids import hashed_id
 
@@ -78,10 +86,17 @@ class FilterResult:
                 "ranking": self.ranking, "evaluated": self.evaluated, "included": self.included,
                 "excluded": [e.as_dict(raw_ids) for e in self.excluded]}
 
+    def report_lines(self) -> list[str]:
+        """What ``manage.py exclusions`` prints before its summary: the label ranking (none when empty)."""
+        if not self.ranking:
+            return []
+        return [f"ranking from study {self.ranking_study} (highest mean first): "
+                + ", ".join(f"{r['label']} {r['mean']:.1f}" for r in self.ranking)]
 
-def is_verifiable(study: Study) -> bool:
-    """A study is a verifiable set when any of its main items has a truth value."""
-    return study.main_items().exclude(truth="").exists()
+    def store(self) -> None:
+        """Write ρ and the decisions on the participants (:func:`store_attention_decisions`)."""
+        store_attention_decisions(self)
+
 
 
 def ranking_study(study: Study) -> Study:
@@ -114,7 +129,7 @@ def compute_attention_filter(study: Study, threshold: Any = _STUDY_SETTING) -> F
     """ρ and the decision of every completed participant of ``study``, without storing anything.
 
     Participants who are not completed, and test participants, are not evaluated. ``threshold``: the
-    ``belem-ranking`` rule's (analysis/exclusions.py); by default the study's setting (None when its filter is off).
+    ``belem-ranking`` rule's (:func:`judge`); by default the study's setting (None when its filter is off).
     """
     ranking = study_ranking(study)
     answers = human_answers(study)
@@ -156,3 +171,24 @@ def apply_attention_filter(study: Study) -> FilterResult:
     result = compute_attention_filter(study)
     store_attention_decisions(result)
     return result
+
+
+def outcome(study: Study, threshold: float | None) -> FilterResult:
+    """The rule's outcome for ``study`` at ``threshold`` (None: every participant kept, ρ still computed), nothing
+    stored: the ``outcome`` of the ``belem-ranking`` RuleSpec (analysis.exclusions.attention_outcome)."""
+    return compute_attention_filter(study, threshold=threshold)
+
+
+def judge(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult) -> dict[int, str]:
+    """Belem et al.'s ranking rule (the attention filter); also keeps its FilterResult in ``result.attention``
+    (ρ to store)."""
+    try:
+        filtered = compute_attention_filter(study, threshold=params["threshold"])
+    except (FilterError, AnswersError) as exc:
+        raise ExclusionError(f"rule belem-ranking cannot run: {exc}") from None
+    result.set_attention("belem-ranking", filtered)
+    out = {}
+    for pk, (rho, included) in filtered.decisions.items():
+        if not included:
+            out[pk] = f"ρ = {rho:.3f}" if _finite(rho) is not None else "ρ undefined"
+    return out

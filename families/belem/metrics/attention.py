@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .answers import HUMAN, AnswersError, check_answers, of_agent
+from analysis.metrics.answers import HUMAN, AnswersError, check_answers, of_agent
 
 DEFAULT_THRESHOLD = 0.2
 

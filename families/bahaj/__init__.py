@@ -14,16 +14,13 @@ through this declaration (the entry point ``bahaj = families.bahaj:FAMILY``); it
 from __future__ import annotations
 
 from config.registry import Family
-from surveys.designs.design import Design
 
 FAMILY = Family(
     name="bahaj",
     order=30,
     summary="Bahaj et al.: intervals at a stated confidence level (overprecision), hints",
     instruments={"interval_confidence": "families.bahaj.instrument:IntervalConfidence"},
-    designs={"bahaj-hints": Design(
-        "bahaj-hints", "families.bahaj.design", "interval_confidence",
-        "Bahaj et al.: every question × level of the study also under the hint conditions hint1, hint3, hint8")},
+    designs={"bahaj-hints": "families.bahaj.design:DESIGN"},
     readings={"interval_confidence.reading": "families.bahaj.report_options:READING",
               "interval_confidence.mixed_intervals": "families.bahaj.report_options:MIXED_INTERVALS"},
     sections={"bahaj": "families.bahaj.report"},

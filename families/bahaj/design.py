@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from families.bahaj.authors import HINT_CONDITIONS, NO_HINT
+from surveys.designs.design import Design
 
 HINTED = tuple(h for h in HINT_CONDITIONS if h != NO_HINT)
+DESIGN = Design("bahaj-hints", __name__, "interval_confidence",
+                "Bahaj et al.: every question × level of the study also under the hint conditions hint1, hint3, hint8")
 
 
 def report_defaults(**_: Any) -> dict[str, str]:

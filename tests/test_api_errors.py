@@ -57,9 +57,9 @@ def test_a_second_prolific_link_for_a_study_is_refused(api, nv_study):
 def test_attention_filter_that_cannot_rank_is_a_409(api, nv_study):
     """The overprecision demo's answers cannot rank labels (AnswersError): with its attention filter turned on, a
     409 with the reason, not a 500; with it off (the kind's default) the study has no rule to apply."""
-    from surveys.demo.overprecision import load_overprecision_demo
+    from families.bahaj.demo import load_overprecision_demo
 
-    study, _, _ = load_overprecision_demo()
+    study = load_overprecision_demo().study
     participant = Participant.objects.create(study=study, prolific_pid="P1")
     for position, item in enumerate(study.main_items()[:3], start=1):
         slot = Assignment.objects.create(participant=participant, item=item, position=position)

@@ -16,7 +16,7 @@ from elicitation.runs import create_run, run_sync, start_run
 from families.bahaj.refinement import authors_draw, raw_pool
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.designs import DesignError, generate_items
-from surveys.families import bahaj
+from families.bahaj import authors as bahaj
 from surveys.importers import import_items
 from surveys.models import Item, Study
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from analysis.reports import build_report
 from elicitation import local_model
 from elicitation.models import ElicitationRun, ModelResponse
-from surveys.demo.overprecision import QUESTIONS_FILE
+from families.bahaj.demo import QUESTIONS_FILE
 from local_model_server import needs_model
 
 pytestmark = [pytest.mark.local_model, needs_model, pytest.mark.django_db]

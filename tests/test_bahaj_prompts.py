@@ -1,4 +1,4 @@
-"""Bahaj et al.'s prompts word for word: studies/bahaj/templates.toml rendered by surveys/families/bahaj.py equals
+"""Bahaj et al.'s prompts word for word: studies/bahaj/templates.toml rendered by families/bahaj/authors.py equals
 every prompt the authors' own functions rendered (tests/data/bahaj2024/prompts.json, a copy of
 ../shared/data/bahaj2024-protocol/prompts.json), byte for byte;
 the hint draws are the authors' (§1.5) from a seeded generator."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from surveys.families import bahaj
+from families.bahaj import authors as bahaj
 
 PROTOCOL = Path(__file__).resolve().parent / "data" / "bahaj2024" / "prompts.json"
 QUESTION = "How many chromosomes are in a human sperm cell?"

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from surveys.families import bahaj
+from families.bahaj import authors as bahaj
 from surveys.importers import import_items
 from surveys.models import Study
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from surveys.families.bahaj import (CASES, authors_bounds, case_counts, literal_reply, refinement_intervals,
+from families.bahaj.authors import (CASES, authors_bounds, case_counts, literal_reply, refinement_intervals,
                                     remove_units)
 from surveys.instruments.interval_text import read_interval
 
@@ -128,7 +128,7 @@ def test_refinement_reply_is_a_python_literal():
 
 
 def test_read_answer_by_reading_name():
-    from surveys.instruments.interval_confidence import read_answer
+    from families.bahaj.instrument import read_answer
 
     text = "lower_bound: 1.5 million\nupper_bound: $2,000,000"
     assert (read_answer(text, "authors").lower, read_answer(text, "authors").upper) == (1.5, None)

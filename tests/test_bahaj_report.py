@@ -229,7 +229,7 @@ def test_the_paper_s_nine_intervals_as_a_named_option(study, tmp_path):
 def test_refinements_under_the_authors_reading_keep_only_answers_with_both_intervals_read():
     """Two runs × two items (a 90% question with answer 5, a 60% one with answer 1); run r1's proposed intervals
     were not read, run r2's were: [4, 6] (a hit on 5, a miss on 1); every chosen interval is [0, 10]."""
-    from analysis.reports.bahaj import refinement_table
+    from families.bahaj.report import refinement_table
 
     rows = []
     for run, both in (("r1", False), ("r2", True)):

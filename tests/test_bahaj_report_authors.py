@@ -21,7 +21,7 @@ from families.bahaj.refinement import Asked, authors_outcome
 from elicitation.runs import create_run, run_sync, start_run
 from stub_openai import Reply, make_endpoint, stub  # noqa: F401 (stub is a fixture)
 from surveys.designs import generate_items
-from surveys.families import bahaj
+from families.bahaj import authors as bahaj
 from surveys.importers import import_items
 from surveys.models import Study
 

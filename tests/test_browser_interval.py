@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from surveys.demo.overprecision import QUESTIONS_FILE
+from families.bahaj.demo import QUESTIONS_FILE
 from surveys.models import Participant, Response, Study
 from test_browser import PID, PROLIFIC, browser, current_item, enter_study, offline_page  # noqa: F401 (fixture)
 from test_browser_choice import keep_screenshots

@@ -21,31 +21,6 @@ NAME = re.compile(r"(?i:belem|bahaj|sileo)"
                   r"|(?<![A-Za-z])[Tt]ang(?![a-z])|(?<=[a-z])Tang(?![a-z])"
                   r"|(?<![A-Z])TANG(?![A-Z])")
 
-# TEMPORARY allowlist (issue 34): modules (a path ending in "/": a folder) that other helpers are moving out of
-# the core, or rewriting, at the same time. The lead empties it when their branches are merged.
-TEMPORARY_ALLOWED = {
-    # helper "bahaj": Bahaj et al.'s family into families/bahaj/
-    "surveys/instruments/interval_confidence.py",
-    "surveys/instruments/bahaj_options.py",
-    "surveys/instruments/interval_text.py",
-    "surveys/families/",
-    "surveys/designs/bahaj_hints.py",
-    "surveys/demo/overprecision.py",
-    "surveys/demo/loader.py",
-    "analysis/metrics/__init__.py",
-    "analysis/metrics/bahaj_aggregation.py",
-    "analysis/metrics/bahaj_draws.py",
-    "analysis/metrics/bahaj_overprecision.py",
-    "analysis/reports/__init__.py",
-    "analysis/reports/bahaj.py",
-    "analysis/reports/bahaj_figures.py",
-    "analysis/reports/bahaj_reading.py",
-}
-
-
-def allowed(path: Path) -> bool:
-    name = relative(path)
-    return any(name == entry or (entry.endswith("/") and name.startswith(entry)) for entry in TEMPORARY_ALLOWED)
 
 
 def core_modules() -> list[Path]:
@@ -100,12 +75,12 @@ def test_the_check_fails_on_a_name_and_an_import(tmp_path):
 
 
 def test_the_core_spells_no_family_name():
-    problems = [p for path in core_modules() if not allowed(path) for p in name_problems(path)]
+    problems = [p for path in core_modules() for p in name_problems(path)]
     assert not problems, ("core modules name a study family (move the family's logic to families/<name>/ and reach "
                           "it through config.registry; describe a method instead of citing its paper):\n"
                           + "\n".join(problems))
 
 
 def test_the_core_imports_no_family():
-    problems = [p for path in core_modules() if not allowed(path) for p in import_problems(path)]
+    problems = [p for path in core_modules() for p in import_problems(path)]
     assert not problems, "core modules import the families package:\n" + "\n".join(problems)

@@ -340,12 +340,12 @@ def test_item_answers_of_interval_and_pick_items(admin_client, stub):
     """Non-scale kinds: intervals show their mean bounds (no bins), picks their share per option."""
     from django.utils import timezone
 
-    from surveys.demo.overprecision import load_overprecision_demo
+    from families.bahaj.demo import load_overprecision_demo
     from families.sileo.demo import load_verbalisation_demo
     from surveys.models import Assignment, Participant, Response
 
-    for study, answers, reply in ((load_overprecision_demo()[0], [{"lower": 10, "upper": 20}, {"lower": 20, "upper": 40}],
-                                   "10 to 20"),
+    intervals = [{"lower": 10, "upper": 20}, {"lower": 20, "upper": 40}]
+    for study, answers, reply in ((load_overprecision_demo().study, intervals, "10 to 20"),
                                   (load_verbalisation_demo().study, [{"choice": "A"}, {"choice": "B"}], "A")):
         item = items_of(study, 1)[0]
         for n, columns in enumerate(answers):
@@ -373,9 +373,9 @@ def test_provenance_labels_come_from_the_prompt_sent(admin_client, stub, importe
     """A kind whose prompts show no demonstrations is labelled zero-shot with its own prompt version, even with
     few_shot on (the default); a Belem run keeps belem-2shot-v1 and its report name."""
     from analysis.agents import agent_name
-    from surveys.demo.overprecision import load_overprecision_demo
+    from families.bahaj.demo import load_overprecision_demo
 
-    interval = load_overprecision_demo()[0]
+    interval = load_overprecision_demo().study
     runs = {}
     for study in (interval, imported_nv):
         runs[study.instrument] = create_run(study, make_endpoint(stub, name=f"e-{study.slug}"),
@@ -409,10 +409,10 @@ def test_existing_runs_get_the_version_of_the_prompt_they_sent(stub, imported_nv
     from django.apps import apps
 
     from analysis.agents import agent_name
-    from surveys.demo.overprecision import load_overprecision_demo
+    from families.bahaj.demo import load_overprecision_demo
 
     migration = importlib.import_module("elicitation.migrations.0011_true_prompt_versions")
-    interval = load_overprecision_demo()[0]
+    interval = load_overprecision_demo().study
     runs = {name: create_run(study, make_endpoint(stub, name=name), items=items_of(study, 1), few_shot=few_shot,
                              max_tokens=32)
             for name, study, few_shot in (("bahaj", interval, True), ("belem", imported_nv, True),

@@ -56,16 +56,20 @@ def test_lookups_go_through_the_registry():
 
     assert get_instrument("wep_choice") is get_instrument("wep_choice")  # one instance, made once
     assert type(get_instrument("wep_choice")).__name__ == "WepChoice"
-    assert get_design("bahaj-hints").module == "surveys.designs.bahaj_hints"
+    assert get_design("bahaj-hints").module == "families.bahaj.design"
     assert section_module("belem", "s").__name__ == "families.belem.report"
     assert rules()["belem-ranking"].judge == "families.belem.attention:judge"
     # a family in its own package (issue 34 point 1): everything it contributes is found there
     assert get_design("wep-reasoning").module == "families.sileo.design"
     assert section_module("sileo", "s").__name__ == "families.sileo.report"
     assert type(get_instrument("verbalisation_choice")).__module__ == "families.sileo.instrument"
-    assert registry.registry().names("demos") == ["demo", "demo-verifiable", "demo-sileo"]  # belem's first
+    # in the families' order: belem (10), bahaj (30), sileo (40)
+    assert registry.registry().names("demos") == ["demo", "demo-verifiable", "demo-overprecision", "demo-sileo"]
     assert type(get_instrument("speaker_belief")).__module__ == "families.belem.instrument"
     assert registry.get("demos", "demo-sileo").__module__ == "families.sileo.demo"
+    assert section_module("bahaj", "s").__name__ == "families.bahaj.report"
+    assert type(get_instrument("interval_confidence")).__module__ == "families.bahaj.instrument"
+    assert registry.get("demos", "demo-overprecision").__module__ == "families.bahaj.demo"
     with pytest.raises(KeyError, match="unknown instrument 'nope'; known: .*speaker_belief"):
         get_instrument("nope")
 

@@ -40,14 +40,14 @@ def test_an_upward_import_breaks_the_layers_and_is_named(tmp_path):
     flow = folder / "surveys" / "flow.py"
     flow.write_text(flow.read_text(encoding="utf-8") + "\n\ndef _late():\n    from analysis import exports\n",
                     encoding="utf-8")
-    metric = folder / "analysis" / "metrics" / "bahaj_draws.py"
+    metric = folder / "families" / "bahaj" / "metrics" / "draws.py"
     metric.write_text(metric.read_text(encoding="utf-8") + "\nfrom django.conf import settings\n", encoding="utf-8")
     broken = lint(folder)
     assert broken.returncode == 1
     assert "surveys is not allowed to import analysis" in broken.stdout
     assert "surveys.flow -> analysis.exports" in broken.stdout  # a deferred import counts
-    assert "analysis.metrics is not allowed to import django" in broken.stdout
-    assert "analysis.metrics.bahaj_draws -> django" in broken.stdout
+    assert "families.bahaj.metrics is not allowed to import django" in broken.stdout
+    assert "families.bahaj.metrics.draws -> django" in broken.stdout
 
 
 def test_the_core_importing_the_tang_family_breaks_its_contract(tmp_path):

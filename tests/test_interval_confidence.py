@@ -9,10 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from surveys.page_tokens import slot_token
-from surveys.demo.overprecision import SLUG, load_overprecision_demo
+from families.bahaj.demo import SLUG, load_overprecision_demo
 from surveys.importers import ImportFailed, import_items
 from surveys.instruments import get_instrument
-from surveys.instruments.interval_confidence import LEVELS, hint_interval
+from families.bahaj.instrument import LEVELS, hint_interval
 from surveys.instruments.interval_text import plain, read_interval
 from surveys.models import Item, Response, Study
 from test_flow import current_slot, page, start, url
@@ -169,8 +169,9 @@ def test_the_page_shows_the_level_and_refuses_a_reversed_interval(client, study)
 
 
 def test_demo_study_is_loaded_once(db):
-    study, created, message = load_overprecision_demo()
-    assert created and study.slug == SLUG and study.status == Study.Status.LIVE
+    outcome = load_overprecision_demo()
+    study = outcome.study
+    assert outcome.created and study.slug == SLUG and study.status == Study.Status.LIVE
     assert study.main_items().count() == 52 * 5 and study.instrument == "interval_confidence"
     assert study.main_items().filter(ground_truth__isnull=True).count() == 0
-    assert load_overprecision_demo()[1] is False
+    assert load_overprecision_demo().created is False

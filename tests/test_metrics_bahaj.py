@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.metrics.bahaj_aggregation import aggregate, mixed_setting, single_setting, weights
-from analysis.metrics.bahaj_overprecision import (OverprecisionError, deviation_table, hit_by_scale, hit_table,
+from families.bahaj.metrics.aggregation import aggregate, mixed_setting, single_setting, weights
+from families.bahaj.metrics.overprecision import (OverprecisionError, deviation_table, hit_by_scale, hit_table,
                                                   one_per_item, pearson, resampled, scale_band, scored)
 
 NAN = float("nan")

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.metrics.bahaj_aggregation import aggregate, mixed_setting, single_setting
-from analysis.metrics.bahaj_draws import agent_rng, draw_from, draw_per_group, resampled
-from analysis.metrics.bahaj_overprecision import OverprecisionError, answer_histogram, hit_table
+from families.bahaj.metrics.aggregation import aggregate, mixed_setting, single_setting
+from families.bahaj.metrics.draws import agent_rng, draw_from, draw_per_group, resampled
+from families.bahaj.metrics.overprecision import OverprecisionError, answer_histogram, hit_table
 
 NAN = float("nan")
 

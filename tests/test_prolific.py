@@ -225,13 +225,13 @@ def test_api_routes_publish_sync_send_and_list(client, django_user_model, live, 
 def test_publish_asks_demonstrations_only_of_kinds_that_show_them(prolific, loader):
     """Intervals, verbalisations, WEP choice and a generated (Chinese) Tang RQ1 study show no worked examples:
     they are published without; a Belem study without its two demonstrations is refused, saying so."""
-    from surveys.demo.overprecision import load_overprecision_demo
+    from families.bahaj.demo import load_overprecision_demo
     from families.sileo.demo import load_verbalisation_demo
     from surveys.designs import generate_items
     from surveys.models import Study
 
     if loader == "overprecision":
-        study = load_overprecision_demo()[0]
+        study = load_overprecision_demo().study
     elif loader == "sileo":
         study = load_verbalisation_demo().study
     else:

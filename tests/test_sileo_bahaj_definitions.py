@@ -16,12 +16,13 @@ from surveys.definition.errors import DefinitionError
 from surveys.definition.export import export_to
 from surveys.definition.files import STUDIES_DIR, read_definition, shipped_definition
 from surveys.definition.loader import load_file
-from surveys.demo.overprecision import load_overprecision_demo
+from families.bahaj import instrument as interval_confidence
+from families.bahaj.demo import load_overprecision_demo
+from families.bahaj.instrument import SourceRunNeeded
 from families.sileo.demo import load_verbalisation_demo
 from families.sileo import instrument as verbalisation_choice
-from surveys.instruments import get_instrument, interval_confidence
+from surveys.instruments import get_instrument
 from surveys.instruments.base import Instrument
-from surveys.instruments.interval_confidence import SourceRunNeeded
 from surveys.models import Item, Study
 
 SILEO = STUDIES_DIR / "sileo" / "study.toml"
@@ -67,8 +68,9 @@ def test_the_kinds_hold_logic_not_wording():
 @pytest.mark.django_db
 def test_the_demos_are_loaded_from_the_files_with_their_texts():
     sileo = load_verbalisation_demo().study
-    bahaj, created, message = load_overprecision_demo()
-    assert created and "260 items" in message
+    outcome = load_overprecision_demo()
+    bahaj = outcome.study
+    assert outcome.created and "260 items" in outcome.message
     for study, path in ((sileo, SILEO), (bahaj, BAHAJ)):
         assert study.status == Study.Status.LIVE and study.versions.count() == 1
         assert study.definition["page"] == shipped_definition(path.relative_to(STUDIES_DIR).as_posix())["page"]
@@ -167,7 +169,7 @@ def test_the_refinement_prompt_is_worded_as_before():
 
 @pytest.mark.django_db
 def test_export_then_load_keeps_the_overprecision_prompt_hashes(tmp_path):
-    study, _, _ = load_overprecision_demo()
+    study = load_overprecision_demo().study
     export_to(study, tmp_path / "op")
     copy = load_file(tmp_path / "op" / "study.toml", slug="op-copy").study
     assert copy.versions.get().sha256 == study.versions.get().sha256

@@ -1,4 +1,5 @@
-"""A study's report: the sections its instrument names (``Instrument.report_sections``), one module each here.
+"""A study's report: the sections its instrument names (``Instrument.report_sections``), one module each (the
+core's here, a family's in its package).
 
 A section module has ``build(study) -> section`` (raising :class:`ReportError` with a readable reason when the
 data are not there yet: the report then shows what the study holds, table ``available``, and says what is
@@ -7,13 +8,10 @@ missing for that section); a section has ``tables() -> {name: DataFrame}``, ``fi
 its own formatting. :class:`Report` puts the sections together and writes ``report.json``, one CSV per table
 and every figure as PNG and SVG; the admin page, the ``report`` command and the API all show a Report.
 
-Sections: ``belem`` (speaker belief; the 0–100 agreement tables for WEP probability too), ``tang_rq1`` (KL and
-Brunner–Munzel per WEP and context), ``tang_rq2`` (the four consistency metrics), ``bahaj`` (Bahaj et
-al.: overprecision), ``sileo`` (Sileo & Moens: verbalisation accuracy) and ``generic`` (any study: each agent's
-answer distribution beside the humans', per item group and questionnaire answer; built for every study).
-
-The sections are contributed by the installed families (config.registry, kind ``sections``; the core's own are
-``generic`` and ``metrics``). A study loaded from a definition file may list its sections (``[report] sections``);
+Sections: the core's ``generic`` (any study: each agent's answer distribution beside the humans', per item group
+and questionnaire answer; built for every study) and ``metrics`` (the metrics a study file names), and those the
+installed families contribute, each in its family's package (config.registry, kind ``sections``; ``manage.py
+families`` lists them). A study loaded from a definition file may list its sections (``[report] sections``);
 otherwise its kind's are used; ``metrics`` is added when the file names metrics (``[report] metrics``) and
 ``generic`` always. The report reads answers of one definition version only (analysis/versions.py):
 answers from several versions are refused unless ``pool_versions`` is asked for, and then the report says so.
@@ -62,7 +60,7 @@ def shared(key: tuple, compute: Callable[[], Any]) -> Any:
 class Report:
     """The sections of one study's report, in the instrument's order (the first is the primary one).
 
-    Attributes the sections share are read from the primary section (``report.analysis`` of a Belem report).
+    Attributes the sections share are read from the primary section (e.g. ``report.analysis`` of the 0–100 agreement section).
     """
 
     study: Any

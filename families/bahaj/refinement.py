@@ -19,19 +19,19 @@ and ``proposed_answer`` (a new one).
 What is stored: the **proposed** interval in ``lower``/``upper`` (the run's answer: status ``ok`` when it is
 read, ``unparseable`` with the reason otherwise); the **chosen** interval in ``detail["chosen"]`` ([lower,
 upper], or null with ``detail["chosen_error"]``). The prompt itself is stored with its hash like any prompt.
-Both are scored by the report (analysis/reports/bahaj.py) at the item's level.
+Both are scored by the report (families/bahaj/report.py) at the item's level.
 
 **The authors' refinement** (prompt style ``authors-refine``, the one a refinement takes (``elicitation.refinement.create_refinement``) when the
 source run used one of the authors' prompt styles; their notebooks, §5 of ../shared/data/bahaj2024-protocol):
 
 - candidates are the source run's **raw replies** (every answered row, read or not) of the same hint condition,
   each flattened with "|" and tagged with its level, in the authors' single- or mixed-confidence template
-  (surveys/families/bahaj.py, studies/bahaj/templates.toml); single: drawn **with replacement** from the item's
+  (families/bahaj/authors.py, studies/bahaj/templates.toml); single: drawn **with replacement** from the item's
   tries; mixed: **without replacement** from every level's tries of the question, one prompt per question (and
   hint condition), asked on its first item;
 - no temperature is sent (the provider's default);
 - the reply is read as a Python literal (``ast.literal_eval``, never ``eval``); a reply that is none is asked
-  again, :data:`surveys.families.bahaj.REFINE_ATTEMPTS` asks in all, then the row is kept as unparseable with
+  again, :data:`families.bahaj.authors.REFINE_ATTEMPTS` asks in all, then the row is kept as unparseable with
   ``detail["asks"]`` and the reasons (the authors skipped it; the report counts it and leaves it out of the
   refinement scores). ``detail["chosen"]`` and ``detail["proposed"]`` hold the two intervals as the authors'
   scoring reads them (reversed bounds kept; None for a bound that is no number); ``lower``/``upper`` hold the
@@ -47,9 +47,9 @@ from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import complete
 from elicitation.outcomes import Completion, Outcome
 from elicitation.refinement import draw_rng, source_rows
-from surveys.families import bahaj
+from families.bahaj import authors as bahaj
 from surveys.instruments import Instrument, Prompt
-from surveys.instruments.interval_confidence import AUTHORS_REFINE
+from families.bahaj.instrument import AUTHORS_REFINE
 from surveys.instruments.interval_text import IntervalReading, read_interval
 from surveys.models import Item
 
@@ -129,7 +129,7 @@ class Asked:
 
 def ask(run: ElicitationRun, client: Any, endpoint: ModelEndpoint, content: Any, params: dict[str, Any]) -> Any:
     """One refinement answer: one request, or for the authors' refinement up to
-    :data:`~surveys.families.bahaj.REFINE_ATTEMPTS` until the reply is a Python literal (their ``process_``)."""
+    :data:`~families.bahaj.authors.REFINE_ATTEMPTS` until the reply is a Python literal (their ``process_``)."""
     if run.prompt_style != AUTHORS_REFINE:
         return complete(client, endpoint, content, params)
     errors: list[str] = []

@@ -12,7 +12,7 @@ from elicitation.outcomes import Outcome
 from elicitation.refinement import Refinement
 from elicitation.run_settings import REFINE_STYLE
 from surveys.instruments import Instrument, Prompt
-from surveys.instruments.interval_confidence import AUTHORS_REFINE, AUTHORS_STYLES
+from families.bahaj.instrument import AUTHORS_REFINE, AUTHORS_STYLES
 from surveys.models import Item
 
 from . import refinement, refinement_import

@@ -37,9 +37,9 @@ from typing import Any, Mapping
 
 from elicitation.outcomes import Completion, Outcome
 from elicitation.run_settings import REFINE_STYLE
-from surveys.families import bahaj
+from families.bahaj import authors as bahaj
 from surveys.instruments import Instrument
-from surveys.instruments.interval_confidence import AUTHORS_REFINE
+from families.bahaj.instrument import AUTHORS_REFINE
 from surveys.models import Item
 
 from .refinement import Asked, authors_outcome, refinement_outcome

@@ -1,9 +1,9 @@
-"""Reading an interval from the text a model writes (the interval-at-confidence kind and its refinement):
-the platform's reading (Bahaj et al.'s own rule-based cleaner is ``surveys.families.bahaj.authors_bounds``).
+"""Reading an interval from the text a model writes (the interval answers of any kind, refinements included):
+the platform's reading (a family may add its own, e.g. a paper's authors' cleaner, in its package).
 
 Named bound lines win: when the text has a line ``lower_bound: x`` (or ``Lower bound = x``, ``**lower
 bound**: x``, ``- lower_bound: x``, ``1. lower_bound: x``) and a line ``upper_bound: y``, the last line of each
-gives the interval, whatever other numbers the text holds (the format Bahaj et al.'s prompts ask for).
+gives the interval, whatever other numbers the text holds (the format interval prompts usually ask for).
 Otherwise, of the shapes below the last one written wins (a chain of thought ends with its final answer); when
 the text has ``Answer:`` only what follows its last occurrence counts:
 

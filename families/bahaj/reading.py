@@ -1,8 +1,8 @@
-"""How the Bahaj et al. report reads its answers under the report option ``reading`` (analysis/reports/bahaj.py).
+"""How the Bahaj et al. report reads its answers under the report option ``reading`` (families/bahaj/report.py).
 
 - Generation answers of model runs (:func:`read_model_answers`): under ``text`` the bounds the platform stored
   when the answer came in (``lower``/``upper``, read by the kind's parser); under ``authors`` every model answer's
-  ``raw_output`` is read again with the authors' cleaner (:func:`surveys.families.bahaj.read_answer` with
+  ``raw_output`` is read again with the authors' cleaner (:func:`families.bahaj.instrument.read_answer` with
   ``"authors"``: lossy cases included, reversed and point intervals kept as answers, an unparsed answer a miss).
   Participants' answers are numbers typed into two fields: both readings take them as they are.
   Under both readings the report counts the model answers each of the cleaner's cases (:data:`CASES`) touched
@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from elicitation.models import ModelResponse
-from surveys.families.bahaj import CASES
-from surveys.instruments.interval_confidence import AUTHORS_REFINE, read_answer
+from families.bahaj.authors import CASES
+from families.bahaj.instrument import AUTHORS_REFINE, read_answer
 
 Bounds = tuple[float | None, float | None]
 CASE_COLUMNS = ["agent", "case", "rule", "answers"]

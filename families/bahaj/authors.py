@@ -288,4 +288,4 @@ def refinement_intervals(reply: Mapping[str, Any]) -> tuple[tuple[float | None, 
 
 
 # --- the two named readings (report option ``reading``) ----------------------------------------------------
-READINGS: tuple[str, ...] = ("text", "authors")  # read_answer: surveys/instruments/interval_confidence.py
+READINGS: tuple[str, ...] = ("text", "authors")  # read_answer: families/bahaj/instrument.py

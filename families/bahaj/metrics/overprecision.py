@@ -31,7 +31,7 @@ normalised, negative when reversed) over the answers with a length (NaN when eit
   agent (every try and level, unparsed answers as misses), the **count** of hits and of misses per bin of the
   true answer a, bins ``linspace(−20, 20, 50)`` (49 bins of width 40/49, the last one closed); answers outside
   [−20, 20] are not counted.
-- Repeated trials: :mod:`analysis.metrics.bahaj_draws` (one seeded generator per agent).
+- Repeated trials: :mod:`families.bahaj.metrics.draws` (one seeded generator per agent).
 """
 from __future__ import annotations
 
@@ -40,13 +40,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .bahaj_draws import draw_from, resampled
+from .draws import draw_from, resampled
 
 LEVELS: tuple[int, ...] = (95, 90, 80, 70, 60)  # the paper's column order
 REQUIRED = ("lower", "upper", "truth", "confidence")
 READINGS: tuple[str, ...] = ("text", "authors")
 HISTOGRAM_BINS = np.linspace(-20, 20, 50)  # the authors' Figure 2 bins
-one_per_item = draw_from  # k rows per group without replacement (bahaj_draws)
+one_per_item = draw_from  # k rows per group without replacement (draws.py)
 
 
 class OverprecisionError(ValueError):

@@ -3,7 +3,7 @@ the answers (surveys/report_options.py; set with ``report <study> --option NAME=
 
 - ``reading``: ``text`` (a reading of the paper's prose; default for new studies) or ``authors`` (what the
   authors' notebooks compute; the shipped replication's reading). What each changes:
-  analysis/metrics/bahaj_overprecision.py, bahaj_aggregation.py and analysis/reports/bahaj.py.
+  metrics/overprecision.py, metrics/aggregation.py and report.py.
 - ``mixed_intervals``: how many intervals one mixed-setting aggregate (Table 6) takes: ``15`` (the authors': 3
   per level × 5 levels) or ``9`` (the paper's §5.4.1); by default the one of the chosen reading.
 """
@@ -27,7 +27,7 @@ READING = ReportOption(
                 "raw percents in the mixed setting only; refinements scored only where both intervals were read; "
                 "Figure 2 as count histograms of the answers of hits and misses"},
     help="How the Bahaj et al. report reads and scores answers (docs/reference/bahaj-protocol.md, "
-         "analysis/reports/bahaj.py).")
+         "families/bahaj/report.py).")
 MIXED_INTERVALS = ReportOption(
     "mixed_intervals",
     {"by-reading": "15 under the authors' reading, 9 under the text reading",

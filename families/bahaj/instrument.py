@@ -20,7 +20,7 @@ and keys. Prompt styles:
 - ``refine`` — reserved for self-refinement runs (elicitation/refinement.py, Table 2's prompt), which need a
   source run;
 - ``authors-vanilla`` and ``authors-cot`` — the authors' prompts word for word (their notebooks, not the paper's
-  prose; surveys/families/bahaj.py and studies/bahaj/templates.toml): the hint condition is the item's
+  prose; families/bahaj/authors.py and studies/bahaj/templates.toml): the hint condition is the item's
   (``extra["hint"]``: hint0 — the default —, hint1, hint3 or hint8; the ``bahaj-hints`` design adds the hinted
   items), the hint bounds are drawn the authors' way for every try from a generator seeded by the run's seed,
   the item and the sample, and stored with the answer (``detail["hint"]``); no temperature is sent (the
@@ -29,7 +29,7 @@ and keys. Prompt styles:
 Participants see the question, the level in words and two number fields (decimals and negatives allowed;
 lower ≤ upper checked on the page and again on the server). A model's answer is read by
 :mod:`surveys.instruments.interval_text`; a reversed interval or a single number is unparseable, with the reason.
-Scoring: analysis/metrics/bahaj_overprecision.py (hit@c, Pearson r, DS, ILS) and bahaj_aggregation.py.
+Scoring: metrics/overprecision.py (hit@c, Pearson r, DS, ILS) and metrics/aggregation.py.
 """
 from __future__ import annotations
 
@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from surveys.definition import wording as definition_wording
 from surveys.definition.files import shipped_definition
-from surveys.families import bahaj
+from surveys.instruments.base import ImportRowError, Instrument, Prompt, Speaker
+from surveys.instruments.interval_text import plain, read_interval, to_number
+from surveys.instruments.shapes import Answer, IntervalShape, ParsedAnswer
 
-from .base import ImportRowError, Instrument, Prompt, Speaker
-from .interval_text import plain, read_interval, to_number
-from .shapes import IntervalShape, ParsedAnswer, Answer
+from families.bahaj import authors as bahaj
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.models import Item
@@ -57,7 +57,7 @@ STYLES: tuple[str, ...] = ("standard", "cot", "hint", "cot_hint", "refine", *AUT
 
 def read_answer(raw: str, reading: str) -> bahaj.AuthorsReading:
     """A generation answer under ``reading`` (the report option above): ``authors`` — the authors' cleaner
-    (:func:`surveys.families.bahaj.authors_bounds`: missing bounds, reversed bounds and point intervals kept as
+    (:func:`families.bahaj.authors.authors_bounds`: missing bounds, reversed bounds and point intervals kept as
     they are); ``text`` — the platform's ``read_interval`` (both bounds or neither: a reversed interval or a single
     number is unread, its reason in ``cases``)."""
     if reading == "authors":

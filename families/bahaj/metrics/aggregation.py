@@ -27,10 +27,10 @@ Two readings (the report option ``reading``):
 
   A [0, 0] aggregate is a hit only when the answer is exactly 0.
 
-Protocol (:mod:`analysis.metrics.bahaj_draws`, one seeded generator per agent; ``draws`` = 10 runs, mean and
+Protocol (:mod:`families.bahaj.metrics.draws`, one seeded generator per agent; ``draws`` = 10 runs, mean and
 sample sd): **single-confidence** setting (Table 5), k = 3 answers per (agent, question, level) aggregated within
 the level and scored per level (hit@c, hit-avg, r of the level and the aggregated length, as
-:func:`~analysis.metrics.bahaj_overprecision.hit_table` under the same reading). **Mixed-confidence** setting
+:func:`~families.bahaj.metrics.overprecision.hit_table` under the same reading). **Mixed-confidence** setting
 (Table 6), ``mixed`` = 15 (the authors': the same 3 per level, aggregated over the question's 5 levels, 15
 intervals) or 9 (the paper's §5.4.1: 9 answers drawn among all of the question's answers across levels);
 scored as the hit rate over questions only (under the authors' reading an aggregate without bounds is a miss).
@@ -42,8 +42,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .bahaj_draws import resampled
-from .bahaj_overprecision import LEVELS, hit_table, scored
+from .draws import resampled
+from .overprecision import LEVELS, hit_table, scored
 
 STRATEGIES: tuple[str, ...] = ("MIA", "LWA", "iLWA", "CWA", "Union")
 SINGLE_STRATEGIES: tuple[str, ...] = ("MIA", "LWA", "iLWA", "Union")  # CWA = MIA when every c_i is the same

@@ -3,8 +3,8 @@
 Agents: every model configuration (analysis/agents.py: one run per agent; the prompt style is in the name, e.g.
 ``gemma (sampled T=1, cot)``) and the study's participants (``human``), scored alike. Each item is a question at
 one level c (``extra["confidence"]``) with its true answer (``ground_truth``) and its source dataset
-(``extra["source"]``); an item's samples are its tries. Tables (formulas in analysis/metrics/bahaj_overprecision.py,
-bahaj_aggregation.py and bahaj_draws.py):
+(``extra["source"]``); an item's samples are its tries. Tables (formulas in families/bahaj/metrics/overprecision.py,
+aggregation.py and draws.py):
 
 - ``overprecision`` (Table 4): per agent and source (and ``all``), hit@95 … hit@60, hit-avg and Pearson r between
   c and the interval length, as the mean and sd over 10 seeded draws of one answer per item;
@@ -16,19 +16,19 @@ bahaj_aggregation.py and bahaj_draws.py):
   ``import_model_answers --refines RUN``), its chosen and its proposed intervals scored at the item's level,
   with its setting, number of candidates and source run;
 - ``reading_cases``: per model agent, how many answers each case of the authors' cleaner touched
-  (analysis/reports/bahaj_reading.py; under ``text`` the answers it would change);
+  (families/bahaj/reading.py; under ``text`` the answers it would change);
 - Figure 2: ``hit_by_scale`` (text reading: the hit rate per band of sign(a)·log10(1 + |a|), and each question's
   hit average against the scale of its answer) or ``answer_histogram`` (authors' reading: per agent, the counts
   of hits and misses by true answer, 49 bins on [−20, 20]).
 
-The study's report options (surveys/instruments/bahaj_options.py) say what ran: ``reading`` = ``text`` (the
+The study's report options (families/bahaj/report_options.py) say what ran: ``reading`` = ``text`` (the
 paper's prose: unparsed answers left out of the scores and counted; hit-avg the mean of the hit@c; draws
 without replacement) or ``authors`` (the notebooks: unparsed answers are misses in every denominator, hit-avg
 pooled, one try drawn per item among all answers, aggregation draws with replacement and the authors' edge
 cases, refinements scored only where both intervals were read, mixed refinements by hit-avg only), and
 ``mixed_intervals`` (15 or 9). Every table title and the meta name them. Under ``authors`` model answers are
 read again from ``raw_output`` with the authors' cleaner (not the stored ``lower``/``upper``), and the authors'
-refinement runs are scored from ``detail["chosen"]``/``detail["proposed"]`` (bahaj_reading.py). Items with hint
+refinement runs are scored from ``detail["chosen"]``/``detail["proposed"]`` (reading.py). Items with hint
 conditions (design ``bahaj-hints``) make every table per agent and hint condition (:func:`groups`): no draw or
 aggregate mixes conditions. Each agent draws from its own seeded
 generator: adding an agent never changes another's figures.
@@ -48,18 +48,19 @@ import pandas as pd
 
 from analysis.agents import ANSWER_STATUSES, choose_runs, used_run_ids
 from analysis.dataset import human_answers, model_answers
-from analysis.metrics.bahaj_aggregation import mixed_setting, single_setting
-from analysis.metrics.bahaj_draws import resampled
-from surveys.instruments.bahaj_options import mixed_intervals
-from analysis.metrics.bahaj_overprecision import (LEVELS, answer_histogram, deviation_table, hit_by_question,
-                                                  hit_by_scale, hit_table, scored)
 from analysis.reports import ReportError
 from analysis.reports.grouping import Grouping, grouping
-from analysis.reports.bahaj_reading import CASE_COLUMNS, read_model_answers, refinement_pair
 from elicitation.models import ElicitationRun, ModelResponse
-from surveys.families.bahaj import NO_HINT
-from surveys.instruments.interval_confidence import AUTHORS_REFINE
 from surveys.models import Study
+
+from families.bahaj.authors import NO_HINT
+from families.bahaj.instrument import AUTHORS_REFINE
+from families.bahaj.metrics.aggregation import mixed_setting, single_setting
+from families.bahaj.metrics.draws import resampled
+from families.bahaj.metrics.overprecision import (LEVELS, answer_histogram, deviation_table, hit_by_question,
+                                                  hit_by_scale, hit_table, scored)
+from families.bahaj.reading import CASE_COLUMNS, read_model_answers, refinement_pair
+from families.bahaj.report_options import mixed_intervals
 
 DRAWS, SEED = 10, 0
 ALL = "all"
@@ -137,7 +138,7 @@ ANSWER_COLUMNS = ["agent", "run_id", "item_id", "sample_index", "lower", "upper"
 def answers_table(study: Study, items: pd.DataFrame, skip: set[int],
                   reading: str = "text") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Human and model interval answers (one run per model agent, refinements left out) with the item fields,
-    model answers read under ``reading`` (analysis/reports/bahaj_reading.py), and the table of the authors'
+    model answers read under ``reading`` (families/bahaj/reading.py), and the table of the authors'
     cleaner's cases per model agent."""
     runs = [r for r in used_run_ids(choose_runs(study, "nv")) if r not in skip]
     frames = [model_answers(study, runs), human_answers(study)]
@@ -164,7 +165,7 @@ def per_question(run: ElicitationRun) -> bool:
 
 def refinement_answers(runs: list[ElicitationRun], items: pd.DataFrame, reading: str = "text") -> pd.DataFrame:
     """One row per refinement answer and kind (chosen, proposed), with the run's description, read under
-    ``reading`` (:func:`analysis.reports.bahaj_reading.refinement_pair`); ``both_read`` says whether the answer
+    ``reading`` (:func:`families.bahaj.reading.refinement_pair`); ``both_read`` says whether the answer
     is kept by the authors' scoring; ``per_question`` marks the authors' mixed refinements."""
     rows = []
     for run in runs:
@@ -245,7 +246,7 @@ class BahajSection:
         return self._figures() + grouped
 
     def _figures(self) -> list[tuple[str, Any]]:
-        from analysis.reports.bahaj_figures import answer_histogram_figure, hit_scale_figure
+        from families.bahaj.figures import answer_histogram_figure, hit_scale_figure
 
         if "answer_histogram" in self.tables_:
             return [("answer-histogram", answer_histogram_figure(panels(self.tables_["answer_histogram"], self.by)))]

@@ -5,15 +5,20 @@ hint1, hint3 and hint8: four full runs, not a sampling step. Here a study's item
 from the question file) are the hint0 condition; this design adds, for every one of them, one item per hint
 condition (key ``<item key>|<hint>``, ``extra["hint"]`` = the condition, everything else copied), so a run
 asks every question × level × try under each. The hint's bounds are drawn per try when the prompt is built
-(the ``authors-vanilla`` / ``authors-cot`` prompt styles, surveys/families/bahaj.py) and stored with the answer.
+(the ``authors-vanilla`` / ``authors-cot`` prompt styles, families/bahaj/authors.py) and stored with the answer.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from surveys.families.bahaj import HINT_CONDITIONS, NO_HINT
+from families.bahaj.authors import HINT_CONDITIONS, NO_HINT
+from surveys.designs.design import CliOption, Design
 
 HINTED = tuple(h for h in HINT_CONDITIONS if h != NO_HINT)
+DESIGN = Design("bahaj-hints", __name__, "interval_confidence",
+                "Bahaj et al.: every question × level of the study also under the hint conditions hint1, hint3, hint8",
+                cli=(CliOption("--hints", "hint conditions, comma-separated (hint1,hint3,hint8; default all three)",
+                               case="lower"),))
 
 
 def report_defaults(**_: Any) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """Bahaj et al. Figure 2: precision against the scale of the answer.
 
-:func:`hit_scale_figure` takes :func:`analysis.metrics.bahaj_overprecision.hit_by_question` (one point per agent
+:func:`hit_scale_figure` takes :func:`families.bahaj.metrics.overprecision.hit_by_question` (one point per agent
 and question: the hit average of its intervals over every level and trial, against s = sign(a)·log10(1 + |a|) of
-its true answer a) and :func:`~analysis.metrics.bahaj_overprecision.hit_by_scale` (the hit rate per band of s),
+its true answer a) and :func:`~families.bahaj.metrics.overprecision.hit_by_scale` (the hit rate per band of s),
 and draws one panel per agent: the questions as points, the bands' hit rates as a line (text reading).
 
 :func:`answer_histogram_figure` draws Figure 2 as the authors did (T2:56 ``scale_vs_precision``, authors' reading):
@@ -49,7 +49,7 @@ def hit_scale_figure(per_question: pd.DataFrame, per_band: pd.DataFrame, title: 
 
 def answer_histogram_figure(counts: pd.DataFrame, title: str | None = None) -> Figure:
     """One panel per agent: side-by-side count bars of hits and misses per bin of the true answer
-    (:func:`analysis.metrics.bahaj_overprecision.answer_histogram`)."""
+    (:func:`families.bahaj.metrics.overprecision.answer_histogram`)."""
     agents = list(dict.fromkeys(counts["agent"])) or ["-"]
     cols = min(len(agents), 3)
     rows = (len(agents) + cols - 1) // cols

@@ -1,4 +1,4 @@
-"""A study's answers from the database as the tidy table the metric functions take (analysis/answers.py).
+"""A study's answers from the database as the tidy table the metric functions take (analysis/metrics/answers.py).
 
 One row per answer. Columns shared by humans and models: ``respondent``, ``agent``, ``label``, ``value``,
 ``truth``, ``item_id``, ``statement_id`` and the other typed answer columns ``choice`` (an option's key, "" when

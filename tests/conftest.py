@@ -113,11 +113,14 @@ def xdist_group(module: str) -> str:
     return "local-model" if module in LOCAL_MODEL else module
 
 
-#: The slowest groups (CI's --durations, 2 cores), slowest first: ``make test`` hands them out first
-#: (``--no-loadscope-reorder``: groups in collection order), so that no worker starts one of them while the other
-#: is nearly done. Unlisted groups follow in file order.
-SLOW_FIRST = ("local-model", "test_examples_end_to_end", "test_access_matrix_script", "test_api_schema",
-              "test_admin_every_page", "test_run_platform_stop")
+#: The slowest groups, slowest first, by a full CI run's --durations on 2 quiet cores (2026-11-29, PostgreSQL, the
+#: local extra; seconds per group: examples 393, local model 230, replication package 110, access matrix 99, phone
+#: width 74, Bahaj report 72 and authors' report 66, admin pages 63, API schema 61, run-platform stop 51): ``make
+#: test`` hands them out first (``--no-loadscope-reorder``: groups in collection order), so that no worker starts one
+#: of them while the other is nearly done. Unlisted groups follow in file order.
+SLOW_FIRST = ("test_examples_end_to_end", "local-model", "test_replication_package", "test_access_matrix_script",
+              "test_browser_phone_width", "test_bahaj_report", "test_bahaj_report_authors", "test_admin_every_page",
+              "test_api_schema", "test_run_platform_stop")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -56,20 +56,15 @@ def attention_rule_of(study: Study) -> str | None:
     return attention_rule(study.kind.attention_rule)
 
 
-_STUDY_SETTING = object()
-
-
-def attention_outcome(study: Study, threshold: Any = _STUDY_SETTING) -> AttentionOutcome:
-    """The attention filter's outcome for ``study`` without storing anything: its rule's ``outcome`` at
-    ``threshold``, by default the study's setting (its ``attention_threshold``; None, every participant kept, when
-    its filter is off). ValueError (ExclusionError, or the rule's own) when it cannot be computed."""
+def attention_outcome(study: Study) -> AttentionOutcome:
+    """The attention filter's outcome for ``study`` without storing anything: its rule's ``outcome`` at the study's
+    ``attention_filter_threshold`` (None, every participant kept, when its filter is off). ValueError
+    (ExclusionError, or the rule's own) when it cannot be computed."""
     rule = attention_rule_of(study)
     spec = rules().get(rule) if rule is not None else None
     if spec is None or not spec.outcome:
         raise ExclusionError(f"study {study.slug!r}: no attention filter rule is installed for its kind")
-    if threshold is _STUDY_SETTING:
-        threshold = study.attention_threshold if study.applies_attention_filter else None
-    return resolve(spec.outcome, f"exclusion rule {rule!r}")(study, threshold)
+    return resolve(spec.outcome, f"exclusion rule {rule!r}")(study, study.attention_filter_threshold)
 
 
 def declared_rules(study: Study) -> list[tuple[str, dict[str, Any]]]:

@@ -192,6 +192,12 @@ class Study(models.Model):
         """Whether the report filters participants: the study's setting, else its instrument's default."""
         return self.kind.attention_filter_default if self.attention_filter is None else self.attention_filter
 
+    @property
+    def attention_filter_threshold(self) -> float | None:
+        """The threshold the study's attention filter applies: ``attention_threshold``, or None (every participant
+        kept) when its filter is off."""
+        return self.attention_threshold if self.applies_attention_filter else None
+
     def participant_link(self, base: str | None = None) -> str:
         """The URL to paste into Prolific, with Prolific's placeholders (``base``: default SITE_URL)."""
         base = (base or settings.SITE_URL).rstrip("/")

@@ -13,7 +13,7 @@ A study whose filter is off (``Study.applies_attention_filter``: the study's set
 default) keeps every participant; ρ is still computed and stored.
 
 The core applies the rule through the generic attention-filter interface of analysis/exclusions.py
-(:func:`outcome`, :func:`judge`): the exclusion rule a study's kind names (``Instrument.attention_rule``), which
+(:func:`compute_attention_filter`, :func:`judge`): the exclusion rule a study's kind names (``Instrument.attention_rule``), which
 Tang RQ1's report also reaches by name (``analysis.exclusions.attention_outcome``), never by importing this module.
 """
 from __future__ import annotations
@@ -98,7 +98,6 @@ class FilterResult:
         store_attention_decisions(self)
 
 
-
 def ranking_study(study: Study) -> Study:
     """The study whose participants rank the labels: the study itself, or its reference for a verifiable set."""
     if not is_verifiable(study):
@@ -129,12 +128,13 @@ def compute_attention_filter(study: Study, threshold: Any = _STUDY_SETTING) -> F
     """ρ and the decision of every completed participant of ``study``, without storing anything.
 
     Participants who are not completed, and test participants, are not evaluated. ``threshold``: the
-    ``belem-ranking`` rule's (:func:`judge`); by default the study's setting (None when its filter is off).
+    ``belem-ranking`` rule's (:func:`judge`); by default the study's setting (None when its filter is off). It is
+    the rule's ``outcome`` (rules.py; analysis.exclusions.attention_outcome calls it at the study's setting).
     """
     ranking = study_ranking(study)
     answers = human_answers(study)
     if threshold is _STUDY_SETTING:
-        threshold = study.attention_threshold if study.applies_attention_filter else None
+        threshold = study.attention_filter_threshold
     result = FilterResult(study=study.slug, threshold=threshold,
                           ranking_study=ranking_study(study).slug,
                           ranking=[{"label": label, "mean": float(row["mean"]), "rank": float(row["rank"])}
@@ -171,12 +171,6 @@ def apply_attention_filter(study: Study) -> FilterResult:
     result = compute_attention_filter(study)
     store_attention_decisions(result)
     return result
-
-
-def outcome(study: Study, threshold: float | None) -> FilterResult:
-    """The rule's outcome for ``study`` at ``threshold`` (None: every participant kept, ρ still computed), nothing
-    stored: the ``outcome`` of the ``belem-ranking`` RuleSpec (analysis.exclusions.attention_outcome)."""
-    return compute_attention_filter(study, threshold=threshold)
 
 
 def judge(study: Study, params: dict[str, Any], done: list[tuple], result: ExclusionResult) -> dict[int, str]:

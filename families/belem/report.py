@@ -270,7 +270,7 @@ def build(study: Study) -> StudyReport:
                           "answers for the reference distribution")
     order = nv_study.kind.canonical_order() or None
     try:
-        threshold = nv_study.attention_threshold if nv_study.applies_attention_filter else None
+        threshold = nv_study.attention_filter_threshold
         analysis = analyse_belem(nv, v, threshold=threshold, order=order)
     except AnswersError as exc:
         raise ReportError(_all_excluded(nv, threshold, exc)) from None

@@ -9,4 +9,4 @@ BELEM_RANKING = RuleSpec(
     "labels' mean ranking at or below `threshold` (SPEC §6)",
     (Param("threshold", float, "ρ must be above this to keep the participant", default=0.2, low=-1, high=1),),
     shapes=("scale",), needs_expressions=True, judge="families.belem.attention:judge", judges_nobody_done=True,
-    attention_filter=True, outcome="families.belem.attention:outcome")
+    attention_filter=True, outcome="families.belem.attention:compute_attention_filter")

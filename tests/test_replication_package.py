@@ -268,11 +268,10 @@ def belem_pair(stub):
     and a contrarian in each and a greedy stub run on 30 items of each."""
     import random
 
-    from families.belem.demo import load_belem_demo
+    from families.belem.demo import load_nonverifiable_demo, load_verifiable_demo
     from test_analysis_factories import SHIFT, attentive, contrarian
 
-    nv = load_belem_demo("belem/study.toml").study
-    v = load_belem_demo("belem-verifiable/study.toml").study
+    nv, v = load_nonverifiable_demo().study, load_verifiable_demo().study
     assert v.reference_study == nv
     rng = random.Random(5)
     for n in range(6):

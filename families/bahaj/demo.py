@@ -5,13 +5,8 @@ made live: 52 general-knowledge questions with numeric answers written for this 
 question, answer, source = the topic), each asked at the five confidence levels (260 items)."""
 from __future__ import annotations
 
-from django.db import transaction
-
 from surveys.definition.files import STUDIES_DIR
-from surveys.definition.loader import load_file
-from surveys.models import Study
-
-from surveys.demo.outcome import LoadOutcome
+from surveys.demo.outcome import LoadOutcome, load_live_demo
 
 SLUG = "demo-overprecision"
 DEFINITION = STUDIES_DIR / "bahaj" / "study.toml"
@@ -21,14 +16,6 @@ QUESTIONS_FILE = DEFINITION.parent / "items.csv"
 def load_overprecision_demo() -> LoadOutcome:
     """Create the live study ``demo-overprecision`` unless a study with that slug exists (then it is left
     untouched)."""
-    existing = Study.objects.filter(slug=SLUG).first()
-    if existing is not None:
-        return LoadOutcome(existing, False,
-                           f"{SLUG}: already exists ({existing.main_items().count()} items); left unchanged")
-    with transaction.atomic():
-        loaded = load_file(DEFINITION, slug=SLUG)
-        study = loaded.study
-        study.status = Study.Status.LIVE
-        study.save(update_fields=["status"])
-    return LoadOutcome(study, True, f"{SLUG}: created, live, {loaded.items} items (52 questions × 5 confidence "
-                                    f"levels); completion code {study.completion_code}")
+    return load_live_demo(DEFINITION, lambda loaded: (
+        f"{SLUG}: created, live, {loaded.items} items (52 questions × 5 confidence levels); completion code "
+        f"{loaded.study.completion_code}"), slug=SLUG)

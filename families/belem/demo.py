@@ -5,42 +5,28 @@ of the file beside each: every statement × the 14 expressions + one control), t
 with ``demo`` as its reference study (so ``demo`` is declared first)."""
 from __future__ import annotations
 
-from surveys.definition.files import STUDIES_DIR, read_definition
-from surveys.definition.loader import load_file
-from surveys.demo.outcome import LoadOutcome
-from surveys.models import Study
+from surveys.definition.files import STUDIES_DIR
+from surveys.definition.loader import Loaded
+from surveys.demo.outcome import LoadOutcome, load_live_demo
 
 # The Belem demos (definitions under studies/), in load order: the verifiable set names the non-verifiable one it
 # is scored against ([study] reference), so that one comes first.
 BELEM_DEMOS: tuple[str, ...] = ("belem/study.toml", "belem-verifiable/study.toml")
 
 
-def load_belem_demo(relative: str) -> LoadOutcome:
-    """Load one shipped Belem definition as a live demo study (DefinitionError names any problem)."""
-    loaded = load_file(STUDIES_DIR / relative)
+def created_line(loaded: Loaded) -> str:
+    """What load_demo says of a Belem demo it created."""
     study = loaded.study
-    study.status = Study.Status.LIVE
-    study.save(update_fields=["status"])
     controls = study.main_items().filter(is_control=True).count()
-    return LoadOutcome(study, True, f"{study.slug}: created, live, {loaded.items} items ({controls} controls), "
-                                    f"{loaded.demonstrations} demonstrations; completion code {study.completion_code}")
-
-
-def load_shipped_demo(relative: str) -> LoadOutcome:
-    """The demo of ``relative`` (under studies/), unless a study with its slug exists: then it is left unchanged."""
-    slug = read_definition(STUDIES_DIR / relative)[0].study.slug
-    existing = Study.objects.filter(slug=slug).first()
-    if existing is not None:
-        count = existing.main_items().count()
-        return LoadOutcome(existing, False, f"{slug}: already exists ({count} items); left unchanged")
-    return load_belem_demo(relative)
+    return (f"{study.slug}: created, live, {loaded.items} items ({controls} controls), "
+            f"{loaded.demonstrations} demonstrations; completion code {study.completion_code}")
 
 
 def load_nonverifiable_demo() -> LoadOutcome:
-    """``demo``: Belem's non-verifiable statements."""
-    return load_shipped_demo(BELEM_DEMOS[0])
+    """``demo``: Belem's non-verifiable statements (left untouched when it exists)."""
+    return load_live_demo(STUDIES_DIR / BELEM_DEMOS[0], created_line)
 
 
 def load_verifiable_demo() -> LoadOutcome:
-    """``demo-verifiable``: Belem's verifiable statements, scored against ``demo``."""
-    return load_shipped_demo(BELEM_DEMOS[1])
+    """``demo-verifiable``: Belem's verifiable statements, scored against ``demo`` (left untouched when it exists)."""
+    return load_live_demo(STUDIES_DIR / BELEM_DEMOS[1], created_line)

@@ -4,13 +4,8 @@ load_study``) and made live: 8 WEP-Reasoning items of 1 hop and 8 of 2 hops and 
 (items.jsonl beside it), each participant answering 12 of them."""
 from __future__ import annotations
 
-from django.db import transaction
-
 from surveys.definition.files import STUDIES_DIR
-from surveys.definition.loader import load_file
-from surveys.models import Study
-
-from surveys.demo.outcome import LoadOutcome
+from surveys.demo.outcome import LoadOutcome, load_live_demo
 
 SLUG = "demo-sileo"
 DEFINITION = STUDIES_DIR / "sileo" / "study.toml"
@@ -18,13 +13,6 @@ DEFINITION = STUDIES_DIR / "sileo" / "study.toml"
 
 def load_verbalisation_demo() -> LoadOutcome:
     """Create ``demo-sileo`` unless a study with that slug exists (then it is left untouched)."""
-    existing = Study.objects.filter(slug=SLUG).first()
-    if existing is not None:
-        return LoadOutcome(existing, False,
-                           f"{SLUG}: already exists ({existing.main_items().count()} items); left unchanged")
-    with transaction.atomic():
-        study = load_file(DEFINITION, slug=SLUG).study
-        study.status = Study.Status.LIVE
-        study.save(update_fields=["status"])
-    return LoadOutcome(study, True, f"{SLUG}: created, live, {study.main_items().count()} verbalisation items "
-                                    f"(1 hop, 2 hops, UNLI-style); completion code {study.completion_code}")
+    return load_live_demo(DEFINITION, lambda loaded: (
+        f"{SLUG}: created, live, {loaded.study.main_items().count()} verbalisation items (1 hop, 2 hops, "
+        f"UNLI-style); completion code {loaded.study.completion_code}"), slug=SLUG)

@@ -100,6 +100,12 @@ def expected_value(item: Item) -> int:
     return 50 if item.is_control else 100 - 5 * EXPRESSIONS.index(item.expression)
 
 
+def question_shown(page, text: str | re.Pattern) -> None:
+    """Wait until the page says ``text`` ("Question 3 of 12") and static/surveys/flow.js runs on it."""
+    page.get_by_text(text).wait_for()
+    page.wait_for_selector("form[data-answer-form][data-ready]", state="attached")
+
+
 def current_item(page) -> tuple[int, Item]:
     page.wait_for_selector("form[data-answer-form][data-ready]", state="attached")  # flow.js is running
     position = int(page.locator("input[name=position]").get_attribute("value"))

@@ -10,7 +10,7 @@ import pytest
 
 from surveys.definition.loader import files_beside, load
 from surveys.models import CheckAnswer, Participant, Response, Study
-from test_browser import PROLIFIC, browser, offline_page  # noqa: F401 (fixture)
+from test_browser import PROLIFIC, browser, offline_page, question_shown  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 EXAMPLE = Path(__file__).resolve().parent.parent / "studies" / "examples" / "advice-estimates" / "study.toml"
@@ -37,7 +37,7 @@ def take(page, live_server, slug: str, pid: str, fail_checks: bool) -> None:
     total = int(re.search(r"Question 1 of (\d+)", page.inner_text("body")).group(1))  # the items and 2 checks
     failed = 0
     for number in range(1, total + 1):
-        page.get_by_text(re.compile(rf"Question {number} of {total}")).wait_for()
+        question_shown(page, re.compile(rf"Question {number} of {total}"))
         if page.locator("[data-question]").count():
             assert page.locator("[data-question]").count() == 2
             assert page.get_by_text("In how many cases out of 100 would this come true?").is_visible()

@@ -8,7 +8,7 @@ import pytest
 from generic_studies import CHOICE, FREE_TEXT, SCALE_1_7, generic_study
 from surveys.models import Assignment, Participant, Response
 from test_browser_choice import keep_screenshots
-from test_browser import PID, PROLIFIC, browser, current_item, enter_study, offline_page  # noqa: F401 (fixture)
+from test_browser import PID, PROLIFIC, browser, current_item, enter_study, offline_page, question_shown  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -29,7 +29,7 @@ def finished() -> Participant:
 def test_a_labelled_1_to_7_scale_with_buttons(page, live_server, tmp_path):
     generic_study("likert", SCALE_1_7, items=2)
     enter_study(page, live_server, "likert")
-    page.get_by_text("Question 1 of 2").wait_for()
+    question_shown(page, "Question 1 of 2")
     position, item = current_item(page)
     assert page.get_by_text(item.statement).is_visible()
     assert page.locator(".labelled-option label").count() == 7
@@ -43,7 +43,7 @@ def test_a_labelled_1_to_7_scale_with_buttons(page, live_server, tmp_path):
     page.screenshot(path=str(tmp_path / "generic-scale.png"), full_page=True)
     page.click("label[for=answer-6]")
     page.click("button:has-text('Next')")
-    page.get_by_text("Question 2 of 2").wait_for()
+    question_shown(page, "Question 2 of 2")
     page.locator("#answer-2").focus()  # the keyboard: choose with the arrows, send with Enter
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Enter")
@@ -56,7 +56,7 @@ def test_a_labelled_1_to_7_scale_with_buttons(page, live_server, tmp_path):
 def test_a_slider_counts_only_once_moved_or_confirmed(page, live_server, tmp_path):
     generic_study("slider", {**SCALE_1_7, "widget": "slider"}, items=2)
     enter_study(page, live_server, "slider")
-    page.get_by_text("Question 1 of 2").wait_for()
+    question_shown(page, "Question 1 of 2")
     current_item(page)
     slider = page.locator("input[type=range]")
     assert slider.input_value() == "4"  # starts in the middle…
@@ -70,7 +70,7 @@ def test_a_slider_counts_only_once_moved_or_confirmed(page, live_server, tmp_pat
     assert not page.get_by_text("Please choose an answer before continuing.").is_visible()
     page.screenshot(path=str(tmp_path / "generic-slider.png"), full_page=True)
     page.click("button:has-text('Next')")
-    page.get_by_text("Question 2 of 2").wait_for()
+    question_shown(page, "Question 2 of 2")
     page.click("button:has-text('Confirm this value')")  # the middle, confirmed explicitly
     assert page.locator("[data-slider-output]").inner_text() == "4"
     page.click("button:has-text('Next')")
@@ -83,19 +83,19 @@ def test_a_slider_counts_only_once_moved_or_confirmed(page, live_server, tmp_pat
 def test_a_randomised_choice_keeps_its_order_for_the_participant(page, live_server, tmp_path):
     generic_study("opinion", CHOICE, items=2)
     enter_study(page, live_server, "opinion")
-    page.get_by_text("Question 1 of 2").wait_for()
+    question_shown(page, "Question 1 of 2")
     position, item = current_item(page)
     slot = Assignment.objects.get(participant__prolific_pid=PID, position=position)
     labels = {o["key"]: o["label"] for o in CHOICE["options"]}
     shown = page.locator(".choice-option label").all_inner_texts()
     assert shown == [labels[key] for key in slot.option_order]
     page.reload()
-    page.get_by_text("Question 1 of 2").wait_for()
+    question_shown(page, "Question 1 of 2")
     assert page.locator(".choice-option label").all_inner_texts() == shown  # the same order on reload
     page.screenshot(path=str(tmp_path / "generic-choice.png"), full_page=True)
     page.get_by_text("I am not sure").click()
     page.click("button:has-text('Next')")
-    page.get_by_text("Question 2 of 2").wait_for()
+    question_shown(page, "Question 2 of 2")
     page.get_by_text("Does not apply").click()
     page.click("button:has-text('Next')")
     page.wait_for_url(f"{PROLIFIC}?cc=*")
@@ -107,7 +107,7 @@ def test_a_randomised_choice_keeps_its_order_for_the_participant(page, live_serv
 def test_a_free_text_answer_is_kept_as_written(page, live_server, tmp_path):
     generic_study("why", FREE_TEXT, items=1)
     enter_study(page, live_server, "why")
-    page.get_by_text("Question 1 of 1").wait_for()
+    question_shown(page, "Question 1 of 1")
     current_item(page)
     page.click("button:has-text('Next')")  # empty: asked again
     assert page.get_by_text("Please write an answer before continuing.").is_visible()

@@ -67,3 +67,29 @@ def test_two_questions_per_item_and_an_optional_third(page, live_server, tmp_pat
     assert saved == {(1, "rating"): "6", (1, "estimate"): "51", (2, "rating"): "2", (2, "estimate"): "50",
                      (2, "range"): "[40, 60]"}
     keep_screenshots(tmp_path)
+
+
+def test_an_answer_chosen_before_the_script_has_run_is_kept(page, live_server):
+    """On a slow connection the page shows before static/surveys/flow.js runs: a rating clicked and a slider
+    moved in that moment are the participant's own and are sent (a reload or Back still clears them:
+    test_browser_question_history)."""
+    questions_study("slowjs", items=1)
+    enter_study(page, live_server, "slowjs")
+    page.get_by_text("Question 1 of 1").wait_for()
+    held = []
+    page.route("**/surveys/flow*.js", lambda route: held.append(route))  # held back until released below
+    page.goto(page.url, wait_until="commit")  # the question page again, freshly loaded
+    page.get_by_text("Question 1 of 1").wait_for()
+    page.click("label[for=q-rating-5]")
+    page.locator("[data-question=estimate] input[type=range]").focus()
+    page.keyboard.press("ArrowLeft")  # 49
+    assert len(held) == 1 and page.locator("form[data-answer-form][data-ready]").count() == 0
+    held[0].continue_()
+    page.unroute("**/surveys/flow*.js")  # the next page's script comes at once
+    page.wait_for_selector("form[data-answer-form][data-ready]", state="attached")  # flow.js has run
+    assert page.locator("#q-rating-5").is_checked()
+    assert page.locator("[data-question=estimate] [data-slider-value]").input_value() == "49"
+    page.click("button:has-text('Next')")
+    page.wait_for_url(f"{PROLIFIC}?cc=*")
+    saved = {r.question: r.answer.text() for r in Participant.objects.get(prolific_pid=PID).responses.all()}
+    assert saved == {"rating": "5", "estimate": "49"}

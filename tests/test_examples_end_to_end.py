@@ -426,7 +426,7 @@ def conditions_walk(slug: str, study: Study, stub, folder: Path, given: dict, it
     runs = ElicitationRun.objects.filter(study=study, agent="advice-model")
     assert sorted(runs.values_list("condition", flat=True)) == sorted(people.values_list("condition", flat=True))
     assert all(r.status == ElicitationRun.Status.COMPLETED for r in runs)
-    call_command("report", slug, "--out", str(folder / "cells"), stdout=io.StringIO())
+    call_command("report", slug, "--out", str(folder / "cells"), "--no-figures", stdout=io.StringIO())  # tables
     cells = pd.read_csv(folder / "cells" / "generic_cells.csv")
     if "question" in cells.columns:  # several questions per item: the first one's (how sure)
         cells = cells[cells["question"] == study.definition["questions"][0]["key"]]

@@ -41,7 +41,10 @@
       field.value = field.getAttribute("data-initial") || "";
     });
   }
-  resetAnswer();
+  // Only a reload or Back/Forward restores a form: on a page freshly loaded, an answer chosen before this
+  // script ran (a slow connection) is the participant's own and stays.
+  var navigation = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+  if (!navigation || navigation.type !== "navigate") resetAnswer();
   window.addEventListener("pageshow", function (event) {
     if (event.persisted) { resetAnswer(); location.reload(); }
   });
@@ -138,6 +141,8 @@
     range.addEventListener("input", choose);
     range.addEventListener("change", choose);
     if (confirm) confirm.addEventListener("click", choose);
+    // moved before this script ran (a slow connection, and not a restored form): the move counts
+    if (range.hasAttribute("data-untouched") && Number(range.value) !== Number(range.defaultValue)) choose();
   });
 
   form.setAttribute("data-ready", "");  // lets tests wait until the page measures time

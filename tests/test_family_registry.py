@@ -152,6 +152,25 @@ def test_families_command_lists_origin_and_contributions():
     assert data["belem"]["contributes"]["exclusion_rules"] == {"belem-ranking": "families.belem.rules:BELEM_RANKING"}
 
 
+def test_families_command_lists_the_hooks_each_item_kind_sets():
+    """The hooks the core reads from an item kind (its report sections, attention filter, refinement, ...) are
+    listed under its family, so a reader sees that Bahaj's intervals can be refined without reading the code."""
+    out = io.StringIO()
+    call_command("families", stdout=out)
+    text = out.getvalue()
+    assert "  interval_confidence refinement: families.bahaj.refinement_hook:REFINEMENT" in text
+    assert "  speaker_belief attention filter: belem-ranking, on by default" in text
+    assert "  wep_probability attention filter: belem-ranking, off by default" in text
+    assert "  wep_probability report sections: belem, tang_rq1" in text
+    out = io.StringIO()
+    call_command("families", "--json", stdout=out)
+    data = {f["name"]: f for f in json.loads(out.getvalue())}
+    assert data["bahaj"]["instrument_hooks"]["interval_confidence"] == {
+        "report sections": "bahaj", "prompt version prefix": "bahaj",
+        "refinement": "families.bahaj.refinement_hook:REFINEMENT"}
+    assert data["generic"]["instrument_hooks"] == {"generic": {}}  # the generic kind sets none of them
+
+
 def test_the_core_names_no_lab_family():
     core = [p for d in ("config", "access", "surveys", "elicitation", "analysis", "prolific", "families")
             for p in (ROOT / d).rglob("*.py")]

@@ -1,5 +1,5 @@
 """Back, Forward, reload and a second tab never put an answer into a question it was not given to, for every
-answer shape (issue 32 point 1).
+answer shape (issue 32 point 1), and for the page with several questions per item on a 375 px phone.
 
 Every question is at the same URL (/s/<slug>/question/), so a browser restoring the previous page's form would
 show question 2 with question 1's answer chosen, and Next would store it. The question form says
@@ -146,3 +146,60 @@ def test_back_forward_reload_and_a_second_tab_never_carry_an_answer_over(context
     other.go_back()
     at_question(other, 3)
     assert not filled(other)
+
+
+def _several_filled(page) -> bool:
+    """Any of the several questions' answers set: the rating chosen, the slider moved, a bound typed."""
+    return (page.locator("[data-question=rating] input:checked").count() > 0
+            or page.locator("[data-question=estimate] [data-slider-value]").input_value() != ""
+            or page.locator("[data-question=estimate] input[type=range]:not([data-untouched])").count() > 0
+            or page.locator("#q-range-lower").input_value() != "" or page.locator("#q-range-upper").input_value() != "")
+
+
+def _several_fill(page, variant: int) -> None:
+    page.click(f"label[for=q-rating-{6 if variant == 0 else 2}]")
+    page.locator("[data-question=estimate] input[type=range]").focus()
+    page.keyboard.press("ArrowRight" if variant == 0 else "ArrowLeft")
+    page.fill("#q-range-lower", "40" if variant == 0 else "10")
+    page.fill("#q-range-upper", "60" if variant == 0 else "30")
+
+
+def test_several_questions_on_a_phone_keep_no_answer_over_back_forward_or_reload(browser, live_server, settings,
+                                                                                 tmp_path):
+    """The page with several questions per item (a 1–7 rating, a slider, an optional interval) at 375 px:
+    Back, Forward and reload show the current question with none of its questions answered."""
+    from test_questions_flow import questions_study
+
+    settings.PROLIFIC_COMPLETE_URL = PROLIFIC
+    page = offline_page(browser, live_server, [], viewport={"width": 375, "height": 740}, is_mobile=True,
+                        has_touch=True)
+    questions_study("phone-history", items=3)
+    enter_study(page, live_server, "phone-history")
+    at_question(page, 1)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375  # no sideways scrolling
+    _several_fill(page, 0)
+    assert _several_filled(page)
+    page.click("button:has-text('Next')")
+    at_question(page, 2)
+    assert not _several_filled(page)
+    page.go_back()
+    at_question(page, 2)
+    page.screenshot(path=str(tmp_path / "several-after-back.png"), full_page=True)
+    assert not _several_filled(page), "question 2 shows an answer after Back"
+    page.click("button:has-text('Next')")
+    assert page.locator("#q-rating-error").is_visible() and page.locator("#q-estimate-error").is_visible()
+    page.go_forward()
+    at_question(page, 2)
+    assert not _several_filled(page), "question 2 shows an answer after Forward"
+    _several_fill(page, 1)
+    page.reload()
+    at_question(page, 2)
+    assert not _several_filled(page), "question 2 keeps unsent answers over a reload"
+    _several_fill(page, 1)
+    page.click("button:has-text('Next')")
+    at_question(page, 3)
+    saved = {(r.assignment.position, r.question): r.answer.text()
+             for r in Response.objects.select_related("assignment")}
+    assert saved == {(1, "rating"): "6", (1, "estimate"): "51", (1, "range"): "[40, 60]",
+                     (2, "rating"): "2", (2, "estimate"): "49", (2, "range"): "[10, 30]"}
+    page.context.close()

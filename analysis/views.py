@@ -45,6 +45,9 @@ class ImportResponsesForm(forms.Form):
                             help_text="true/false, where one statement id is shared by a true and a false item.")
     time = forms.CharField(label="Time taken column", required=False)
     time_unit = forms.ChoiceField(choices=[("ms", "milliseconds"), ("s", "seconds")], initial="ms")
+    question = forms.CharField(label="Question column", required=False,
+                               help_text="The key of the question each answer gives: needed when the study asks "
+                                         "several questions per item, left empty otherwise.")
 
     def clean(self):
         data = super().clean()
@@ -59,7 +62,8 @@ class ImportResponsesForm(forms.Form):
         return ResponseColumns(participant=d["participant"].strip(), value=d["value"].strip(),
                                expression=d["expression"].strip() or None, statement=d["statement"].strip() or None,
                                text=d["text"].strip() or None, truth=d["truth"].strip() or None,
-                               time=d["time"].strip() or None, time_unit=d["time_unit"])
+                               time=d["time"].strip() or None, time_unit=d["time_unit"],
+                               question=d["question"].strip() or None)
 
 
 class ImportWideForm(forms.Form):

@@ -3,14 +3,17 @@
 Two shapes:
 
 - **long** (:func:`import_responses`): one row per answer — participant id, the item (statement id and
-  expression, or the item's text), the answer, optionally the time taken. The column names are given
-  as a :class:`ResponseColumns` mapping (command-line options or the admin form).
+  expression, or the item's text), the answer, optionally the time taken, and for a study asking several
+  questions per item (``[[questions]]``) the question's key. The column names are given as a
+  :class:`ResponseColumns` mapping (command-line options or the admin form). The answer cell is read by its
+  question's answer shape (``AnswerShape.from_cell``): a number on the scale, an option's key or text, the
+  free text as written, an interval ``[lower, upper]``; each is checked as the participant page checks it.
 - **wide** (:func:`import_wide`): one row per respondent, one column per expression, as in the
   Fagen-Ulmschneider survey (headers may be wrapped in quotes). Other columns (education, gender, …)
   are reported as ignored. A study without items gets the items of its instrument's expressions first.
 
-Every imported participant is created completed (completed_at set) with one Assignment and one Response
-(``imported=True``) per answer. Any bad row raises :class:`surveys.importers.ImportFailed` naming the
+Every imported participant is created completed (completed_at set) with one Assignment per item and one
+Response (``imported=True``) per answer (per question). Any bad row raises :class:`surveys.importers.ImportFailed` naming the
 line (the header is line 1) and the column, and nothing is written.
 """
 from __future__ import annotations
@@ -25,8 +28,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, read_csv_rows
-from surveys.instruments.shapes import plain_number
+from surveys.instruments.shapes import Answer, AnswerError, ScaleShape, plain_number
 from surveys.models import Assignment, Item, Participant, Response, Study
+from surveys.questions import SINGLE, question_kind, questions_of, several
 
 CONTROL = "control"
 MAX_PID_LENGTH = Participant._meta.get_field("prolific_pid").max_length
@@ -62,6 +66,7 @@ class ResponseColumns:
     truth: str | None = None
     time: str | None = None
     time_unit: str = "ms"
+    question: str | None = None  # the question's key: required for a study with [[questions]]
 
     def __post_init__(self) -> None:
         if self.statement and self.text:
@@ -71,7 +76,7 @@ class ResponseColumns:
 
     def required(self) -> list[str]:
         return [c for c in (self.participant, self.value, self.expression, self.statement, self.text,
-                            self.truth, self.time) if c]
+                            self.truth, self.time, self.question) if c]
 
 
 @dataclass
@@ -95,9 +100,10 @@ class _Answer:
     line: int
     pid: str
     item: Item
-    value: float
+    answer: Answer
     raw: str
     time_ms: int | None
+    question: str = SINGLE
 
 
 # --- matching rows to items -------------------------------------------------------------------
@@ -187,16 +193,38 @@ class _CellError(ValueError):
         self.column, self.message = column, message
 
 
-def _number(raw: str, column: str, low: float, high: float) -> float:
-    text = (raw or "").strip()
-    if not text:
-        raise _CellError(column, "is empty")
-    value = plain_number(text)  # the participant page's rule: not 1e2, ٥٠, 1_0
-    if value is None:
-        raise _CellError(column, f"{text!r} is not a number")
-    if not low <= value <= high:
-        raise _CellError(column, f"{text} is outside {low:g}–{high:g}")
-    return value
+def _answer(kind: Any, item: Item, raw: str, column: str) -> Answer:
+    """A cell read by the question's answer shape (``AnswerShape.from_cell``); _CellError naming the column."""
+    try:
+        return kind.shape.from_cell(kind, item, raw or "")
+    except AnswerError as exc:
+        raise _CellError(column, str(exc)) from None
+
+
+def _question_kinds(study: Study, columns: ResponseColumns) -> dict[str, Any]:
+    """The study's questions' kinds by key (one question: ``{"": study.kind}``); ImportFailed when the file's
+    columns do not fit them (several questions need a question column; one question takes none)."""
+    if not several(study):
+        if columns.question:
+            raise ImportFailed([RowError(1, columns.question, f"study {study.slug!r} asks one question per item: "
+                                                              "leave out the question column")])
+        return {SINGLE: study.kind}
+    kinds = {q.key: question_kind(study, q) for q in questions_of(study)}
+    if not columns.question:
+        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} asks several questions per item "
+                                             f"({', '.join(kinds)}): give the column that names each answer's "
+                                             "question (--question)")])
+    return kinds
+
+
+def _question_of(row: dict[str, str], columns: ResponseColumns, kinds: dict[str, Any]) -> str:
+    if not columns.question:
+        return SINGLE
+    key = (row[columns.question] or "").strip()
+    if key not in kinds:
+        raise _CellError(columns.question, f"{key[:40]!r} is not a question of the study ({', '.join(kinds)})"
+                         if key else "is empty (the question's key)")
+    return key
 
 
 def _time_ms(raw: str, column: str, unit: str) -> int | None:
@@ -248,22 +276,22 @@ def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
                        .values_list("prolific_pid", "pk"))
             for p in participants:
                 p.pk = p.id = ids[p.prolific_pid]
-        slots: list[Assignment] = []
+        slots: dict[tuple[int, int], Assignment] = {}  # one slot per participant and item, in file order
         for participant in participants:
-            for position, answer in enumerate(by_pid[participant.prolific_pid], start=1):
-                slots.append(Assignment(participant=participant, item=answer.item, position=position,
-                                        first_shown_at=None))
-        slots = Assignment.objects.bulk_create(slots, batch_size=1000)
-        if any(s.pk is None for s in slots):
+            items = dict.fromkeys(answer.item for answer in by_pid[participant.prolific_pid])
+            for position, item in enumerate(items, start=1):
+                slots[(participant.pk, item.pk)] = Assignment(participant=participant, item=item, position=position,
+                                                              first_shown_at=None)
+        created = Assignment.objects.bulk_create(list(slots.values()), batch_size=1000)
+        if any(s.pk is None for s in created):
             ids = {(a.participant_id, a.position): a.pk for a in
                    Assignment.objects.filter(participant__in=participants).only("id", "participant_id", "position")}
-            for s in slots:
+            for s in created:
                 s.pk = s.id = ids[(s.participant_id, s.position)]
-        ordered = [a for p in participants for a in by_pid[p.prolific_pid]]
         Response.objects.bulk_create([
-            Response(assignment=slot, participant=slot.participant, item=slot.item, value=answer.value,
-                     raw=answer.raw[:200], time_taken_ms=answer.time_ms, created_at=now, imported=True)
-            for slot, answer in zip(slots, ordered)
+            Response(assignment=slots[(p.pk, a.item.pk)], participant=p, item=a.item, question=a.question,
+                     raw=a.raw[:200], time_taken_ms=a.time_ms, created_at=now, imported=True, **a.answer.columns())
+            for p in participants for a in by_pid[p.prolific_pid]
         ], batch_size=1000)
         Participant.objects.filter(pk__in=[p.pk for p in participants]).update(status=Participant.Status.COMPLETED)
     return len(participants), len(answers)
@@ -272,14 +300,14 @@ def _save(study: Study, answers: list[_Answer]) -> tuple[int, int]:
 def import_responses(study: Study, source: Source, columns: ResponseColumns) -> ImportSummary:
     """Import a long file of answers (one row per answer) into ``study``. All or nothing."""
     rows = read_csv_rows(source, columns.required())
-    kind = study.kind
+    kinds = _question_kinds(study, columns)
     index = ItemIndex(study)
     if not index.items:
         raise ImportFailed([RowError(1, "-", f"study {study.slug!r} has no items: import its items first")])
     taken = set(Participant.objects.filter(study=study).values_list("prolific_pid", flat=True))
     errors: list[RowError] = []
     answers: list[_Answer] = []
-    seen: dict[tuple[str, int], int] = {}
+    seen: dict[tuple[str, int, str], int] = {}
     for offset, row in enumerate(rows):
         line = offset + 2
         if _is_blank(row):
@@ -287,18 +315,21 @@ def import_responses(study: Study, source: Source, columns: ResponseColumns) -> 
         try:
             pid = _check_pid(row[columns.participant], columns.participant, taken)
             item = index.match(columns, row)
-            value = _number(row[columns.value], columns.value, kind.scale_min, kind.scale_max)
+            question = _question_of(row, columns, kinds)
+            answer = _answer(kinds[question], item, row[columns.value], columns.value)
             time_ms = _time_ms(row[columns.time], columns.time, columns.time_unit) if columns.time else None
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
-        first = seen.get((pid, item.pk))
+        first = seen.get((pid, item.pk, question))
         if first is not None:
-            errors.append(RowError(line, columns.participant,
-                                   f"participant {pid!r} answers item {item.key} again (first on line {first})"))
+            asked = f" question {question!r} of" if question else ""
+            errors.append(RowError(line, columns.participant, f"participant {pid!r} answers{asked} item {item.key} "
+                                                              f"again (first on line {first})"))
             continue
-        seen[(pid, item.pk)] = line
-        answers.append(_Answer(line, pid, item, value, row[columns.value].strip(), time_ms))
+        seen[(pid, item.pk, question)] = line
+        raw = row[columns.value]
+        answers.append(_Answer(line, pid, item, answer, raw if answer.free_text else raw.strip(), time_ms, question))
     if errors:
         raise ImportFailed(errors)
     if not answers:
@@ -344,6 +375,11 @@ def import_wide(study: Study, source: Source, *, id_column: str | None = None, i
     if not rows:
         raise ImportFailed([RowError(2, "-", "the file has no rows")])
     kind = study.kind
+    if several(study) or not isinstance(kind.shape, ScaleShape):
+        raise ImportFailed([RowError(1, "-", f"a wide file holds one number per expression; study {study.slug!r} "
+                                             + ("asks several questions per item" if several(study) else
+                                                f"takes {kind.shape.name} answers")
+                                             + ": import it in long form (one row per answer)")])
     with transaction.atomic():
         created = _ensure_items(study)
         by_label: dict[str, list[Item]] = defaultdict(list)
@@ -389,11 +425,11 @@ def import_wide(study: Study, source: Source, *, id_column: str | None = None, i
                 if not (row[column] or "").strip():
                     continue
                 try:
-                    value = _number(row[column], column, kind.scale_min, kind.scale_max)
+                    answer = _answer(kind, item, row[column], column)
                 except _CellError as exc:
                     errors.append(RowError(line, exc.column, exc.message))
                     continue
-                row_answers.append(_Answer(line, pid, item, value, row[column].strip(), None))
+                row_answers.append(_Answer(line, pid, item, answer, row[column].strip(), None))
             if matched and not row_answers and not any(e.line == line for e in errors):
                 errors.append(RowError(line, "-", "the row has no answer"))
             answers += row_answers

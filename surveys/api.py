@@ -251,6 +251,8 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
             "truth": serializers.CharField(required=False),
             "time": serializers.CharField(required=False, help_text="Time taken column."),
             "time_unit": serializers.ChoiceField(choices=["ms", "s"], required=False, default="ms"),
+            "question": serializers.CharField(required=False, help_text="Column with each answer's question key "
+                                              "(a study with [[questions]]: required)."),
         })},
         responses={201: inline_serializer("ResponseImportResult", {
             "participants": serializers.IntegerField(), "responses": serializers.IntegerField(),
@@ -267,7 +269,7 @@ class StudyViewSet(DefinitionActions, OwnedViewSetMixin, viewsets.ModelViewSet):
         upload = UploadSerializer(data=data)
         upload.is_valid(raise_exception=True)
         names = {k: form_text(data, k) for k in ("participant", "value", "expression", "statement", "text", "truth",
-                                                 "time")}
+                                                 "time", "question")}
         missing = {k: "this column name is required." for k in ("participant", "value") if not names[k]}
         if missing:
             raise serializers.ValidationError(missing)

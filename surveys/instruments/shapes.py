@@ -159,6 +159,16 @@ class AnswerShape:
         """The answer held in stored columns (``value``, ``choice``, ``lower``, ``upper``, ``text``)."""
         return Answer.from_columns(row)
 
+    def from_cell(self, kind: "Instrument", item: "Item", cell: str) -> Answer:
+        """An answer collected elsewhere, written in one cell of an imported file (surveys/answer_import.py),
+        checked as the page checks it; AnswerError saying what is wrong with the cell. A shape of one field reads
+        the cell as that field."""
+        if not cell.strip():
+            raise AnswerError("is empty")
+        if len(self.fields) != 1:
+            raise AnswerError(f"answers of the {self.name} shape cannot be read from one cell")
+        return self.validate(kind, item, {self.fields[0]: cell})
+
     def categories(self, kind: "Instrument", item: "Item") -> list[tuple[str, str]]:
         """The categories answers to ``item`` are counted in, as (key, label); none for shapes without."""
         return []
@@ -197,6 +207,19 @@ class ScaleShape(AnswerShape):
         values = [a.value for a in answers if a.value is not None]
         return f"{sum(values) / len(values):.1f}" if values else None
 
+    def from_cell(self, kind: "Instrument", item: "Item", cell: str) -> Answer:
+        """Any number on the scale, not only the steps the page offers (answers collected elsewhere, e.g. a
+        survey's 0–100 typed freely), written as the page's rule reads numbers (not 1e2, ٥٠, 1_0)."""
+        text = cell.strip()
+        if not text:
+            raise AnswerError("is empty")
+        value = plain_number(text)
+        if value is None:
+            raise AnswerError(f"{text!r} is not a number")
+        if not kind.scale_min <= value <= kind.scale_max:
+            raise AnswerError(f"{text} is outside {kind.scale_min:g}–{kind.scale_max:g}")
+        return Answer(value=value)
+
     def parse(self, kind: "Instrument", item: "Item | None", raw: str) -> ParsedAnswer:
         value = first_number(raw or "")
         if value is None:
@@ -228,6 +251,19 @@ class ChoiceShape(AnswerShape):
         if key not in {o.key for o in kind.options(item)}:
             raise AnswerError("Please choose one of the options shown.")
         return Answer(choice=key)
+
+    def from_cell(self, kind: "Instrument", item: "Item", cell: str) -> Answer:
+        """An option of the item, by its key (``B``) or its text as shown (case and spacing ignored)."""
+        text = cell.strip()
+        if not text:
+            raise AnswerError("is empty")
+        options = kind.options(item)
+        wanted = " ".join(text.split()).casefold()
+        for option in options:
+            if text == option.key or wanted == " ".join(option.text.split()).casefold():
+                return Answer(choice=option.key)
+        shown = "; ".join(f"{o.key} ({o.text})" for o in options)
+        raise AnswerError(f"{text[:80]!r} is not an option of item {item.key} (its options: {shown})")
 
     def categories(self, kind: "Instrument", item: "Item") -> list[tuple[str, str]]:
         """The item's options."""
@@ -284,6 +320,20 @@ class IntervalShape(AnswerShape):
         if bounds[0] > bounds[1]:
             raise AnswerError(self.order_message)
         return Answer(lower=bounds[0], upper=bounds[1])
+
+    def from_cell(self, kind: "Instrument", item: "Item", cell: str) -> Answer:
+        """Both bounds in one cell, as the export's readable form writes them (``[12, 18]``) or bare
+        (``12, 18``; ``12;18``)."""
+        text = cell.strip()
+        if not text:
+            raise AnswerError("is empty")
+        bounds = re.split(r"\s*[,;]\s*", text[1:-1].strip() if text[:1] + text[-1:] == "[]" else text)
+        if len(bounds) != 2:
+            raise AnswerError(f"{text[:80]!r} is not an interval: write it as [lower, upper]")
+        try:
+            return self.validate(kind, item, dict(zip(self.fields, bounds)))
+        except AnswerError as exc:
+            raise AnswerError(f"{text[:80]!r}: {exc}") from None
 
     def refused_selection(self, data: Mapping[str, Any]) -> Any:
         """Both bounds as typed, so that a participant corrects one instead of typing both again (a field sent

@@ -1,5 +1,5 @@
 """python manage.py import_responses <study> <csv> --participant COL (--statement COL | --text COL)
---expression COL --value COL [--truth COL] [--time COL [--time-unit ms|s]]"""
+--expression COL --value COL [--truth COL] [--time COL [--time-unit ms|s]] [--question COL]"""
 from django.core.management.base import BaseCommand, CommandError
 
 from access.cli import add_as_argument, acting_user
@@ -29,7 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--expression", metavar="COL",
                             help="column with the expression ('control' for control items); required unless "
                                  "the text identifies the item on its own")
-        parser.add_argument("--value", required=True, metavar="COL", help="column with the answer")
+        parser.add_argument("--value", required=True, metavar="COL",
+                            help="column with the answer, read by the question's answer shape: a number on the "
+                                 "scale, an option's key or text, the free text as written, [lower, upper]")
+        parser.add_argument("--question", metavar="COL",
+                            help="column with the key of the question each answer gives (a study with "
+                                 "[[questions]]: required; a study with one question: leave it out)")
         parser.add_argument("--truth", metavar="COL",
                             help="column with true/false, where a statement id (or text) is shared by a true and a "
                                  "false item of the same statement")
@@ -41,7 +46,7 @@ class Command(BaseCommand):
         columns = ResponseColumns(participant=options["participant"], value=options["value"],
                                   expression=options["expression"], statement=options["statement"],
                                   text=options["text"], truth=options["truth"], time=options["time"],
-                                  time_unit=options["time_unit"])
+                                  time_unit=options["time_unit"], question=options["question"])
         try:
             summary = import_responses(study, options["csv"], columns)
         except FileNotFoundError:

@@ -31,6 +31,11 @@ Two shapes of file:
 - **a family's shape**: an authors' file format read by an installed family's importer (config.registry, kind
   ``importers``; ``--shape NAME``), matched to the items of the family's design.
 
+A study asking several questions per item (``[[questions]]``) takes long files with a question column
+(``question``: the question's key on every row); each answer is parsed by its question's kind, as a live
+answer to that question is (``surveys.question_kinds.prompt_kind``), and samples are numbered per item and
+question.
+
 Numbers written on a 0–1 scale (models that answered probabilities 0–1) are read on the instrument's 0–100
 scale with ``scale="1"`` (or detected with ``scale="auto"``: every number in the file within 0–1 and one
 strictly between); the first number of the text is multiplied by 100 before parsing, the original text is
@@ -69,6 +74,8 @@ from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, _decode, nul_
 from surveys.instruments import Instrument
 from surveys.instruments.shapes import FIRST_NUMBER, ScaleShape
 from surveys.models import Item, Study
+from surveys.question_kinds import prompt_kind
+from surveys.questions import SINGLE, keys_of, several
 
 IMPORTED_NOTES = "imported answers"
 MATCH_FIELDS = ("key", "expression", "statement_id", "context", "language", "truth", "text")
@@ -103,6 +110,7 @@ class ModelAnswerFile:
     fields: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, str] = field(default_factory=dict)
     sample: str | None = None        # long: a column with the sample index (0, 1, …)
+    question: str | None = None      # long: the column with the question's key (a study with [[questions]])
     wep: str | None = None           # wide: the column with the WEP (default: the first)
     columns: str = "auto"
     ignore: tuple[str, ...] = ()     # wide: more columns to ignore
@@ -153,6 +161,8 @@ class ModelAnswerFile:
             out.append("greedy means temperature 0; use mode sampled for answers at another temperature")
         if self.refines is not None and self.shape != "long":
             out.append("refinement answers come in a long file (one row per answer)")
+        if self.question and (self.shape != "long" or self.refines is not None):
+            out.append("a question column is read from a long file of answers (not refinements)")
         return out
 
 
@@ -195,6 +205,7 @@ class _Cell:
     item: Item
     sample: int | None
     raw: str
+    question: str = SINGLE
 
 
 # --- matching rows to items -------------------------------------------------------------------
@@ -408,7 +419,8 @@ def _answer_columns(settings: ModelAnswerFile, composed: tuple[str, ...]) -> lis
 
 def _required(settings: ModelAnswerFile, fields: Mapping[str, str], composed: tuple[str, ...]) -> list[str]:
     """The columns every row of a long file must have."""
-    return [*_answer_columns(settings, composed), *fields.values(), *([settings.sample] if settings.sample else [])]
+    return [*_answer_columns(settings, composed), *fields.values(), *([settings.sample] if settings.sample else []),
+            *([settings.question] if settings.question else [])]
 
 
 def _composed(columns: Mapping[str, str] | list[str], reply_columns: tuple[str, ...]) -> tuple[str, ...]:
@@ -474,6 +486,17 @@ def _sample_of(row: Mapping[str, str], settings: ModelAnswerFile) -> int | None:
     return int(text)
 
 
+def _question_of(row: Mapping[str, str], settings: ModelAnswerFile, keys: Sequence[str]) -> str:
+    """The key of the question a row answers (from the question column), or ``""`` without one."""
+    if not settings.question:
+        return SINGLE
+    key = (row.get(settings.question) or "").strip()
+    if key not in keys:
+        raise _CellError(settings.question, f"{key[:40]!r} is not a question of the study ({', '.join(keys)})"
+                         if key else "is empty (the question's key)")
+    return key
+
+
 def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
     """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
     refinement = study.kind.refinement_hook() if settings.refines is not None else None
@@ -490,12 +513,14 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                                              f"of the item's fields ({', '.join(MATCH_FIELDS)})")])
     matcher = ItemMatcher(study, list(fields), settings.fixed)
     column = "+".join(_answer_columns(settings, composed))
+    keys = keys_of(study)
     cells, errors, missing = [], [], 0
     for line, row in records:
         try:
             item = (refinement.record_item(ordered, row, settings.refine_setting) if authors_rows
                     else _matched_item(matcher, fields, row, settings))
             sample = _sample_of(row, settings)
+            question = _question_of(row, settings, keys)
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue
@@ -504,7 +529,7 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
                 and not settings.keep_missing:
             missing += 1
             continue
-        cells.append(_Cell(line, column, item, sample, raw))
+        cells.append(_Cell(line, column, item, sample, raw, question))
     return cells, missing, errors
 
 
@@ -700,26 +725,28 @@ def imported_endpoint(model: str) -> ModelEndpoint:
 
 
 def _number_samples(cells: list[_Cell]) -> list[RowError]:
-    """Give cells without a sample index the next one of their item (file order); errors for an
-    (item, sample) given twice."""
+    """Give cells without a sample index the next one of their item and question (file order); errors for an
+    (item, question, sample) given twice."""
     errors, seen, next_index = [], {}, Counter()
     for cell in cells:
         if cell.sample is not None:
             continue
-        while (cell.item.pk, next_index[cell.item.pk]) in seen:
-            next_index[cell.item.pk] += 1
-        cell.sample = next_index[cell.item.pk]
-        seen[(cell.item.pk, cell.sample)] = cell
-        next_index[cell.item.pk] += 1
+        answered = (cell.item.pk, cell.question)
+        while (*answered, next_index[answered]) in seen:
+            next_index[answered] += 1
+        cell.sample = next_index[answered]
+        seen[(*answered, cell.sample)] = cell
+        next_index[answered] += 1
     seen = {}
     for cell in cells:
-        first = seen.get((cell.item.pk, cell.sample))
+        first = seen.get((cell.item.pk, cell.question, cell.sample))
         if first is not None:
-            errors.append(RowError(cell.line, cell.column, f"a second answer to item {cell.item.key!r} sample "
+            asked = f" question {cell.question!r}" if cell.question else ""
+            errors.append(RowError(cell.line, cell.column, f"a second answer to item {cell.item.key!r}{asked} sample "
                                                            f"{cell.sample} (first on line {first.line}, column "
                                                            f"{first.column!r})"))
             continue
-        seen[(cell.item.pk, cell.sample)] = cell
+        seen[(cell.item.pk, cell.question, cell.sample)] = cell
     return errors
 
 
@@ -732,18 +759,24 @@ def import_model_answers(study: Study, source: Source, settings: ModelAnswerFile
     settings = _checked_settings(study, settings)
     data, name, sha = _new_file(study, source)
     read = _answers_of(study, settings, data, _format_of(settings, name))
-    cells, kind = read.cells, study.kind
+    cells = read.cells
     refinement = settings.refines is not None
-    percent, scale_note = (False, "") if refinement else choose_scale(kind, settings, cells)
+    kinds = {key: prompt_kind(study, key) for key in dict.fromkeys(c.question for c in cells)}
+    percent, notes = {}, []
+    for key, kind in kinds.items():  # each question's numbers on its own scale
+        percent[key], note = (False, "") if refinement else choose_scale(
+            kind, settings, [c for c in cells if c.question == key])
+        notes += [f"{key}: {note}" if key else note] if note else []
     refinement_style = settings.prompt_style if refinement else None
-    parsed = [(cell, *outcome_of(kind, cell, percent, refinement_style)) for cell in cells]
+    parsed = [(cell, *outcome_of(kinds[cell.question], cell, percent[cell.question], refinement_style))
+              for cell in cells]
     unanswered = _unanswered_expressions(study, settings, cells)
     if not refinement:  # refinement runs are not agents of the report's tables: it names each by its run
         refuse_second_run_of_agent(study, settings, {c.item.pk for c in cells})
     run = _save(study, settings, name, sha, parsed)
     unparseable = sum(1 for _, outcome, _ in parsed if outcome.status == ModelResponse.Status.UNPARSEABLE)
     return ModelImportSummary(run=run, answers=len(parsed), unparseable=unparseable,
-                              items=len({c.item.pk for c in cells}), missing=read.missing, scale_note=scale_note,
+                              items=len({c.item.pk for c in cells}), missing=read.missing, scale_note="; ".join(notes),
                               mapping_note=read.mapping, ignored_rows=read.ignored_rows,
                               ignored_columns=read.ignored_columns, unanswered_expressions=unanswered)
 
@@ -765,10 +798,11 @@ def _checked_settings(study: Study, settings: ModelAnswerFile) -> ModelAnswerFil
     if settings.prompt_style not in kind.prompt_styles:
         problems.append(f"prompt style {settings.prompt_style!r} is not one of {kind.name}'s "
                         f"({', '.join(kind.prompt_styles)})")
-    if (study.definition or {}).get("questions"):  # each answer would need its question: not read from files yet
-        problems.append(f"study {study.slug!r} asks several questions per item ([[questions]]): importing model "
-                        "answers names no question, so it is not supported for it; ask the model through an "
-                        "agent or a run instead")
+    if several(study) and not settings.question:
+        problems.append(f"study {study.slug!r} asks several questions per item ({', '.join(keys_of(study))}): give "
+                        "the column that names each answer's question (--question-column), in a long file")
+    elif settings.question and not several(study):
+        problems.append(f"study {study.slug!r} asks one question per item: leave out the question column")
     if problems:
         raise ImportFailed([RowError(1, "-", p) for p in problems])
     return settings
@@ -902,7 +936,8 @@ def _save(study: Study, settings: ModelAnswerFile, name: str, sha: str,
             run.save()
             run.items.set(sorted({cell.item.pk for cell, _, _ in parsed}))
             ModelResponse.objects.bulk_create([
-                ModelResponse(run=run, item=cell.item, sample_index=cell.sample, status=outcome.status,
+                ModelResponse(run=run, item=cell.item, question=cell.question, sample_index=cell.sample,
+                              status=outcome.status,
                               raw_output=outcome.raw_output, parse_error=outcome.parse_error,
                               base_url=endpoint.base_url, model_id=endpoint.model, answered_at=now,
                               detail={**((outcome.detail or {}) if settings.refines is not None else {}),

@@ -100,6 +100,8 @@ class ImportModelAnswersForm(forms.Form):
     aliases = forms.CharField(required=False, label="Expression aliases",
                               help_text="WRITTEN=EXPRESSION, comma-separated, e.g. almost certainly=almost certain.")
     sample_column = forms.CharField(required=False, help_text="Long files; empty: repeated answers numbered 0, 1, 2 …")
+    question_column = forms.CharField(required=False, help_text="Long files: the key of the question each answer "
+                                                                "gives (needed when the study asks several).")
     wep_column = forms.CharField(required=False, label="WEP column", help_text="Wide files; empty: the first.")
     columns = forms.CharField(initial="auto", label="Answer columns are",
                               help_text="Wide files: auto, samples, position, or an item field their headers hold.")
@@ -127,6 +129,7 @@ class ImportModelAnswersForm(forms.Form):
         return ModelAnswerFile(
             model=d["model"].strip(), shape=d["shape"], answer=d["answer_column"].strip(), fields=d["fields_map"],
             fixed=d["fixed_map"], sample=d["sample_column"].strip() or None, wep=d["wep_column"].strip() or None,
+            question=d["question_column"].strip() or None,
             columns=d["columns"].strip() or "auto", scale=d["scale"], keep_missing=d["keep_missing"], mode=d["mode"],
             temperature=d["temperature"], prompt_style=d["prompt_style"].strip(), few_shot=not d["zero_shot"],
             aliases=d["alias_map"])

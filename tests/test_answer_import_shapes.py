@@ -146,3 +146,37 @@ def test_the_admin_form_and_the_api_take_the_question_column(client, django_user
     assert response.status_code == 201 and response.json()["responses"] == 2
     assert stored() == [("p1", "s1", "estimate", "70"), ("p1", "s1", "rating", "4"),
                         ("p2", "s1", "estimate", "70"), ("p2", "s1", "rating", "4")]
+
+
+def test_model_answers_to_several_questions_name_their_question_and_are_parsed_by_its_shape(tmp_path):
+    """A long file of a model's answers to a study with [[questions]]: each row's question column says which
+    question it answers; each is parsed as a live answer to that question; samples count per question."""
+    from analysis.model_answer_import import ModelAnswerFile, import_model_answers
+    from elicitation.models import ModelResponse
+
+    study = questions_study("three", items=2)
+    path = tmp_path / "model.csv"
+    path.write_text("key,question,answer\ns1,rating,6\ns1,estimate,0.55\ns1,estimate,0.6\ns2,rating,I'd say 9\n"
+                    "s2,range,\"[10, 30]\"\n", encoding="utf-8")
+    without = ModelAnswerFile(model="m-published", fields={"key": "key"})
+    with pytest.raises(ImportFailed, match=r"asks several questions per item \(rating, estimate, range\): give the "
+                                           r"column that names each answer's question"):
+        import_model_answers(study, path, without)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("key,question,answer\ns1,size,6\ns1,rating,6\ns1,rating,5\n", encoding="utf-8")
+    with pytest.raises(ImportFailed) as failed:
+        import_model_answers(study, bad, ModelAnswerFile(model="m-published", fields={"key": "key"},
+                                                         question="question"))
+    assert [(e.line, e.column, e.message) for e in failed.value.errors] == [
+        (2, "question", "'size' is not a question of the study (rating, estimate, range)")]
+    assert not ModelResponse.objects.exists()
+
+    summary = import_model_answers(study, path, ModelAnswerFile(model="m-published", fields={"key": "key"},
+                                                                question="question"))
+    assert (summary.answers, summary.unparseable, summary.items) == (5, 1, 2)
+    assert summary.scale_note == "estimate: every number in the file lies within 0–1: read as probabilities (× 100)"
+    rows = sorted((r.item.key, r.question, r.sample_index, r.status, r.answer.text() if r.status == "ok" else "")
+                  for r in ModelResponse.objects.filter(run=summary.run).select_related("item"))
+    assert rows == [("s1", "estimate", 0, "ok", "55"), ("s1", "estimate", 1, "ok", "60"), ("s1", "rating", 0, "ok", "6"),
+                    ("s2", "range", 0, "ok", "[10, 30]"), ("s2", "rating", 0, "unparseable", "")]
+    assert summary.run.samples_per_item == 2

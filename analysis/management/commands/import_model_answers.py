@@ -51,6 +51,9 @@ class Command(BaseCommand):
         parser.add_argument("--sample-column", metavar="COL",
                             help="long files: the column with the sample index (default: repeated answers to one "
                                  "item are numbered 0, 1, 2 … in file order)")
+        parser.add_argument("--question-column", metavar="COL",
+                            help="long files: the column with the key of the question each answer gives (a study "
+                                 "with [[questions]]: required)")
         parser.add_argument("--wep-column", metavar="COL", help="wide files: the column with the WEP (default: the first)")
         parser.add_argument("--columns", default="auto", metavar="HOW",
                             help="wide files: what the answer columns stand for: samples (of the row's one item), "
@@ -100,6 +103,7 @@ class Command(BaseCommand):
         settings = ModelAnswerFile(
             model=options["model"], shape=options["shape"], format=options["format"],
             answer=options["answer_column"], fields=fields, fixed=fixed, sample=options["sample_column"],
+            question=options["question_column"],
             wep=options["wep_column"], columns=options["columns"], ignore=tuple(options["ignore_column"]),
             scale=options["scale"], keep_missing=options["keep_missing"], allow_missing=options["allow_missing"], mode=options["mode"],
             temperature=options["temperature"], prompt_style=options["prompt_style"],

@@ -362,6 +362,35 @@ def _ensure_items(study: Study) -> int:
     return len(items)
 
 
+def _wide_columns(study: Study, header: list[str], id_column: str | None
+                  ) -> tuple[dict[str, Item], list[str], list[RowError]]:
+    """A wide file's answer columns, each matched to the study's item of its expression; the columns that name
+    no expression (ignored); the errors (an expression of several items, a second column for one, none at all)."""
+    by_label: dict[str, list[Item]] = defaultdict(list)
+    for item in study.main_items():
+        by_label[item.label].append(item)
+    matched: dict[str, Item] = {}
+    errors: list[RowError] = []
+    ignored: list[str] = []
+    for column in header:
+        if column == id_column:
+            continue
+        label = header_label(column)
+        items = by_label.get(label, [])
+        if len(items) > 1:
+            errors.append(RowError(1, column, f"expression {label!r} matches {len(items)} items of the study"))
+        elif items:
+            if any(m.pk == items[0].pk for m in matched.values()):
+                errors.append(RowError(1, column, f"a second column for expression {label!r}"))
+            matched[column] = items[0]
+        else:
+            ignored.append(column)
+    if not matched and not errors:
+        known = ", ".join(sorted(by_label))
+        errors.append(RowError(1, "-", f"no column is an expression of the study ({known})"))
+    return matched, ignored, errors
+
+
 def import_wide(study: Study, source: Source, *, id_column: str | None = None, id_prefix: str = "row-") -> ImportSummary:
     """Import a wide file (one row per respondent, one column per expression) into ``study``. All or nothing.
 
@@ -382,28 +411,7 @@ def import_wide(study: Study, source: Source, *, id_column: str | None = None, i
                                              + ": import it in long form (one row per answer)")])
     with transaction.atomic():
         created = _ensure_items(study)
-        by_label: dict[str, list[Item]] = defaultdict(list)
-        for item in study.main_items():
-            by_label[item.label].append(item)
-        matched: dict[str, Item] = {}
-        errors: list[RowError] = []
-        ignored: list[str] = []
-        for column in header:
-            if column == id_column:
-                continue
-            label = header_label(column)
-            items = by_label.get(label, [])
-            if len(items) > 1:
-                errors.append(RowError(1, column, f"expression {label!r} matches {len(items)} items of the study"))
-            elif items:
-                if any(m.pk == items[0].pk for m in matched.values()):
-                    errors.append(RowError(1, column, f"a second column for expression {label!r}"))
-                matched[column] = items[0]
-            else:
-                ignored.append(column)
-        if not matched and not errors:
-            known = ", ".join(sorted(by_label))
-            errors.append(RowError(1, "-", f"no column is an expression of the study ({known})"))
+        matched, ignored, errors = _wide_columns(study, header, id_column)
         taken = set(Participant.objects.filter(study=study).values_list("prolific_pid", flat=True))
         pids: dict[str, int] = {}
         answers: list[_Answer] = []

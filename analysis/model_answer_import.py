@@ -65,7 +65,7 @@ from django.utils.text import slugify
 
 from analysis.agents import IMPORTED_BASE_URL, agent_name
 from config import registry
-from surveys.answer_import import _CellError, normalise, normalise_expression
+from surveys.answer_import import _CellError, normalise, normalise_expression, question_cell
 from config import json_input
 from elicitation.models import ElicitationRun, ModelEndpoint, ModelResponse
 from elicitation.modes import Outcome, answered
@@ -486,17 +486,6 @@ def _sample_of(row: Mapping[str, str], settings: ModelAnswerFile) -> int | None:
     return int(text)
 
 
-def _question_of(row: Mapping[str, str], settings: ModelAnswerFile, keys: Sequence[str]) -> str:
-    """The key of the question a row answers (from the question column), or ``""`` without one."""
-    if not settings.question:
-        return SINGLE
-    key = (row.get(settings.question) or "").strip()
-    if key not in keys:
-        raise _CellError(settings.question, f"{key[:40]!r} is not a question of the study ({', '.join(keys)})"
-                         if key else "is empty (the question's key)")
-    return key
-
-
 def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) -> tuple[list[_Cell], int, list[RowError]]:
     """The answers of a long file (CSV or JSON Lines), the number of missing ones, and the errors."""
     refinement = study.kind.refinement_hook() if settings.refines is not None else None
@@ -520,7 +509,7 @@ def _long_cells(study: Study, settings: ModelAnswerFile, data: bytes, fmt: str) 
             item = (refinement.record_item(ordered, row, settings.refine_setting) if authors_rows
                     else _matched_item(matcher, fields, row, settings))
             sample = _sample_of(row, settings)
-            question = _question_of(row, settings, keys)
+            question = question_cell(row, settings.question, keys)
         except _CellError as exc:
             errors.append(RowError(line, exc.column, exc.message))
             continue

@@ -22,7 +22,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Mapping, Sequence
 
 from django.db import transaction
 from django.utils import timezone
@@ -30,7 +30,7 @@ from django.utils import timezone
 from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, read_csv_rows
 from surveys.instruments.shapes import Answer, AnswerError, ScaleShape, plain_number
 from surveys.models import Assignment, Item, Participant, Response, Study
-from surveys.questions import SINGLE, question_kind, questions_of, several
+from surveys.questions import SINGLE, question_kind, questions_of, several, written_key
 
 CONTROL = "control"
 MAX_PID_LENGTH = Participant._meta.get_field("prolific_pid").max_length
@@ -217,14 +217,14 @@ def _question_kinds(study: Study, columns: ResponseColumns) -> dict[str, Any]:
     return kinds
 
 
-def _question_of(row: dict[str, str], columns: ResponseColumns, kinds: dict[str, Any]) -> str:
-    if not columns.question:
+def question_cell(row: Mapping[str, str], column: str | None, keys: Sequence[str]) -> str:
+    """The key of the question a row answers, from ``column`` (``""`` without one); _CellError naming it."""
+    if not column:
         return SINGLE
-    key = (row[columns.question] or "").strip()
-    if key not in kinds:
-        raise _CellError(columns.question, f"{key[:40]!r} is not a question of the study ({', '.join(kinds)})"
-                         if key else "is empty (the question's key)")
-    return key
+    try:
+        return written_key(row.get(column), keys)
+    except ValueError as exc:
+        raise _CellError(column, str(exc)) from None
 
 
 def _time_ms(raw: str, column: str, unit: str) -> int | None:
@@ -315,7 +315,7 @@ def import_responses(study: Study, source: Source, columns: ResponseColumns) -> 
         try:
             pid = _check_pid(row[columns.participant], columns.participant, taken)
             item = index.match(columns, row)
-            question = _question_of(row, columns, kinds)
+            question = question_cell(row, columns.question, list(kinds))
             answer = _answer(kinds[question], item, row[columns.value], columns.value)
             time_ms = _time_ms(row[columns.time], columns.time, columns.time_unit) if columns.time else None
         except _CellError as exc:

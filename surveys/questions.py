@@ -11,7 +11,7 @@ wording as ``[page] question``, its prompt templates over ``[prompt]``'s), so a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from surveys.instruments.generic import GenericInstrument
@@ -66,6 +66,15 @@ def questions_of(study: "Study") -> list[Question]:
 def keys_of(study: "Study") -> list[str]:
     """The keys of the study's questions (``[""]`` for a one-question study)."""
     return [q.key for q in questions_of(study)]
+
+
+def written_key(cell: str | None, keys: Sequence[str]) -> str:
+    """A question's key as an imported file writes it (one of ``keys``); ValueError saying what is wrong."""
+    key = (cell or "").strip()
+    if key not in keys:
+        raise ValueError(f"{key[:40]!r} is not a question of the study ({', '.join(keys)})" if key
+                         else "is empty (the question's key)")
+    return key
 
 
 def several(study: "Study") -> bool:

@@ -9,7 +9,9 @@ Reading a report writes nothing to the database (point 3 of issue 24); only the 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +20,26 @@ from django.db.models import Count, Max, Q, Sum
 
 from analysis import reports
 from analysis.figure_cache import TIMEOUT
+from config.registry import registry
 
 _CODE = Path(__file__).resolve().parent
 
 
-def _code_stamp() -> str:
-    """The analysis code's last change: a deployment of new report code builds reports anew."""
-    return str(max(p.stat().st_mtime_ns for p in _CODE.rglob("*.py")))
+def _package_dirs(module: str) -> list[Path]:
+    """The folders of the package ``module`` (an installed family's); none when it cannot be found."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return []
+    return [Path(d) for d in (spec.submodule_search_locations or [])] if spec is not None else []
 
 
-CODE_STAMP = _code_stamp()
+@functools.cache
+def code_stamp() -> str:
+    """The last change of the code a report runs: the analysis package and every installed family's package
+    (its sections, metrics and figures): a deployment of new report code builds reports anew."""
+    folders = [_CODE, *(d for _, origin in registry().families.values() for d in _package_dirs(origin.module))]
+    return str(max(p.stat().st_mtime_ns for folder in folders for p in folder.rglob("*.py")))
 
 
 def _concrete(model) -> list[str]:
@@ -41,7 +53,7 @@ def data_version(study) -> str:
     from surveys.models import Item, Participant, Response, Study
 
     ids = [study.pk] + ([study.reference_study_id] if study.reference_study_id else [])
-    parts: list[Any] = [CODE_STAMP]
+    parts: list[Any] = [code_stamp()]
     parts += list(Study.objects.filter(pk__in=ids).order_by("pk").values_list(*_concrete(Study)))
     parts += list(Item.objects.filter(study__in=ids).order_by("pk").values_list(*_concrete(Item)))
     parts += list(Participant.objects.filter(study__in=ids).order_by("pk")

@@ -84,3 +84,44 @@ def test_the_report_command_renders_the_figures_once(studies, counted, tmp_path)
         if name != "report.json":
             assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert len(list((tmp_path / "b").glob("*.svg"))) == len(list((tmp_path / "b").glob("*.png"))) > 0
+
+
+def test_a_package_of_the_same_data_draws_its_report_once(studies, counted, monkeypatch):
+    """Packaging is deterministic: a second package of unchanged data (another download, the API, the command)
+    takes the report files of the first instead of drawing every figure again; new data draws anew."""
+    from analysis.replication import package
+
+    nv, _ = studies
+    drawn = []
+    real = package.figure_bytes
+    monkeypatch.setattr(package, "figure_bytes", lambda fig: drawn.append(fig) or real(fig))
+    first = package.package_zip(nv)
+    figures = len(drawn)
+    assert counted["build"] == 1 and figures > 0
+    assert package.package_zip(nv) == first and counted["build"] == 1 and len(drawn) == figures
+    Participant.objects.filter(study=nv, prolific_pid="nv3").update(status=Participant.Status.RETURNED)
+    assert package.package_zip(nv) != first and counted["build"] == 2 and len(drawn) == 2 * figures
+
+
+def test_a_change_to_a_familys_code_gives_a_new_data_version(studies, tmp_path):
+    """The families' sections, metrics and figures are report code too (they left analysis/ for families/):
+    a deployment changing one builds its reports anew instead of serving the cached ones."""
+    import os
+    from pathlib import Path
+
+    import families.belem.figures as figures
+    from analysis import report_cache
+
+    nv, _ = studies
+    path = Path(figures.__file__)
+    kept = path.stat()
+    report_cache.code_stamp.cache_clear()
+    before = data_version(nv)
+    try:
+        os.utime(path, ns=(kept.st_atime_ns, int(report_cache.code_stamp()) + 10**9))
+        report_cache.code_stamp.cache_clear()
+        assert data_version(nv) != before
+    finally:
+        os.utime(path, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+        report_cache.code_stamp.cache_clear()
+    assert data_version(nv) == before

@@ -171,13 +171,32 @@ def reference_of(study: Any, user: Any = None) -> Any:
     return reference
 
 
+def package_report(study: Any, pool_versions: bool, as_of: datetime) -> dict[str, bytes]:
+    """The package's ``report/`` files (:func:`report_files`, dated ``as_of``), made once per version of the data
+    the report reads (analysis/report_cache.py: a new answer, run, setting or report code gives a new version)
+    and kept in Django's cache: packaging is deterministic, so a second package of the same data (another
+    person's download, the API and the command) takes the same bytes instead of drawing every figure again."""
+    from django.core.cache import cache
+
+    from analysis.figure_cache import TIMEOUT
+    from analysis.report_cache import data_version
+    from analysis.reports import build_report
+
+    stamp = as_of.isoformat(timespec="seconds")
+    key = f"hedgelab.package-report.{study.pk}.{data_version(study)}.{stamp}{'.pooled' if pool_versions else ''}"
+    files = cache.get(key)
+    if files is None:
+        report = replace(build_report(study, pool_versions=pool_versions).seen_by(False), generated_at=as_of)
+        files = report_files(report, stamp)
+        cache.set(key, files, TIMEOUT)
+    return files
+
+
 def package_files(study: Any, pool_versions: bool = False, user: Any = None) -> dict[str, bytes]:
     """Every file of ``study``'s package but the MANIFEST (with its reference study's under
     ``reference/<slug>/``). ReportError / VersionsError when its report cannot be built (answers of several
     definition versions, unless ``pool_versions``) or its reference study is not ``user``'s to see (no check
     without a user: the site's own commands)."""
-    from analysis.reports import build_report
-
     reference = reference_of(study, user)
     files = study_files(study)
     files.update(export_files(study))
@@ -186,8 +205,7 @@ def package_files(study: Any, pool_versions: bool = False, user: Any = None) -> 
                       for name, data in study_files(reference).items()})
     as_of = max(data_time(s) for s in (study, reference) if s is not None)
     stamp = as_of.isoformat(timespec="seconds")
-    report = replace(build_report(study, pool_versions=pool_versions).seen_by(False), generated_at=as_of)
-    files.update(report_files(report, stamp))
+    files.update(package_report(study, pool_versions, as_of))
     meta = {
         "format": FORMAT, "study": study.slug, "pool_versions": pool_versions, "data_as_of": stamp,
         "platform": {"name": "hedgelab", "version": platform_version()},

@@ -172,21 +172,20 @@ def reference_of(study: Any, user: Any = None) -> Any:
 
 
 def package_report(study: Any, pool_versions: bool, as_of: datetime) -> dict[str, bytes]:
-    """The package's ``report/`` files (:func:`report_files`, dated ``as_of``), made once per version of the data
-    the report reads (analysis/report_cache.py: a new answer, run, setting or report code gives a new version)
-    and kept in Django's cache: packaging is deterministic, so a second package of the same data (another
+    """The package's ``report/`` files (:func:`report_files`, dated ``as_of``) of the study's report as the site
+    shows it, made once per version of the data the report reads (analysis/report_cache.py: a new answer, run,
+    setting or report code gives a new version) and kept in Django's cache: packaging is deterministic, so a second package of the same data (another
     person's download, the API and the command) takes the same bytes instead of drawing every figure again."""
     from django.core.cache import cache
 
     from analysis.figure_cache import TIMEOUT
-    from analysis.report_cache import data_version
-    from analysis.reports import build_report
+    from analysis.report_cache import cached_report, data_version
 
     stamp = as_of.isoformat(timespec="seconds")
     key = f"hedgelab.package-report.{study.pk}.{data_version(study)}.{stamp}{'.pooled' if pool_versions else ''}"
     files = cache.get(key)
     if files is None:
-        report = replace(build_report(study, pool_versions=pool_versions).seen_by(False), generated_at=as_of)
+        report = replace(cached_report(study, pool_versions=pool_versions).seen_by(False), generated_at=as_of)
         files = report_files(report, stamp)
         cache.set(key, files, TIMEOUT)
     return files

@@ -13,7 +13,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / "bin" / "run-tests"
 
 
 def run(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTEST_WORKERS": "2"}
+    env = {**os.environ, "PYTEST_WORKERS": "1"}  # one xdist worker: the same two stages, one process fewer
     for name in ("PYTEST_ADDOPTS", "DJANGO_SETTINGS_MODULE"):
         env.pop(name, None)
     return subprocess.run([sys.executable, str(SCRIPT), *args, "-c", str(folder / "pytest.ini"),

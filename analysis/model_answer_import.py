@@ -75,7 +75,7 @@ from surveys.instruments import Instrument
 from surveys.instruments.shapes import FIRST_NUMBER, ScaleShape
 from surveys.models import Item, Study
 from surveys.question_kinds import prompt_kind
-from surveys.questions import SINGLE, keys_of, several
+from surveys.questions import SINGLE, keys_of, question_column_problem
 
 IMPORTED_NOTES = "imported answers"
 MATCH_FIELDS = ("key", "expression", "statement_id", "context", "language", "truth", "text")
@@ -787,11 +787,9 @@ def _checked_settings(study: Study, settings: ModelAnswerFile) -> ModelAnswerFil
     if settings.prompt_style not in kind.prompt_styles:
         problems.append(f"prompt style {settings.prompt_style!r} is not one of {kind.name}'s "
                         f"({', '.join(kind.prompt_styles)})")
-    if several(study) and not settings.question:
-        problems.append(f"study {study.slug!r} asks several questions per item ({', '.join(keys_of(study))}): give "
-                        "the column that names each answer's question (--question-column), in a long file")
-    elif settings.question and not several(study):
-        problems.append(f"study {study.slug!r} asks one question per item: leave out the question column")
+    question_problem = question_column_problem(study, settings.question, "--question-column, in a long file")
+    if question_problem:
+        problems.append(question_problem)
     if problems:
         raise ImportFailed([RowError(1, "-", p) for p in problems])
     return settings

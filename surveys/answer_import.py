@@ -13,7 +13,8 @@ Two shapes:
   are reported as ignored. A study without items gets the items of its instrument's expressions first.
 
 Every imported participant is created completed (completed_at set) with one Assignment per item and one
-Response (``imported=True``) per answer (per question). Any bad row raises :class:`surveys.importers.ImportFailed` naming the
+Response (``imported=True``) per answer (per question). Any bad row raises
+:class:`surveys.importers.ImportFailed` naming the
 line (the header is line 1) and the column, and nothing is written.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ from django.utils import timezone
 from surveys.importers import NUL_MESSAGE, ImportFailed, RowError, read_csv_rows
 from surveys.instruments.shapes import Answer, AnswerError, ScaleShape, plain_number
 from surveys.models import Assignment, Item, Participant, Response, Study
-from surveys.questions import SINGLE, question_kind, questions_of, several, written_key
+from surveys.questions import SINGLE, question_column_problem, question_kind, questions_of, several, written_key
 
 CONTROL = "control"
 MAX_PID_LENGTH = Participant._meta.get_field("prolific_pid").max_length
@@ -204,17 +205,12 @@ def _answer(kind: Any, item: Item, raw: str, column: str) -> Answer:
 def _question_kinds(study: Study, columns: ResponseColumns) -> dict[str, Any]:
     """The study's questions' kinds by key (one question: ``{"": study.kind}``); ImportFailed when the file's
     columns do not fit them (several questions need a question column; one question takes none)."""
+    problem = question_column_problem(study, columns.question, "--question")
+    if problem:
+        raise ImportFailed([RowError(1, columns.question or "-", problem)])
     if not several(study):
-        if columns.question:
-            raise ImportFailed([RowError(1, columns.question, f"study {study.slug!r} asks one question per item: "
-                                                              "leave out the question column")])
         return {SINGLE: study.kind}
-    kinds = {q.key: question_kind(study, q) for q in questions_of(study)}
-    if not columns.question:
-        raise ImportFailed([RowError(1, "-", f"study {study.slug!r} asks several questions per item "
-                                             f"({', '.join(kinds)}): give the column that names each answer's "
-                                             "question (--question)")])
-    return kinds
+    return {q.key: question_kind(study, q) for q in questions_of(study)}
 
 
 def question_cell(row: Mapping[str, str], column: str | None, keys: Sequence[str]) -> str:

@@ -77,6 +77,17 @@ def written_key(cell: str | None, keys: Sequence[str]) -> str:
     return key
 
 
+def question_column_problem(study: "Study", column: str | None, option: str) -> str:
+    """What is wrong with an imported file's question column (given with ``option``) for ``study``'s answers:
+    several questions need one, one question takes none; ``""`` when it fits."""
+    if several(study) and not column:
+        return (f"study {study.slug!r} asks several questions per item ({', '.join(keys_of(study))}): give the "
+                f"column that names each answer's question ({option})")
+    if column and not several(study):
+        return f"study {study.slug!r} asks one question per item: leave out the question column"
+    return ""
+
+
 def several(study: "Study") -> bool:
     """The study declares ``[[questions]]``."""
     return bool(definition_of(study).get("questions"))

@@ -174,8 +174,9 @@ def reference_of(study: Any, user: Any = None) -> Any:
 def package_report(study: Any, pool_versions: bool, as_of: datetime) -> dict[str, bytes]:
     """The package's ``report/`` files (:func:`report_files`, dated ``as_of``) of the study's report as the site
     shows it, made once per version of the data the report reads (analysis/report_cache.py: a new answer, run,
-    setting or report code gives a new version) and kept in Django's cache: packaging is deterministic, so a second package of the same data (another
-    person's download, the API and the command) takes the same bytes instead of drawing every figure again."""
+    setting or report code gives a new version) and kept in Django's cache: packaging is deterministic, so a
+    second package of the same data (another person's download, the API and the command) takes the same bytes
+    instead of drawing every figure again."""
     from django.core.cache import cache
 
     from analysis.figure_cache import TIMEOUT

@@ -124,14 +124,15 @@ class Instrument:
         refinement = cls.refinement
         if refinement is not None and not isinstance(refinement, str):
             refinement = f"{type(refinement).__module__}.{type(refinement).__qualname__}"
-        named = {"report sections": ", ".join(cls.report_sections),
-                 "attention filter": f"{cls.attention_rule or 'the installed rule'}, "
-                 f"{'on' if cls.attention_filter_default else 'off'} by default"
-                 if cls.attention_rule or cls.attention_filter_default else "",
+        attention = ""
+        if cls.attention_rule or cls.attention_filter_default:
+            attention = (f"{cls.attention_rule or 'the installed rule'}, "
+                         f"{'on' if cls.attention_filter_default else 'off'} by default")
+        named = {"report sections": ", ".join(cls.report_sections), "attention filter": attention,
                  "prompt version prefix": cls.prompt_version_prefix,
                  "refinement": refinement or "",
                  "former default prompt versions": ", ".join(cls.legacy_prompt_versions)}
-        return {hook: value.strip() for hook, value in named.items() if value}
+        return {hook: value for hook, value in named.items() if value}
 
     def refinement_hook(self) -> Any:
         """The kind's self-refinement (``refinement`` resolved), None when its answers cannot be refined."""

@@ -163,7 +163,8 @@ class ItemIndex:
             if not candidates:
                 raise _CellError(cols.truth, f"no item with {what} has truth {truth or 'none'!r}")
         if len(candidates) > 1:
-            raise _CellError(key_col, ambiguity(cols, what, label, candidates))
+            named = None if key_col == cols.expression else label  # the expression is ``what`` already
+            raise _CellError(key_col, ambiguity(cols, what, named, candidates))
         return candidates[0]
 
 

@@ -180,3 +180,12 @@ def test_model_answers_to_several_questions_name_their_question_and_are_parsed_b
     assert rows == [("s1", "estimate", 0, "ok", "55"), ("s1", "estimate", 1, "ok", "60"), ("s1", "rating", 0, "ok", "6"),
                     ("s2", "range", 0, "ok", "[10, 30]"), ("s2", "rating", 0, "unparseable", "")]
     assert summary.run.samples_per_item == 2
+
+
+def test_rows_named_by_expression_alone_that_several_items_share_say_so_once():
+    study = generic_study("likert", SCALE_1_7, items=2)
+    study.items.update(expression="probably")
+    errors = refused(study, csv("p1,probably,3", header="pid,expr,answer"),
+                     ResponseColumns(participant="pid", value="answer", expression="expr"))
+    assert [(line, column) for line, column, _ in errors] == [(2, "expr")]
+    assert errors[0][2].startswith("2 items share expression 'probably'; they differ in statement")
